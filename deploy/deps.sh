@@ -1,0 +1,25 @@
+#!/bin/sh
+# deps.sh - install the Debian 12 packages memplan builds, tests and runs with.
+# Idempotent and quiet when everything is present; uses sudo when not root.
+set -eu
+
+PKGS="build-essential pkg-config clang libjansson-dev libssl-dev libmicrohttpd-dev libuv1-dev \
+libsqlite3-dev check libsubunit-dev curl"
+[ "${1:-}" = "--print" ] && { echo "$PKGS"; exit 0; }
+
+missing=""
+for p in $PKGS; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing="$missing $p"
+  fi
+done
+[ -z "$missing" ] && exit 0
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then
+  command -v sudo >/dev/null 2>&1 || { echo "deps.sh: need root or sudo to install:$missing" >&2; exit 1; }
+  SUDO="sudo"
+fi
+echo "deps.sh: installing:$missing" >&2
+$SUDO apt-get update -qq >/dev/null
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null

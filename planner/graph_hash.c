@@ -1,0 +1,106 @@
+/* graph_hash.c - the canonical content hash of a graph (the cache key).
+ *
+ * Two graphs that plan the same must hash the same whatever format, key order
+ * or node order they came in, so the hash is taken over a canonical encoding
+ * rather than over the bytes received:
+ *
+ *   "memplan.graph.canon/1\n", time_unit, param_bytes, node count, then every
+ *   node sorted by id (bytewise): id, op, kind, bytes, workspace_bytes, time,
+ *   bwd_time (the resolved value, so an explicit default hashes like an
+ *   omitted one), recompute, bwd_reads, stage (presence byte + string), and
+ *   the ids of its inputs in operand order.
+ *
+ * Strings are a 64-bit little-endian length then the bytes; integers are
+ * 64-bit little-endian; times are IEEE-754 bit patterns with -0 folded to 0.
+ * The graph's name is deliberately left out: renaming a graph does not change
+ * its plans. SHA-256 comes from OpenSSL's libcrypto.
+ */
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph.h"
+
+static int mp__put_u64(EVP_MD_CTX *c, uint64_t x) {
+  unsigned char b[8];
+  int i;
+  for (i = 0; i < 8; i++) b[i] = (unsigned char)(x >> (8 * i));
+  return EVP_DigestUpdate(c, b, 8);
+}
+
+static int mp__put_str(EVP_MD_CTX *c, const char *s) {
+  size_t n = strlen(s);
+  return mp__put_u64(c, n) && EVP_DigestUpdate(c, s, n);
+}
+
+static int mp__put_f64(EVP_MD_CTX *c, double d) {
+  uint64_t bits;
+  if (d == 0) d = 0; /* folds -0 */
+  memcpy(&bits, &d, sizeof(bits));
+  return mp__put_u64(c, bits);
+}
+
+
+int mp_graph_hash(const mp_graph_t *g, char out_hex[65]) {
+  static const char hex[] = "0123456789abcdef";
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int mdlen = 0, i;
+  uint32_t *ord;
+  EVP_MD_CTX *c;
+  size_t v;
+  int ok;
+
+  ord = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof(uint32_t));
+  c = EVP_MD_CTX_new();
+  if (ord == NULL || c == NULL) {
+    free(ord);
+    EVP_MD_CTX_free(c);
+    return MP_ENOMEM;
+  }
+  for (v = 0; v < g->n_nodes; v++) ord[v] = (uint32_t)v;
+  ok = EVP_DigestInit_ex(c, EVP_sha256(), NULL);
+  ok = ok && EVP_DigestUpdate(c, "memplan.graph.canon/1\n", 22);
+  ok = ok && mp__put_str(c, g->time_unit) && mp__put_u64(c, g->param_bytes) &&
+       mp__put_u64(c, g->n_nodes);
+  if (ok) {
+    /* qsort_r is a GNU extension; a merge sort by hand keeps this reentrant. */
+    uint32_t *tmp = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof(uint32_t));
+    size_t width, lo;
+    if (tmp == NULL) ok = 0;
+    for (width = 1; ok && width < g->n_nodes; width *= 2) {
+      for (lo = 0; lo < g->n_nodes; lo += 2 * width) {
+        size_t mid = lo + width < g->n_nodes ? lo + width : g->n_nodes;
+        size_t hi = lo + 2 * width < g->n_nodes ? lo + 2 * width : g->n_nodes;
+        size_t a = lo, b = mid, o = lo;
+        while (a < mid && b < hi)
+          tmp[o++] = strcmp(g->nodes[ord[a]].id, g->nodes[ord[b]].id) <= 0 ? ord[a++] : ord[b++];
+        while (a < mid) tmp[o++] = ord[a++];
+        while (b < hi) tmp[o++] = ord[b++];
+      }
+      memcpy(ord, tmp, g->n_nodes * sizeof(uint32_t));
+    }
+    free(tmp);
+  }
+  for (v = 0; ok && v < g->n_nodes; v++) {
+    const mp_node_t *nd = &g->nodes[ord[v]];
+    uint32_t k;
+    ok = mp__put_str(c, nd->id) && mp__put_str(c, nd->op) && mp__put_u64(c, nd->kind) &&
+         mp__put_u64(c, nd->bytes) && mp__put_u64(c, nd->workspace_bytes) &&
+         mp__put_f64(c, nd->time) && mp__put_f64(c, nd->bwd_time) &&
+         mp__put_u64(c, (uint64_t)nd->recompute) && mp__put_u64(c, nd->bwd_reads) &&
+         mp__put_u64(c, nd->stage != NULL) && mp__put_str(c, nd->stage ? nd->stage : "") &&
+         mp__put_u64(c, nd->n_inputs);
+    for (k = 0; ok && k < nd->n_inputs; k++) ok = mp__put_str(c, g->nodes[nd->inputs[k]].id);
+  }
+  ok = ok && EVP_DigestFinal_ex(c, md, &mdlen);
+  EVP_MD_CTX_free(c);
+  free(ord);
+  if (!ok) return MP_ENOMEM;
+  for (i = 0; i < mdlen && i < 32; i++) {
+    out_hex[2 * i] = hex[md[i] >> 4];
+    out_hex[2 * i + 1] = hex[md[i] & 15];
+  }
+  out_hex[64] = '\0';
+  return 0;
+}

@@ -1,0 +1,29 @@
+/* suites.h - every Check suite of the single test runner (check_all.c).
+ *
+ * Each suite lives in its own test_*.c file. The declarations are weak so a
+ * suite that is not linked in yet is skipped instead of breaking the build;
+ * the runner prints which suites ran. */
+#ifndef MP_TEST_SUITES_H
+#define MP_TEST_SUITES_H
+
+#include <check.h>
+
+#define MP_SUITES(X)  \
+  X(graph)            \
+  X(format_json)      \
+  X(format_kusumoto)  \
+  X(format_nodelink)  \
+  X(cases)            \
+  X(simulator)        \
+  X(shipped)          \
+  X(cli)              \
+  X(malformed)        \
+  X(solver_dp)        \
+  X(solver_memonger)  \
+  X(frontier)
+
+#define MP_DECLARE_SUITE(name) __attribute__((weak)) Suite *suite_##name(void);
+MP_SUITES(MP_DECLARE_SUITE)
+#undef MP_DECLARE_SUITE
+
+#endif

@@ -1,0 +1,67 @@
+/* test_util.c - file and process helpers for the tests. */
+#include "test_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+char *mp_test_read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  char *buf = NULL;
+  size_t cap = 0, n = 0;
+  if (f == NULL) return NULL;
+  for (;;) {
+    size_t r;
+    if (cap - n < 65536) {
+      char *nb = realloc(buf, cap + 65536 + 1);
+      if (nb == NULL) {
+        free(buf);
+        fclose(f);
+        return NULL;
+      }
+      buf = nb;
+      cap += 65536;
+    }
+    r = fread(buf + n, 1, cap - n, f);
+    n += r;
+    if (r == 0) break;
+  }
+  fclose(f);
+  buf[n] = '\0';
+  if (len) *len = n;
+  return buf;
+}
+
+const char *mp_test_cli(void) {
+  const char *p = getenv("MEMPLAN_CLI");
+  return p && *p ? p : "build/memplan";
+}
+
+int mp_test_run(const char *cmd, char **out) {
+  FILE *p = popen(cmd, "r");
+  char *buf = NULL;
+  size_t cap = 0, n = 0;
+  int st;
+  if (p == NULL) return -1;
+  for (;;) {
+    size_t r;
+    if (cap - n < 4096) {
+      char *nb = realloc(buf, cap + 65536 + 1);
+      if (nb == NULL) break;
+      buf = nb;
+      cap += 65536;
+    }
+    r = fread(buf + n, 1, cap - n, p);
+    n += r;
+    if (r == 0) break;
+  }
+  st = pclose(p);
+  if (buf) buf[n] = '\0';
+  if (out)
+    *out = buf;
+  else
+    free(buf);
+  if (st == -1 || !WIFEXITED(st)) return -1;
+  return WEXITSTATUS(st);
+}

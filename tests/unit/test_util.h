@@ -1,0 +1,18 @@
+/* test_util.h - small helpers shared by the test files. */
+#ifndef MP_TEST_UTIL_H
+#define MP_TEST_UTIL_H
+
+#include <stddef.h>
+
+/* Read a whole file (relative to the repository root, where `make test`
+ * runs). Returns a malloc'd NUL-terminated buffer, length in *len, or NULL. */
+char *mp_test_read_file(const char *path, size_t *len);
+
+/* Path of the CLI binary under test: $MEMPLAN_CLI or build/memplan. */
+const char *mp_test_cli(void);
+
+/* Run a shell command, capture stdout (malloc'd, NUL-terminated) and return
+ * the exit status (-1 if it could not run or was killed by a signal). */
+int mp_test_run(const char *cmd, char **out);
+
+#endif
