@@ -4,6 +4,12 @@
 OPTIMIZATION ?= -O2
 CC ?= cc
 B ?= build
+# `make V=1` shows the full compiler lines.
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
 
 WARN   := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers
 STD    := -std=c11 -D_DEFAULT_SOURCE
@@ -44,24 +50,30 @@ deps:
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(FINAL_CFLAGS) -c $< -o $@
+	@echo "  CC    $<"
+	$(Q)$(CC) $(FINAL_CFLAGS) -c $< -o $@
 
 $(B)/tests/unit/%.o: tests/unit/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(FINAL_CFLAGS) $(CHKCFLAGS) -c $< -o $@
+	@echo "  CC    $<"
+	$(Q)$(CC) $(FINAL_CFLAGS) $(CHKCFLAGS) -c $< -o $@
 
 $(LIBA): $(LIB_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	@echo "  AR    $@"
+	$(Q)ar rcs $@ $^
 
 $(CLI): $(CLI_OBJ) $(LIBA)
-	$(CC) $(FINAL_LDFLAGS) -o $@ $(CLI_OBJ) $(LIBA) $(LIBS)
+	@echo "  LINK  $@"
+	$(Q)$(CC) $(FINAL_LDFLAGS) -o $@ $(CLI_OBJ) $(LIBA) $(LIBS)
 
 $(TESTS): $(TEST_OBJ) $(LIBA)
-	$(CC) $(FINAL_LDFLAGS) -o $@ $(TEST_OBJ) $(LIBA) $(CHKLIBS) $(LIBS)
+	@echo "  LINK  $@"
+	$(Q)$(CC) $(FINAL_LDFLAGS) -o $@ $(TEST_OBJ) $(LIBA) $(CHKLIBS) $(LIBS)
 
 $(BENCH): $(BENCH_SRC:%.c=$(B)/%.o) $(LIBA)
-	$(CC) $(FINAL_LDFLAGS) -o $@ $(BENCH_SRC:%.c=$(B)/%.o) $(LIBA) $(LIBS)
+	@echo "  LINK  $@"
+	$(Q)$(CC) $(FINAL_LDFLAGS) -o $@ $(BENCH_SRC:%.c=$(B)/%.o) $(LIBA) $(LIBS)
 
 # The whole suite: unit tests, data-driven cases, shipped graphs, CLI checks
 # and the malformed-input sweep all run inside one Check runner (one summary).

@@ -3,7 +3,7 @@
 # Idempotent and quiet when everything is present; uses sudo when not root.
 set -eu
 
-PKGS="build-essential pkg-config clang libjansson-dev libssl-dev libmicrohttpd-dev libuv1-dev \
+PKGS="build-essential pkg-config clang libclang-rt-14-dev libjansson-dev libssl-dev libmicrohttpd-dev libuv1-dev \
 libsqlite3-dev check libsubunit-dev curl"
 [ "${1:-}" = "--print" ] && { echo "$PKGS"; exit 0; }
 

@@ -40,8 +40,9 @@ int mp_graph_load_buffer(const char *buf, size_t len, mp_format_t fmt, const cha
                          const mp_limits_t *lim, mp_graph_t **out, mp_format_t *used,
                          mp_error_t *err);
 
-/* Load a file; the graph name defaults to the file's base name without
- * extension (and without a "cg_" prefix for Kusumoto files). */
+/* Load a file; the graph name defaults to the file's base name without its
+ * last extension and without a "cg_" prefix ("cg_vgg19.txt" -> "vgg19").
+ * Files (and buffers) over 1 GiB are refused with MP_ELIMIT. */
 int mp_graph_load_file(const char *path, mp_format_t fmt, const mp_limits_t *lim,
                        mp_graph_t **out, mp_format_t *used, mp_error_t *err);
 
@@ -62,7 +63,8 @@ int mp_kusumoto_parse(const char *buf, size_t len, const char *name, const mp_li
 
 /* The graph as a native memplan.graph/1 document (new reference). Nodes are
  * written in topological order; fields equal to their defaults are omitted.
- * Returns NULL when out of memory. */
+ * Returns NULL when out of memory (or when a string of the graph is not
+ * valid UTF-8, which jansson refuses: readers should not let such through). */
 json_t *mp_graph_to_json(const mp_graph_t *g);
 
 /* Flags for json_loadb on every client document: duplicate keys rejected. */

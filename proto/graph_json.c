@@ -1,8 +1,475 @@
-/* graph_json.c - STUB, replaced by the native JSON reader/writer. */
+/* graph_json.c - memplan's native graph format, memplan.graph/1: the strict
+ * reader (mp_native_from_json) and the writer (mp_graph_to_json).
+ *
+ * The reader is deliberately unforgiving: every key must be known, every value
+ * must have the documented JSON type, and sizes must be JSON integers. A typo
+ * such as "byts" or a size written as 1e9 would otherwise pass silently and
+ * produce a plan for a different graph than the user meant. Errors name the
+ * JSON path of the offending value, prefixed by the caller's `base` so that a
+ * graph embedded in a request ("$.graph") reports paths into that request.
+ * Graph-wide rules (duplicates, unknown inputs, cycles, overflow) are left to
+ * the builder in planner/graph.c.
+ *
+ * The writer emits the canonical document the reader accepts: nodes in
+ * topological order and only the fields that differ from their defaults, so
+ * that parse(to_json(g)) hashes like g.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "formats.h"
-int mp_native_from_json(json_t *root, const char *base, const mp_limits_t *lim, mp_graph_t **out,
-                        mp_error_t *err) {
-  (void)root; (void)lim; *out = NULL;
-  return mp_error_set(err, MP_EINVAL, base, "native format not implemented yet");
+
+#define MP__NATIVE_FORMAT "memplan.graph/1"
+
+/* ---- Small helpers shared by the reader -------------------------------- */
+
+/* "an integer", "a string", ...: for "expected X, got Y" messages. */
+static const char *mp__jtype(const json_t *v) {
+  switch (json_typeof(v)) {
+  case JSON_OBJECT: return "an object";
+  case JSON_ARRAY: return "an array";
+  case JSON_STRING: return "a string";
+  case JSON_INTEGER: return "an integer";
+  case JSON_REAL: return "a real number";
+  case JSON_TRUE:
+  case JSON_FALSE: return "a boolean";
+  case JSON_NULL: return "null";
+  }
+  return "an unknown JSON value";
 }
-json_t *mp_graph_to_json(const mp_graph_t *g) { (void)g; return NULL; }
+
+/* out = a followed by b, cut to fit in n bytes (paths are for humans, a cut
+ * one is still useful). */
+static void mp__join(char *out, size_t n, const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  if (la > n - 1) la = n - 1;
+  memmove(out, a, la);
+  if (lb > n - 1 - la) lb = n - 1 - la;
+  memcpy(out + la, b, lb);
+  out[la + lb] = '\0';
+}
+
+/* Copy `key` to `out` with quotes, backslashes and control characters
+ * escaped as in JSON, cut short (never overflowing) when it does not fit. */
+static void mp__escape_key(char *out, size_t n, const char *key) {
+  const unsigned char *k = (const unsigned char *)key;
+  size_t off = 0, i;
+  for (i = 0; k[i] && off + 7 < n; i++) {
+    if (k[i] == '"' || k[i] == '\\') {
+      out[off++] = '\\';
+      out[off++] = (char)k[i];
+    } else if (k[i] < 0x20) {
+      off += (size_t)snprintf(out + off, n - off, "\\u%04x", k[i]);
+    } else {
+      out[off++] = (char)k[i];
+    }
+  }
+  out[off] = '\0';
+}
+
+/* Append `key` to the JSON path `parent`: ".key" when the key is a plain
+ * identifier, otherwise ["key"] escaped, so that any key a client sends
+ * gives a readable path. Truncation at `n` bytes is acceptable (paths are
+ * for humans). */
+static void mp__key_path(char *out, size_t n, const char *parent, const char *key) {
+  const unsigned char *k = (const unsigned char *)key;
+  char esc[MP_ERROR_PATH_MAX];
+  int plain = (k[0] == '_' || (k[0] >= 'a' && k[0] <= 'z') || (k[0] >= 'A' && k[0] <= 'Z'));
+  size_t i;
+  for (i = 1; plain && k[i]; i++)
+    plain = (k[i] == '_' || (k[i] >= 'a' && k[i] <= 'z') || (k[i] >= 'A' && k[i] <= 'Z') ||
+             (k[i] >= '0' && k[i] <= '9'));
+  if (plain) {
+    esc[0] = '.';
+    mp__join(esc + 1, sizeof(esc) - 1, key, "");
+  } else {
+    esc[0] = '[';
+    esc[1] = '"';
+    mp__escape_key(esc + 2, sizeof(esc) - 4, key);
+    mp__join(esc, sizeof(esc), esc, "\"]");
+  }
+  mp__join(out, n, parent, esc);
+}
+
+/* Reject every key of `obj` that is not in the NULL-terminated `known`. The
+ * message lists the known fields, which is what someone with a typo needs. */
+static int mp__check_keys(json_t *obj, const char *parent, const char *const *known,
+                          const char *known_list, mp_error_t *err) {
+  const char *key;
+  json_t *val;
+  json_object_foreach(obj, key, val) {
+    size_t i;
+    int found = 0;
+    for (i = 0; known[i] && !found; i++) found = strcmp(key, known[i]) == 0;
+    if (!found) {
+      char path[MP_ERROR_PATH_MAX], esc[72];
+      mp__key_path(path, sizeof(path), parent, key);
+      mp__escape_key(esc, sizeof(esc), key);
+      return mp_error_set(err, MP_EINVAL, path, "unknown field \"%s\" (known fields: %s)", esc,
+                          known_list);
+    }
+  }
+  return 0;
+}
+
+static int mp__get_string(json_t *v, const char *path, const char *field, const char **out,
+                          mp_error_t *err) {
+  if (!json_is_string(v))
+    return mp_error_set(err, MP_EINVAL, path, "%s must be a string, got %s", field, mp__jtype(v));
+  /* jansson can hold strings with embedded NULs (built by hand or parsed
+   * with JSON_ALLOW_NUL); as C strings they would silently be cut short. */
+  if (strlen(json_string_value(v)) != json_string_length(v))
+    return mp_error_set(err, MP_EINVAL, path, "%s must not contain NUL characters", field);
+  *out = json_string_value(v);
+  return 0;
+}
+
+/* Sizes: JSON integers only, non-negative. Anything above INT64_MAX never
+ * gets here: jansson refuses it while parsing ("too big integer"). */
+static int mp__get_u64(json_t *v, const char *path, const char *field, uint64_t *out,
+                       mp_error_t *err) {
+  if (json_is_integer(v)) {
+    json_int_t x = json_integer_value(v);
+    if (x < 0)
+      return mp_error_set(err, MP_EINVAL, path,
+                          "%s must be a non-negative integer, got %" JSON_INTEGER_FORMAT, field,
+                          x);
+    *out = (uint64_t)x;
+    return 0;
+  }
+  if (json_is_real(v))
+    return mp_error_set(err, MP_EINVAL, path,
+                        "%s must be an integer, got the real number %.15g (write it without a "
+                        "decimal point or exponent)",
+                        field, json_real_value(v));
+  return mp_error_set(err, MP_EINVAL, path, "%s must be a non-negative integer, got %s", field,
+                      mp__jtype(v));
+}
+
+/* Times: any JSON number; the builder checks finite and non-negative. */
+static int mp__get_number(json_t *v, const char *path, const char *field, double *out,
+                          mp_error_t *err) {
+  if (!json_is_number(v))
+    return mp_error_set(err, MP_EINVAL, path, "%s must be a number, got %s", field, mp__jtype(v));
+  *out = json_number_value(v);
+  return 0;
+}
+
+/* ---- Reader ------------------------------------------------------------ */
+
+static const char *const mp__graph_keys[] = {"format", "name", "time_unit", "param_bytes",
+                                             "nodes", NULL};
+static const char *const mp__node_keys[] = {"id",       "op",        "inputs",    "bytes",
+                                            "time",     "bwd_time",  "kind",      "recompute",
+                                            "stage",    "bwd_reads", "workspace_bytes", NULL};
+#define MP__GRAPH_KEY_LIST "format, name, time_unit, param_bytes, nodes"
+#define MP__NODE_KEY_LIST                                                                     \
+  "id, op, inputs, bytes, time, bwd_time, kind, recompute, stage, bwd_reads, workspace_bytes"
+
+/* Parse one node object and hand it to the builder. `where` is its path. */
+static int mp__parse_node(mp_graph_t *g, json_t *node, const char *where, const mp_limits_t *lim,
+                          mp_error_t *err) {
+  mp_node_spec_t s;
+  char path[MP_ERROR_PATH_MAX];
+  char stage_buf[32];
+  const char **inputs = NULL;
+  json_t *v;
+  int rc;
+
+  if (!json_is_object(node))
+    return mp_error_set(err, MP_EINVAL, where, "node must be an object, got %s", mp__jtype(node));
+  if ((rc = mp__check_keys(node, where, mp__node_keys, MP__NODE_KEY_LIST, err)) != 0) return rc;
+
+  mp_node_spec_init(&s);
+  s.where = where;
+
+  mp__join(path, sizeof(path), where, ".id");
+  if ((v = json_object_get(node, "id")) == NULL)
+    return mp_error_set(err, MP_EINVAL, path, "missing required field \"id\"");
+  if ((rc = mp__get_string(v, path, "id", &s.id, err)) != 0) return rc;
+  /* An empty id is rejected by mp_graph_add_node with the same path. */
+
+  if ((v = json_object_get(node, "op")) != NULL) {
+    mp__join(path, sizeof(path), where, ".op");
+    if ((rc = mp__get_string(v, path, "op", &s.op, err)) != 0) return rc;
+  }
+
+  mp__join(path, sizeof(path), where, ".bytes");
+  if ((v = json_object_get(node, "bytes")) == NULL)
+    return mp_error_set(err, MP_EINVAL, path, "missing required field \"bytes\"");
+  if ((rc = mp__get_u64(v, path, "bytes", &s.bytes, err)) != 0) return rc;
+
+  if ((v = json_object_get(node, "time")) != NULL) {
+    mp__join(path, sizeof(path), where, ".time");
+    if ((rc = mp__get_number(v, path, "time", &s.time, err)) != 0) return rc;
+  }
+  if ((v = json_object_get(node, "bwd_time")) != NULL) {
+    mp__join(path, sizeof(path), where, ".bwd_time");
+    if ((rc = mp__get_number(v, path, "bwd_time", &s.bwd_time, err)) != 0) return rc;
+    s.has_bwd_time = 1;
+  }
+  if ((v = json_object_get(node, "kind")) != NULL) {
+    const char *k;
+    mp__join(path, sizeof(path), where, ".kind");
+    if ((rc = mp__get_string(v, path, "kind", &k, err)) != 0) return rc;
+    if (mp_kind_parse(k, &s.kind) != 0)
+      return mp_error_set(err, MP_EINVAL, path,
+                          "kind must be one of \"activation\", \"input\", \"param\", got \"%.64s\"",
+                          k);
+  }
+  if ((v = json_object_get(node, "recompute")) != NULL) {
+    mp__join(path, sizeof(path), where, ".recompute");
+    if (!json_is_boolean(v))
+      return mp_error_set(err, MP_EINVAL, path, "recompute must be a boolean, got %s",
+                          mp__jtype(v));
+    s.recompute = json_is_true(v);
+  }
+  if ((v = json_object_get(node, "stage")) != NULL) {
+    mp__join(path, sizeof(path), where, ".stage");
+    if (json_is_integer(v)) {
+      /* memonger's mirror_stage is often numeric; keep it as its decimal text
+       * so that 3 and "3" name the same stage. */
+      snprintf(stage_buf, sizeof(stage_buf), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+      s.stage = stage_buf;
+    } else if (json_is_string(v)) {
+      if ((rc = mp__get_string(v, path, "stage", &s.stage, err)) != 0) return rc;
+    } else {
+      return mp_error_set(err, MP_EINVAL, path, "stage must be a string or an integer, got %s",
+                          mp__jtype(v));
+    }
+  }
+  if ((v = json_object_get(node, "bwd_reads")) != NULL) {
+    const char *r;
+    mp__join(path, sizeof(path), where, ".bwd_reads");
+    if ((rc = mp__get_string(v, path, "bwd_reads", &r, err)) != 0) return rc;
+    if (mp_bwd_reads_parse(r, &s.bwd_reads) != 0)
+      return mp_error_set(err, MP_EINVAL, path,
+                          "bwd_reads must be one of \"inputs\", \"output\", \"both\", \"none\", "
+                          "got \"%.64s\"",
+                          r);
+  }
+  if ((v = json_object_get(node, "workspace_bytes")) != NULL) {
+    mp__join(path, sizeof(path), where, ".workspace_bytes");
+    if ((rc = mp__get_u64(v, path, "workspace_bytes", &s.workspace_bytes, err)) != 0) return rc;
+  }
+
+  if ((v = json_object_get(node, "inputs")) != NULL) {
+    size_t k, n;
+    mp__join(path, sizeof(path), where, ".inputs");
+    if (!json_is_array(v))
+      return mp_error_set(err, MP_EINVAL, path, "inputs must be an array of node ids, got %s",
+                          mp__jtype(v));
+    n = json_array_size(v);
+    /* The builder enforces max_edges too, but only after we would have
+     * allocated the pointer array; refuse absurd lists first. */
+    if (n > lim->max_edges)
+      return mp_error_set(err, MP_ELIMIT, path,
+                          "node has %zu inputs, more than the limit of %zu input references", n,
+                          lim->max_edges);
+    if (n > 0) {
+      inputs = malloc(n * sizeof(*inputs));
+      if (inputs == NULL) return mp_error_set(err, MP_ENOMEM, where, "out of memory");
+    }
+    for (k = 0; k < n; k++) {
+      char ipath[MP_ERROR_PATH_MAX], sfx[40];
+      snprintf(sfx, sizeof(sfx), ".inputs[%zu]", k);
+      mp__join(ipath, sizeof(ipath), where, sfx);
+      if ((rc = mp__get_string(json_array_get(v, k), ipath, "input id", &inputs[k], err)) != 0) {
+        free(inputs);
+        return rc;
+      }
+    }
+    s.inputs = inputs;
+    s.n_inputs = n;
+  }
+
+  rc = mp_graph_add_node(g, &s, lim, err);
+  free(inputs);
+  return rc;
+}
+
+static int mp__parse_graph(mp_graph_t *g, json_t *root, const char *base, const mp_limits_t *lim,
+                           mp_error_t *err) {
+  char path[MP_ERROR_PATH_MAX];
+  char where[MP_ERROR_PATH_MAX];
+  const char *str;
+  json_t *v, *nodes;
+  size_t i, n;
+  int rc;
+
+  if (!json_is_object(root))
+    return mp_error_set(err, MP_EINVAL, base, "graph must be a JSON object, got %s",
+                        mp__jtype(root));
+
+  /* The format first: a document of another kind gets told so, instead of
+   * a complaint about its first unknown field. */
+  mp__join(path, sizeof(path), base, ".format");
+  if ((v = json_object_get(root, "format")) == NULL)
+    return mp_error_set(err, MP_EINVAL, path,
+                        "missing required field \"format\" (a native graph declares "
+                        "\"format\": \"" MP__NATIVE_FORMAT "\")");
+  if ((rc = mp__get_string(v, path, "format", &str, err)) != 0) return rc;
+  if (strcmp(str, MP__NATIVE_FORMAT) != 0)
+    return mp_error_set(err, MP_EINVAL, path,
+                        "format must be \"" MP__NATIVE_FORMAT "\", got \"%.64s\"", str);
+
+  if ((rc = mp__check_keys(root, base, mp__graph_keys, MP__GRAPH_KEY_LIST, err)) != 0) return rc;
+
+  if ((v = json_object_get(root, "name")) != NULL) {
+    mp__join(path, sizeof(path), base, ".name");
+    if ((rc = mp__get_string(v, path, "name", &str, err)) != 0) return rc;
+    if (strlen(str) > lim->max_name_len)
+      return mp_error_set(err, MP_ELIMIT, path, "name is %zu bytes long, the limit is %zu",
+                          strlen(str), lim->max_name_len);
+    if (mp_graph_set_name(g, str) != 0) return mp_error_set(err, MP_ENOMEM, path, "out of memory");
+  }
+  if ((v = json_object_get(root, "time_unit")) != NULL) {
+    mp__join(path, sizeof(path), base, ".time_unit");
+    if ((rc = mp__get_string(v, path, "time_unit", &str, err)) != 0) return rc;
+    if (strlen(str) > lim->max_name_len)
+      return mp_error_set(err, MP_ELIMIT, path, "time_unit is %zu bytes long, the limit is %zu",
+                          strlen(str), lim->max_name_len);
+    if (mp_graph_set_time_unit(g, str) != 0)
+      return mp_error_set(err, MP_ENOMEM, path, "out of memory");
+  }
+  if ((v = json_object_get(root, "param_bytes")) != NULL) {
+    mp__join(path, sizeof(path), base, ".param_bytes");
+    if ((rc = mp__get_u64(v, path, "param_bytes", &g->param_bytes, err)) != 0) return rc;
+  }
+
+  mp__join(path, sizeof(path), base, ".nodes");
+  if ((nodes = json_object_get(root, "nodes")) == NULL)
+    return mp_error_set(err, MP_EINVAL, path, "missing required field \"nodes\"");
+  if (!json_is_array(nodes))
+    return mp_error_set(err, MP_EINVAL, path, "nodes must be an array of node objects, got %s",
+                        mp__jtype(nodes));
+  n = json_array_size(nodes);
+  if (n == 0) return mp_error_set(err, MP_EEMPTY, path, "graph has no nodes");
+  if (n > lim->max_nodes)
+    return mp_error_set(err, MP_ELIMIT, path, "graph has %zu nodes, the limit is %zu", n,
+                        lim->max_nodes);
+  for (i = 0; i < n; i++) {
+    char sfx[40];
+    snprintf(sfx, sizeof(sfx), ".nodes[%zu]", i);
+    mp__join(where, sizeof(where), base, sfx);
+    if ((rc = mp__parse_node(g, json_array_get(nodes, i), where, lim, err)) != 0) return rc;
+  }
+
+  rc = mp_graph_finalize(g, lim, err);
+  /* Finalize names whole-graph problems (no activation, total overflow) at
+   * the fixed path "$.nodes"; re-root it under `base` for embedded graphs. */
+  if (rc != 0 && err != NULL && strcmp(base, "$") != 0 && strcmp(err->path, "$.nodes") == 0)
+    mp__join(err->path, sizeof(err->path), path, "");
+  return rc;
+}
+
+int mp_native_from_json(json_t *root, const char *base, const mp_limits_t *lim,
+                        mp_graph_t **out, mp_error_t *err) {
+  mp_limits_t deflim;
+  mp_graph_t *g;
+  int rc;
+
+  *out = NULL;
+  if (base == NULL) base = "$";
+  if (lim == NULL) {
+    mp_limits_default(&deflim);
+    lim = &deflim;
+  }
+  if (root == NULL) return mp_error_set(err, MP_EINVAL, base, "no graph given");
+  if ((g = mp_graph_new()) == NULL) return mp_error_set(err, MP_ENOMEM, base, "out of memory");
+  rc = mp__parse_graph(g, root, base, lim, err);
+  if (rc != 0) {
+    mp_graph_free(g);
+    return rc;
+  }
+  *out = g;
+  return 0;
+}
+
+/* ---- Writer ------------------------------------------------------------ */
+
+/* Times are written as integers when that loses nothing (2^53 is where
+ * doubles stop representing every integer), so that "time": 10 comes back
+ * as it was written; anything else as a real, which jansson prints with 17
+ * significant digits and therefore reads back to the same double. */
+static json_t *mp__time_json(double t) {
+  if (t == floor(t) && fabs(t) < 9007199254740992.0) return json_integer((json_int_t)t);
+  return json_real(t);
+}
+
+/* Sizes above INT64_MAX cannot be JSON integers in jansson. No reader of
+ * ours produces them; should one appear, write it as a real so it is not
+ * silently wrapped to a negative number (the reader then rejects it). */
+static json_t *mp__u64_json(uint64_t x) {
+  if (x <= (uint64_t)INT64_MAX) return json_integer((json_int_t)x);
+  return json_real((double)x);
+}
+
+/* json_object_set_new steals `v` even on failure, so a NULL `v` (out of
+ * memory) is reported by the call returning -1. */
+static int mp__set(json_t *obj, const char *key, json_t *v) {
+  return json_object_set_new(obj, key, v) == 0 ? 0 : -1;
+}
+
+static json_t *mp__node_json(const mp_graph_t *g, const mp_node_t *nd) {
+  json_t *o = json_object();
+  int bad = 0;
+  if (o == NULL) return NULL;
+  bad |= mp__set(o, "id", json_string(nd->id));
+  if (nd->op[0]) bad |= mp__set(o, "op", json_string(nd->op));
+  if (nd->kind != MP_KIND_ACTIVATION) bad |= mp__set(o, "kind", json_string(mp_kind_name(nd->kind)));
+  if (nd->n_inputs > 0) {
+    json_t *a = json_array();
+    uint32_t k;
+    if (a == NULL) bad = 1;
+    for (k = 0; a && k < nd->n_inputs; k++)
+      bad |= json_array_append_new(a, json_string(g->nodes[nd->inputs[k]].id));
+    bad |= mp__set(o, "inputs", a);
+  }
+  bad |= mp__set(o, "bytes", mp__u64_json(nd->bytes));
+  if (nd->time != 0) bad |= mp__set(o, "time", mp__time_json(nd->time));
+  if (nd->has_bwd_time) bad |= mp__set(o, "bwd_time", mp__time_json(nd->bwd_time));
+  if (!nd->recompute) bad |= mp__set(o, "recompute", json_false());
+  if (nd->stage) bad |= mp__set(o, "stage", json_string(nd->stage));
+  if (nd->bwd_reads != MP_BWD_READS_INPUTS)
+    bad |= mp__set(o, "bwd_reads", json_string(mp_bwd_reads_name(nd->bwd_reads)));
+  if (nd->workspace_bytes != 0)
+    bad |= mp__set(o, "workspace_bytes", mp__u64_json(nd->workspace_bytes));
+  if (bad) {
+    json_decref(o);
+    return NULL;
+  }
+  return o;
+}
+
+json_t *mp_graph_to_json(const mp_graph_t *g) {
+  json_t *root, *nodes;
+  size_t v;
+  int bad = 0;
+
+  if (g == NULL) return NULL;
+  root = json_object();
+  nodes = json_array();
+  if (root == NULL || nodes == NULL) {
+    json_decref(root);
+    json_decref(nodes);
+    return NULL;
+  }
+  bad |= mp__set(root, "format", json_string(MP__NATIVE_FORMAT));
+  if (g->name && g->name[0]) bad |= mp__set(root, "name", json_string(g->name));
+  if (g->time_unit && g->time_unit[0]) bad |= mp__set(root, "time_unit", json_string(g->time_unit));
+  if (g->param_bytes != 0) bad |= mp__set(root, "param_bytes", mp__u64_json(g->param_bytes));
+  for (v = 0; !bad && v < g->n_nodes; v++) {
+    json_t *nj = mp__node_json(g, &g->nodes[v]);
+    if (nj == NULL || json_array_append_new(nodes, nj) != 0) bad = 1;
+  }
+  bad |= mp__set(root, "nodes", nodes);
+  if (bad) {
+    json_decref(root);
+    return NULL;
+  }
+  return root;
+}

@@ -10,6 +10,7 @@
 
 #define MP_SUITES(X)  \
   X(graph)            \
+  X(units)            \
   X(format_json)      \
   X(format_kusumoto)  \
   X(format_nodelink)  \

@@ -1,0 +1,64 @@
+/* cli.h - shared pieces of the memplan command-line tool: option parsing,
+ * graph loading, error reporting and JSON output. Private to clients/cli. */
+#ifndef MP_CLI_H
+#define MP_CLI_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "formats.h"
+#include "graph.h"
+
+#define MP_CLI_VERSION "0.1.0"
+
+enum {
+  MP_CLI_EXIT_OK = 0,
+  MP_CLI_EXIT_INFEASIBLE = 1,
+  MP_CLI_EXIT_USAGE = 2, /* bad usage or bad input */
+  MP_CLI_EXIT_INTERNAL = 3
+};
+
+/* Every option any command accepts; each command checks which it allows. */
+typedef struct mp_cli_opts_s {
+  const char *pos[3];  /* positional arguments */
+  int npos;
+  mp_format_t format;
+  mp_limits_t limits;
+  int compact;
+  int timeline;
+  int summary;
+  int has_budget;
+  uint64_t budget;
+  const char *budget_text;
+  const char *solver;
+  const char *objective;
+  const char *accounting;
+} mp_cli_opts_t;
+
+/* Parse argv (argv[0] is the command name). `allowed` is a string of option
+ * names separated by spaces ("--budget --solver"); graph options and
+ * --compact are always allowed. Returns 0 or prints to stderr and returns
+ * MP_CLI_EXIT_USAGE. */
+int mp_cli_parse(int argc, char **argv, const char *allowed, int min_pos, int max_pos,
+                 mp_cli_opts_t *o);
+
+/* Load the graph named by `path`. Prints the error and returns an exit code
+ * on failure, 0 on success; warnings go to stderr. */
+int mp_cli_load_graph(const char *path, const mp_cli_opts_t *o, mp_graph_t **out,
+                      mp_format_t *used);
+
+/* Print "memplan: <file>: <where>: <message> (<CODE>)" and return the exit
+ * code for that error (2 for input errors, 3 for ENOMEM/EIO). */
+int mp_cli_report(const char *file, const mp_error_t *err);
+
+/* Print a JSON value to stdout (indented unless --compact) and a newline,
+ * then release it. Returns 0 or MP_CLI_EXIT_INTERNAL. */
+int mp_cli_print_json(json_t *v, const mp_cli_opts_t *o);
+
+/* The commands. argv[0] is the command name. */
+int mp_cli_inspect(int argc, char **argv);
+int mp_cli_convert(int argc, char **argv);
+int mp_cli_simulate(int argc, char **argv);
+int mp_cli_plan(int argc, char **argv);
+
+#endif

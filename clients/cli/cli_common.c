@@ -1,0 +1,160 @@
+/* cli_common.c - option parsing, graph loading and error output shared by
+ * the memplan commands. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "units.h"
+
+static int mp__allowed(const char *allowed, const char *name) {
+  size_t n = strlen(name);
+  const char *p = allowed;
+  while (p && (p = strstr(p, name)) != NULL) {
+    if ((p == allowed || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0')) return 1;
+    p += n;
+  }
+  return 0;
+}
+
+static int mp__parse_size(const char *opt, const char *val, size_t *out) {
+  char *end;
+  unsigned long long v;
+  errno = 0;
+  if (val == NULL || *val == '\0' || *val == '-') goto bad;
+  v = strtoull(val, &end, 10);
+  if (errno != 0 || *end != '\0' || v == 0) goto bad;
+  *out = (size_t)v;
+  return 0;
+bad:
+  fprintf(stderr, "memplan: %s takes a positive whole number, not '%s'\n", opt, val ? val : "");
+  return MP_CLI_EXIT_USAGE;
+}
+
+int mp_cli_parse(int argc, char **argv, const char *allowed, int min_pos, int max_pos,
+                 mp_cli_opts_t *o) {
+  int i;
+  memset(o, 0, sizeof(*o));
+  mp_limits_default(&o->limits);
+  o->format = MP_FORMAT_AUTO;
+  for (i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *val = NULL;
+    char name[32];
+    const char *eq;
+    if (a[0] != '-' || a[1] == '\0') {
+      if (o->npos >= max_pos) {
+        fprintf(stderr, "memplan %s: unexpected argument '%s'\n", argv[0], a);
+        return MP_CLI_EXIT_USAGE;
+      }
+      o->pos[o->npos++] = a;
+      continue;
+    }
+    /* --name=value or --name value */
+    eq = strchr(a, '=');
+    if (eq && (size_t)(eq - a) < sizeof(name)) {
+      memcpy(name, a, (size_t)(eq - a));
+      name[eq - a] = '\0';
+      val = eq + 1;
+    } else {
+      snprintf(name, sizeof(name), "%s", a);
+    }
+    if (strcmp(name, "--compact") == 0) {
+      o->compact = 1;
+      continue;
+    }
+    if ((strcmp(name, "--timeline") == 0 || strcmp(name, "--summary") == 0) &&
+        mp__allowed(allowed, name)) {
+      if (name[2] == 't') o->timeline = 1;
+      else o->summary = 1;
+      continue;
+    }
+    if (strcmp(name, "--format") != 0 && strcmp(name, "--max-nodes") != 0 &&
+        strcmp(name, "--max-edges") != 0 && strcmp(name, "--max-id-len") != 0 &&
+        !mp__allowed(allowed, name)) {
+      fprintf(stderr, "memplan %s: unknown option '%s' (see memplan --help)\n", argv[0], a);
+      return MP_CLI_EXIT_USAGE;
+    }
+    if (val == NULL) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "memplan %s: option %s needs a value\n", argv[0], name);
+        return MP_CLI_EXIT_USAGE;
+      }
+      val = argv[++i];
+    }
+    if (strcmp(name, "--format") == 0) {
+      if (mp_format_parse(val, &o->format) != 0) {
+        fprintf(stderr, "memplan: --format must be native, kusumoto, nodelink or auto, not '%s'\n", val);
+        return MP_CLI_EXIT_USAGE;
+      }
+    } else if (strcmp(name, "--max-nodes") == 0) {
+      if (mp__parse_size(name, val, &o->limits.max_nodes)) return MP_CLI_EXIT_USAGE;
+    } else if (strcmp(name, "--max-edges") == 0) {
+      if (mp__parse_size(name, val, &o->limits.max_edges)) return MP_CLI_EXIT_USAGE;
+    } else if (strcmp(name, "--max-id-len") == 0) {
+      if (mp__parse_size(name, val, &o->limits.max_id_len)) return MP_CLI_EXIT_USAGE;
+    } else if (strcmp(name, "--budget") == 0) {
+      mp_error_t err;
+      if (mp_parse_bytes(val, &o->budget, &err) != 0) {
+        fprintf(stderr, "memplan: --budget: %s\n", err.message);
+        return MP_CLI_EXIT_USAGE;
+      }
+      o->has_budget = 1;
+      o->budget_text = val;
+    } else if (strcmp(name, "--solver") == 0) {
+      o->solver = val;
+    } else if (strcmp(name, "--objective") == 0) {
+      o->objective = val;
+    } else if (strcmp(name, "--accounting") == 0) {
+      o->accounting = val;
+    }
+  }
+  if (o->npos < min_pos) {
+    fprintf(stderr, "memplan %s: missing argument (see memplan --help)\n", argv[0]);
+    return MP_CLI_EXIT_USAGE;
+  }
+  return 0;
+}
+
+int mp_cli_report(const char *file, const mp_error_t *err) {
+  char where[MP_ERROR_PATH_MAX + 32];
+  if (err->path[0])
+    snprintf(where, sizeof(where), "%s: ", err->path);
+  else if (err->line > 0 && err->column > 0)
+    snprintf(where, sizeof(where), "line %ld, column %ld: ", err->line, err->column);
+  else if (err->line > 0)
+    snprintf(where, sizeof(where), "line %ld: ", err->line);
+  else
+    where[0] = '\0';
+  fprintf(stderr, "memplan: %s: %s%s (%s)\n", file, where, err->message, mp_err_name(err->code));
+  return err->code == MP_ENOMEM ? MP_CLI_EXIT_INTERNAL : MP_CLI_EXIT_USAGE;
+}
+
+int mp_cli_load_graph(const char *path, const mp_cli_opts_t *o, mp_graph_t **out,
+                      mp_format_t *used) {
+  mp_error_t err;
+  size_t i;
+  int rc;
+  mp_error_clear(&err);
+  rc = mp_graph_load_file(path, o->format, &o->limits, out, used, &err);
+  if (rc != 0) return mp_cli_report(path, &err);
+  for (i = 0; i < (*out)->n_warnings; i++)
+    fprintf(stderr, "memplan: %s: warning: %s\n", path, (*out)->warnings[i]);
+  return 0;
+}
+
+int mp_cli_print_json(json_t *v, const mp_cli_opts_t *o) {
+  int rc;
+  if (v == NULL) {
+    fprintf(stderr, "memplan: out of memory\n");
+    return MP_CLI_EXIT_INTERNAL;
+  }
+  rc = json_dumpf(v, stdout, (o->compact ? JSON_COMPACT : JSON_INDENT(2)) | JSON_REAL_PRECISION(17));
+  json_decref(v);
+  if (rc != 0 || fputc('\n', stdout) == EOF || fflush(stdout) != 0) {
+    fprintf(stderr, "memplan: cannot write the output\n");
+    return MP_CLI_EXIT_INTERNAL;
+  }
+  return 0;
+}

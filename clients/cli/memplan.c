@@ -1,0 +1,77 @@
+/* memplan.c - the offline command-line front end of the planner library.
+ *
+ *   memplan inspect  GRAPH                 graph statistics as one JSON object
+ *   memplan convert  GRAPH                 the graph as native memplan.graph/1 JSON
+ *   memplan simulate GRAPH SCHEDULE        the simulator's report, or the first bad step
+ *   memplan plan     GRAPH --budget B ...  a schedule that fits the budget
+ *
+ * Output is JSON on stdout. Errors go to stderr as one line naming the file
+ * and the JSON path or line of the problem. Exit codes: 0 success, 1 the plan
+ * is infeasible (the JSON answer is still printed), 2 bad input or usage,
+ * 3 an internal failure (out of memory, I/O).
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void usage(FILE *f) {
+  fputs(
+      "usage: memplan <command> [options]\n"
+      "\n"
+      "commands:\n"
+      "  inspect  GRAPH                     graph statistics (nodes, edges, bytes, peak, hash)\n"
+      "  convert  GRAPH                     the graph as native memplan.graph/1 JSON\n"
+      "  simulate GRAPH SCHEDULE            simulate a schedule: peak, times, validity\n"
+      "  plan     GRAPH --budget B          plan recomputation under a memory budget\n"
+      "  version                            print the version\n"
+      "\n"
+      "graph options (every command):\n"
+      "  --format F        native | kusumoto | nodelink | auto (default: detect)\n"
+      "  --max-nodes N     refuse graphs with more nodes (default 1000000)\n"
+      "  --max-edges N     refuse graphs with more input references (default 10000000)\n"
+      "  --max-id-len N    refuse longer ids (default 256 bytes)\n"
+      "  --compact         one-line JSON output\n"
+      "\n"
+      "simulate options:\n"
+      "  --timeline        include live bytes after every step\n"
+      "\n"
+      "plan options:\n"
+      "  --budget B        total device memory: bytes or 12GiB, 800MB, ... (required)\n"
+      "  --solver S        auto | exact | approx | memonger | sqrt | none (default auto)\n"
+      "  --objective O     time | memory (default time)\n"
+      "  --accounting A    default | reference (default default)\n"
+      "  --summary         print the answer without the schedule\n"
+      "  --timeline        include the memory timeline\n"
+      "\n"
+      "exit status: 0 ok, 1 infeasible plan, 2 bad input or usage, 3 internal error\n",
+      f);
+}
+
+int main(int argc, char **argv) {
+  const char *cmd;
+  if (argc < 2) {
+    usage(stderr);
+    return MP_CLI_EXIT_USAGE;
+  }
+  cmd = argv[1];
+  if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
+    usage(stdout);
+    return 0;
+  }
+  if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+    printf("memplan %s\n", MP_CLI_VERSION);
+    return 0;
+  }
+  json_object_seed(1); /* deterministic key order in hash tables; output order is sorted */
+  if (strcmp(cmd, "inspect") == 0) return mp_cli_inspect(argc - 1, argv + 1);
+  if (strcmp(cmd, "convert") == 0) return mp_cli_convert(argc - 1, argv + 1);
+  if (strcmp(cmd, "simulate") == 0) return mp_cli_simulate(argc - 1, argv + 1);
+  if (strcmp(cmd, "plan") == 0) return mp_cli_plan(argc - 1, argv + 1);
+  fprintf(stderr, "memplan: unknown command '%s'\n\n", cmd);
+  usage(stderr);
+  return MP_CLI_EXIT_USAGE;
+}

@@ -1,0 +1,854 @@
+/* dp.c - the exact and approximate lower-set DPs (ALGORITHMS.md sections 3-5),
+ * both objectives, both accountings, and the memory/time frontier.
+ *
+ * States are the lower sets of a family (lowerset.h), in size order. Each
+ * state holds a Pareto set of pairs (retained time a, kept memory k), plus
+ * the path's model peak p and a back-pointer. The sets are processed in
+ * index order; for each L_j every proper subset L_i in the family is
+ * "pulled": each pair of L_i whose step to L_j fits the budget gives a
+ * candidate (a + t(W), k + m(W)). Pulling (rather than pushing from L_i)
+ * lets one state's candidates be reduced as they arrive, and lets the exact
+ * family walk its subsets down the Hasse diagram with pruning: the step cost
+ * 2*(m(L_j) - m(L_i)) + back(L_j) only grows as L_i shrinks, so once it
+ * exceeds the budget no smaller subset on that branch can fit either.
+ *
+ * Three passes share that loop:
+ *  - bounded: Pareto on (max a, min k) with steps limited by the budget. At V
+ *    the time objective takes the largest a (then least k), the memory
+ *    objective the least k (then largest a).
+ *  - min-peak: no budget, Pareto on (min p, min k): the least budget at which
+ *    any plan exists, reported for infeasible budgets.
+ *  - frontier: no budget, Pareto on (max a, min k, min p). Dominance in all
+ *    three is sound: a continuation's steps cost k + (something independent
+ *    of the pair), so a pair with more a, less k and a lower peak so far does
+ *    at least as well on every continuation under every budget. Hence the set
+ *    at V, filtered by p <= budget, holds the bounded pass's answer for every
+ *    budget, and sorting it by p gives the staircase (least budget, best
+ *    answer) in one pass.
+ *
+ * Accounting details are in dp.h. Internally `a` is always "forward time not
+ * charged": in the default accounting the last step into V adds the time of
+ * the whole last segment, so recompute = fwd_time - a in both accountings.
+ */
+#include "dp.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lowerset.h"
+
+/* ---- Saturating arithmetic ---------------------------------------------- */
+
+static inline uint64_t mp__sadd(uint64_t x, uint64_t y) {
+  return x > UINT64_MAX - y ? UINT64_MAX : x + y;
+}
+
+static inline uint64_t mp__sdbl(uint64_t x) { return x > UINT64_MAX / 2 ? UINT64_MAX : 2 * x; }
+
+/* ---- State -------------------------------------------------------------- */
+
+typedef enum { MP__BOUNDED = 0, MP__MINPEAK = 1, MP__FRONTIER = 2 } mp__mode_t;
+
+typedef struct {
+  double a;           /* forward time not charged so far */
+  uint64_t k;         /* kept bytes (sum of m(W)) */
+  uint64_t p;         /* largest step peak along the path (activation terms) */
+  uint32_t from_set;  /* previous lower set, UINT32_MAX at the start */
+  uint32_t from_pair; /* index of the previous pair in the arena */
+} mp__pair_t;
+
+typedef struct {
+  const mp_graph_t *g;
+  mp_accounting_t acc;
+  mp_actdag_t dag;
+  mp_lowerset_family_t fam;
+  int have_fam;
+
+  /* per activation (compact index) */
+  uint64_t *nm;
+  double *nt;
+  uint8_t *nofree; /* recompute:false, default accounting only */
+
+  /* per set */
+  uint64_t *m, *back, *mr;
+  double *t, *tr;
+  uint32_t *fb_off, *fb; /* F'(L): boundary nodes that are not recompute:false */
+  uint32_t *approx_top;  /* approx: the node whose closure set i is, or UINT32_MAX */
+
+  /* the DP */
+  mp__pair_t *arena;
+  size_t n_arena, cap_arena;
+  size_t *front_off;
+  uint32_t *front_len;
+
+  /* scratch */
+  uint32_t *stamp, *queue;
+  mp__pair_t *cand;
+  size_t n_cand, cap_cand;
+  mp__pair_t *stair3; /* frontier sweep */
+  size_t cap_stair3;
+
+  /* stopping */
+  double deadline_at; /* 0: none */
+  int (*should_stop)(void *);
+  void *stop_arg;
+  size_t work;
+} mp__dp_t;
+
+static void mp__dp_free_family(mp__dp_t *c) {
+  if (c->have_fam) mp_lowerset_family_free(&c->fam);
+  c->have_fam = 0;
+  free(c->m);
+  free(c->back);
+  free(c->mr);
+  free(c->t);
+  free(c->tr);
+  free(c->fb_off);
+  free(c->fb);
+  free(c->approx_top);
+  free(c->arena);
+  free(c->front_off);
+  free(c->front_len);
+  free(c->stamp);
+  free(c->queue);
+  c->m = c->back = c->mr = NULL;
+  c->t = c->tr = NULL;
+  c->fb_off = c->fb = c->approx_top = NULL;
+  c->arena = NULL;
+  c->n_arena = c->cap_arena = 0;
+  c->front_off = NULL;
+  c->front_len = NULL;
+  c->stamp = c->queue = NULL;
+}
+
+static void mp__dp_free(mp__dp_t *c) {
+  mp__dp_free_family(c);
+  mp_actdag_free(&c->dag);
+  free(c->nm);
+  free(c->nt);
+  free(c->nofree);
+  free(c->cand);
+  free(c->stair3);
+}
+
+static int mp__dp_init(mp__dp_t *c, const mp_graph_t *g, mp_accounting_t acc) {
+  size_t v;
+  int rc;
+  memset(c, 0, sizeof(*c));
+  c->g = g;
+  c->acc = acc;
+  if ((rc = mp_actdag_init(&c->dag, g)) != 0) return rc;
+  c->nm = malloc((c->dag.n ? c->dag.n : 1) * sizeof(uint64_t));
+  c->nt = malloc((c->dag.n ? c->dag.n : 1) * sizeof(double));
+  c->nofree = calloc(c->dag.n ? c->dag.n : 1, 1);
+  if (!c->nm || !c->nt || !c->nofree) return MP_ENOMEM;
+  for (v = 0; v < c->dag.n; v++) {
+    const mp_node_t *nd = &g->nodes[c->dag.node[v]];
+    c->nm[v] = nd->bytes;
+    c->nt[v] = nd->time;
+    /* The reference has no notion of recompute:false. */
+    c->nofree[v] = acc == MP_ACCOUNTING_DEFAULT && !nd->recompute;
+  }
+  return 0;
+}
+
+/* Per-set quantities: m, t, back = m(A) + m(B), F' and the recompute:false
+ * sums. Uses two stamp arrays over nodes to mark A and B once per set. */
+static int mp__dp_prepare(mp__dp_t *c) {
+  const mp_actdag_t *d = &c->dag;
+  mp_lowerset_family_t *f = &c->fam;
+  size_t ns = f->n_sets, words = f->words, i, w, k, nfb = 0, cap_fb = 1024;
+  uint32_t *mark = NULL, *list = NULL;
+  uint32_t gen = 0;
+  int rc = MP_ENOMEM;
+
+  c->m = malloc(ns * sizeof(uint64_t));
+  c->back = malloc(ns * sizeof(uint64_t));
+  c->mr = malloc(ns * sizeof(uint64_t));
+  c->t = malloc(ns * sizeof(double));
+  c->tr = malloc(ns * sizeof(double));
+  c->fb_off = malloc((ns + 1) * sizeof(uint32_t));
+  c->fb = malloc(cap_fb * sizeof(uint32_t));
+  c->front_off = malloc(ns * sizeof(size_t));
+  c->front_len = calloc(ns, sizeof(uint32_t));
+  c->stamp = calloc(ns, sizeof(uint32_t));
+  c->queue = malloc(ns * sizeof(uint32_t));
+  mark = calloc(d->n ? d->n : 1, sizeof(uint32_t));
+  list = malloc((d->n ? d->n : 1) * sizeof(uint32_t));
+  if (!c->m || !c->back || !c->mr || !c->t || !c->tr || !c->fb_off || !c->fb ||
+      !c->front_off || !c->front_len || !c->stamp || !c->queue || !mark || !list)
+    goto out;
+  if (!f->exact) {
+    c->approx_top = malloc(ns * sizeof(uint32_t));
+    if (!c->approx_top) goto out;
+    for (i = 0; i < ns; i++) c->approx_top[i] = UINT32_MAX;
+    for (k = 0; k < d->n; k++) c->approx_top[f->by_node[k]] = (uint32_t)k;
+  }
+  c->fb_off[0] = 0;
+  for (i = 0; i < ns; i++) {
+    const uint64_t *b = f->bits + i * words;
+    uint64_t m = 0, mr = 0, ma = 0, mb = 0;
+    double t = 0, tr = 0;
+    size_t na = 0, a;
+    /* generation marks: 2*gen+1 = in A, 2*gen+2 = in B */
+    gen++;
+    if (gen > UINT32_MAX / 2 - 2) {
+      memset(mark, 0, (d->n ? d->n : 1) * sizeof(uint32_t));
+      gen = 1;
+    }
+    for (w = 0; w < words; w++) {
+      uint64_t x = b[w];
+      while (x) {
+        uint32_t v = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(x));
+        int boundary = 0;
+        x &= x - 1;
+        m += c->nm[v]; /* no overflow: activation_bytes fits */
+        t += c->nt[v];
+        if (c->nofree[v]) {
+          mr += c->nm[v];
+          tr += c->nt[v];
+        }
+        for (k = d->succ_off[v]; k < d->succ_off[v + 1]; k++) {
+          uint32_t s = d->succ[k];
+          if ((b[s >> 6] >> (s & 63)) & 1u) continue;
+          boundary = 1;
+          if (mark[s] != 2 * gen + 1) {
+            mark[s] = 2 * gen + 1;
+            list[na++] = s;
+            ma = mp__sadd(ma, c->nm[s]);
+          }
+        }
+        if (boundary && !c->nofree[v]) {
+          if (nfb == cap_fb) {
+            uint32_t *nf = realloc(c->fb, 2 * cap_fb * sizeof(uint32_t));
+            if (nf == NULL) goto out;
+            c->fb = nf;
+            cap_fb *= 2;
+          }
+          c->fb[nfb++] = v;
+        }
+      }
+    }
+    /* B(L): nodes outside L that feed a node of A(L). A node may be in both
+     * A and B; the model counts it in both sums (values and gradients). */
+    for (a = 0; a < na; a++) {
+      uint32_t s = list[a];
+      for (k = d->pred_off[s]; k < d->pred_off[s + 1]; k++) {
+        uint32_t u = d->pred[k];
+        if ((b[u >> 6] >> (u & 63)) & 1u) continue;
+        if (mark[u] == 2 * gen + 2) continue;
+        /* u may already be marked as A: it is in B as well and counted in
+         * both sums; the B mark keeps a second reader from adding it again. */
+        mark[u] = 2 * gen + 2;
+        mb = mp__sadd(mb, c->nm[u]);
+      }
+    }
+    c->m[i] = m;
+    c->t[i] = t;
+    c->mr[i] = mr;
+    c->tr[i] = tr;
+    c->back[i] = mp__sadd(ma, mb);
+    if (nfb > UINT32_MAX) goto out;
+    c->fb_off[i + 1] = (uint32_t)nfb;
+  }
+  rc = 0;
+out:
+  free(mark);
+  free(list);
+  return rc;
+}
+
+/* ---- Pareto sets ---------------------------------------------------------- */
+
+/* Bounded and min-peak passes keep the state being built as a staircase
+ * sorted by k ascending in which the other coordinate strictly improves:
+ * a strictly increasing (bounded) or p strictly decreasing (min-peak). A
+ * candidate is dominated iff the last element with k' <= k is at least as
+ * good in that coordinate. */
+
+/* x-order: positive when u is strictly better than v in the mode's second
+ * coordinate, 0 when equal. */
+static inline int mp__xcmp(mp__mode_t mode, const mp__pair_t *u, const mp__pair_t *v) {
+  if (mode == MP__BOUNDED) return u->a > v->a ? 1 : (u->a < v->a ? -1 : 0);
+  return u->p < v->p ? 1 : (u->p > v->p ? -1 : 0);
+}
+
+/* Among exact ties (same k and x), prefer the lower peak (bounded) or the
+ * larger retained time (min-peak). */
+static inline int mp__tie_better(mp__mode_t mode, const mp__pair_t *u, const mp__pair_t *v) {
+  if (mode == MP__BOUNDED) return u->p < v->p;
+  return u->a > v->a;
+}
+
+static int mp__cand_reserve(mp__dp_t *c, size_t extra) {
+  if (c->n_cand + extra > c->cap_cand) {
+    size_t ncap = c->cap_cand ? c->cap_cand : 64;
+    mp__pair_t *nc;
+    while (ncap < c->n_cand + extra) ncap *= 2;
+    nc = realloc(c->cand, ncap * sizeof(*nc));
+    if (nc == NULL) return MP_ENOMEM;
+    c->cand = nc;
+    c->cap_cand = ncap;
+  }
+  return 0;
+}
+
+static int mp__stair_insert(mp__dp_t *c, mp__mode_t mode, const mp__pair_t *q) {
+  mp__pair_t *s = c->cand;
+  size_t n = c->n_cand, lo = 0, hi = n, start, end;
+  /* pos = first element with k > q->k */
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (s[mid].k <= q->k) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo > 0) {
+    const mp__pair_t *pr = &s[lo - 1];
+    int x = mp__xcmp(mode, pr, q);
+    if (x > 0) return 0;
+    if (x == 0) {
+      if (pr->k == q->k && mp__tie_better(mode, q, pr)) s[lo - 1] = *q;
+      return 0;
+    }
+  }
+  /* q is not dominated: drop what it dominates (same k just before it, and
+   * the following elements that are not strictly better), then insert. */
+  start = (lo > 0 && s[lo - 1].k == q->k) ? lo - 1 : lo;
+  end = lo;
+  while (end < n && mp__xcmp(mode, &s[end], q) <= 0) end++;
+  if (end - start == 0) {
+    if (mp__cand_reserve(c, 1) != 0) return MP_ENOMEM;
+    s = c->cand;
+    memmove(s + start + 1, s + start, (n - start) * sizeof(*s));
+    c->n_cand = n + 1;
+  } else if (end - start > 1) {
+    memmove(s + start + 1, s + end, (n - end) * sizeof(*s));
+    c->n_cand = n - (end - start) + 1;
+  }
+  s[start] = *q;
+  return 0;
+}
+
+/* Frontier pass: candidates are buffered, then sorted by (k asc, a desc,
+ * p asc) and swept with a staircase over (a, p) of what has been accepted so
+ * far (all with smaller or equal k): a candidate is dominated iff some
+ * accepted pair has a' >= a and p' <= p. The staircase is kept sorted by a
+ * ascending, hence p ascending too, so the test looks at the first element
+ * with a' >= a only. */
+static int mp__cmp3(const void *pa, const void *pb) {
+  const mp__pair_t *u = pa, *v = pb;
+  if (u->k != v->k) return u->k < v->k ? -1 : 1;
+  if (u->a != v->a) return u->a > v->a ? -1 : 1;
+  if (u->p != v->p) return u->p < v->p ? -1 : 1;
+  return 0;
+}
+
+static int mp__reduce3(mp__dp_t *c) {
+  size_t i, out = 0, ns = 0;
+  mp__pair_t *st;
+  if (c->n_cand == 0) return 0;
+  qsort(c->cand, c->n_cand, sizeof(mp__pair_t), mp__cmp3);
+  if (c->cap_stair3 < c->n_cand) {
+    mp__pair_t *n = realloc(c->stair3, c->n_cand * sizeof(*n));
+    if (n == NULL) return MP_ENOMEM;
+    c->stair3 = n;
+    c->cap_stair3 = c->n_cand;
+  }
+  st = c->stair3;
+  for (i = 0; i < c->n_cand; i++) {
+    mp__pair_t q = c->cand[i];
+    size_t lo = 0, hi = ns, j;
+    while (lo < hi) { /* first with a >= q.a */
+      size_t mid = (lo + hi) / 2;
+      if (st[mid].a < q.a) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo < ns && st[lo].p <= q.p) continue; /* dominated */
+    /* remove staircase points with a <= q.a and p >= q.p: a contiguous run
+     * ending at lo (or lo+1 when st[lo].a == q.a, but then st[lo].p > q.p
+     * and it is dominated in (a, p) as well). */
+    hi = lo;
+    if (lo < ns && st[lo].a == q.a) hi = lo + 1;
+    j = lo;
+    while (j > 0 && st[j - 1].p >= q.p) j--;
+    memmove(st + j + 1, st + hi, (ns - hi) * sizeof(*st));
+    st[j] = q;
+    ns = ns - (hi - j) + 1;
+    c->cand[out++] = q;
+  }
+  c->n_cand = out;
+  return 0;
+}
+
+/* ---- The DP loop ---------------------------------------------------------- */
+
+static int mp__poll(mp__dp_t *c) {
+  if (c->should_stop && c->should_stop(c->stop_arg)) return MP_ECANCELED;
+  if (c->deadline_at > 0 && mp_lowerset_clock_ms() > c->deadline_at) return MP_ETIMEDOUT;
+  return 0;
+}
+
+/* Pull every allowed step L_i -> L_j (j fixed) from the pairs of L_i. */
+static int mp__relax(mp__dp_t *c, mp__mode_t mode, uint64_t budget, size_t i, size_t j,
+                     uint64_t cost) {
+  const mp__pair_t *P;
+  size_t len = c->front_len[i], off = c->front_off[i], q, last = c->fam.n_sets - 1;
+  uint64_t lim, mw;
+  double tw;
+  int rc;
+  if (len == 0) return 0;
+  lim = budget - cost; /* cost <= budget here */
+  P = c->arena + off;
+  if (P[0].k > lim) return 0;
+  c->work += len;
+  if (j == last) {
+    /* Into V: nothing has a successor outside, W is empty; the default
+     * accounting does not charge the last segment. */
+    mw = 0;
+    tw = c->acc == MP_ACCOUNTING_DEFAULT ? c->t[last] - c->t[i] : 0;
+  } else {
+    const uint64_t *bi = c->fam.bits + i * c->fam.words;
+    uint32_t e;
+    mw = c->mr[j] - c->mr[i];
+    tw = c->tr[j] - c->tr[i];
+    for (e = c->fb_off[j]; e < c->fb_off[j + 1]; e++) {
+      uint32_t v = c->fb[e];
+      if ((bi[v >> 6] >> (v & 63)) & 1u) continue;
+      mw += c->nm[v];
+      tw += c->nt[v];
+    }
+  }
+  for (q = 0; q < len && P[q].k <= lim; q++) {
+    mp__pair_t n;
+    uint64_t step = mp__sadd(P[q].k, cost);
+    n.a = P[q].a + tw;
+    n.k = mp__sadd(P[q].k, mw);
+    n.p = P[q].p > step ? P[q].p : step;
+    n.from_set = (uint32_t)i;
+    n.from_pair = (uint32_t)(off + q);
+    if (mode == MP__FRONTIER) {
+      if ((rc = mp__cand_reserve(c, 1)) != 0) return rc;
+      c->cand[c->n_cand++] = n;
+    } else if ((rc = mp__stair_insert(c, mode, &n)) != 0) {
+      return rc;
+    }
+    P = c->arena + off; /* unchanged (the arena only grows between states) */
+  }
+  return 0;
+}
+
+/* The step's peak minus the kept memory: 2 * (m(L_j) - m(L_i)) + back(L_j). */
+static inline uint64_t mp__step_cost(const mp__dp_t *c, size_t i, size_t j) {
+  return mp__sadd(mp__sdbl(c->m[j] - c->m[i]), c->back[j]);
+}
+
+static int mp__append_front(mp__dp_t *c, size_t j) {
+  size_t n = c->n_cand;
+  if (c->n_arena + n > UINT32_MAX) return MP_ELIMIT;
+  if (c->n_arena + n > c->cap_arena) {
+    size_t ncap = c->cap_arena ? c->cap_arena : 1024;
+    mp__pair_t *na;
+    while (ncap < c->n_arena + n) ncap *= 2;
+    na = realloc(c->arena, ncap * sizeof(*na));
+    if (na == NULL) return MP_ENOMEM;
+    c->arena = na;
+    c->cap_arena = ncap;
+  }
+  memcpy(c->arena + c->n_arena, c->cand, n * sizeof(*c->cand));
+  c->front_off[j] = c->n_arena;
+  c->front_len[j] = (uint32_t)n;
+  c->n_arena += n;
+  return 0;
+}
+
+static int mp__run(mp__dp_t *c, mp__mode_t mode, uint64_t budget) {
+  mp_lowerset_family_t *f = &c->fam;
+  size_t ns = f->n_sets, j, words = f->words;
+  int rc;
+  c->n_arena = 0;
+  c->n_cand = 0;
+  if ((rc = mp__cand_reserve(c, 1)) != 0) return rc;
+  c->cand[0].a = 0;
+  c->cand[0].k = 0;
+  c->cand[0].p = 0;
+  c->cand[0].from_set = UINT32_MAX;
+  c->cand[0].from_pair = UINT32_MAX;
+  c->n_cand = 1;
+  if ((rc = mp__append_front(c, 0)) != 0) return rc;
+  memset(c->stamp, 0, ns * sizeof(uint32_t));
+  c->work = 0;
+  if ((rc = mp__poll(c)) != 0) return rc;
+  for (j = 1; j < ns; j++) {
+    uint64_t cost;
+    c->n_cand = 0;
+    if (c->work > (1u << 18)) {
+      c->work = 0;
+      if ((rc = mp__poll(c)) != 0) return rc;
+    }
+    if (f->exact) {
+      /* Walk the subsets of L_j down the cover relation; stamp j+1 marks
+       * the ones already seen. */
+      size_t qh = 0, qt = 0, e;
+      uint32_t mark = (uint32_t)(j + 1);
+      for (e = f->down_off[j]; e < f->down_off[j + 1]; e++) {
+        uint32_t i = f->down[e];
+        c->stamp[i] = mark;
+        c->queue[qt++] = i;
+      }
+      while (qh < qt) {
+        uint32_t i = c->queue[qh++];
+        cost = mp__step_cost(c, i, j);
+        c->work++;
+        if (cost > budget) continue; /* smaller subsets cost more: prune */
+        for (e = f->down_off[i]; e < f->down_off[i + 1]; e++) {
+          uint32_t s = f->down[e];
+          if (c->stamp[s] != mark) {
+            c->stamp[s] = mark;
+            c->queue[qt++] = s;
+          }
+        }
+        if ((rc = mp__relax(c, mode, budget, i, j, cost)) != 0) return rc;
+      }
+    } else {
+      /* Approx: the family's subsets of L_j are {} and the closures of the
+       * nodes of L_j (closure(u) is inside L_j iff u is). */
+      const uint64_t *b = f->bits + j * words;
+      size_t w;
+      cost = mp__step_cost(c, 0, j);
+      if (cost <= budget && (rc = mp__relax(c, mode, budget, 0, j, cost)) != 0) return rc;
+      for (w = 0; w < words; w++) {
+        uint64_t x = b[w];
+        while (x) {
+          uint32_t u = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(x));
+          uint32_t i = f->by_node[u];
+          x &= x - 1;
+          if (i == j) continue;
+          cost = mp__step_cost(c, i, j);
+          if (cost > budget) continue;
+          if ((rc = mp__relax(c, mode, budget, i, j, cost)) != 0) return rc;
+        }
+      }
+    }
+    if (mode == MP__FRONTIER && (rc = mp__reduce3(c)) != 0) return rc;
+    if ((rc = mp__append_front(c, j)) != 0) return rc;
+  }
+  return 0;
+}
+
+/* ---- Families and fallback ------------------------------------------------ */
+
+static int mp__load_family(mp__dp_t *c, const mp_dp_options_t *o, double t0, char *reason,
+                           size_t reason_len, int *exact_used) {
+  int rc;
+  *exact_used = 0;
+  reason[0] = '\0';
+  if (o->exact) {
+    mp_lowerset_limits_t lim;
+    size_t seen = 0;
+    memset(&lim, 0, sizeof(lim));
+    lim.max_sets = o->max_lower_sets ? o->max_lower_sets : MP_DP_DEFAULT_MAX_LOWER_SETS;
+    lim.deadline_at_ms = o->deadline_ms > 0 ? t0 + o->deadline_ms : 0;
+    lim.should_stop = o->should_stop;
+    lim.stop_arg = o->stop_arg;
+    rc = mp_lowerset_enumerate(&c->dag, &lim, &c->fam, &seen);
+    if (rc == 0) {
+      c->have_fam = 1;
+      *exact_used = 1;
+    } else if (rc == MP_ELIMIT) {
+      if (seen > lim.max_sets)
+        snprintf(reason, reason_len, "more than %zu lower sets (the limit)", lim.max_sets);
+      else
+        snprintf(reason, reason_len, "the lower sets exceed the memory cap after %zu", seen);
+    } else if (rc == MP_ETIMEDOUT) {
+      snprintf(reason, reason_len,
+               "the deadline of %.0f ms passed while enumerating lower sets (%zu so far)",
+               o->deadline_ms, seen);
+    } else {
+      return rc;
+    }
+  }
+  if (!c->have_fam) {
+    if ((rc = mp_lowerset_approx(&c->dag, &c->fam)) != 0) return rc;
+    c->have_fam = 1;
+  }
+  return mp__dp_prepare(c);
+}
+
+/* Run `mode` on the loaded family; when the exact DP passes its deadline,
+ * switch to the approx family (which runs without a deadline). */
+static int mp__run_with_fallback(mp__dp_t *c, const mp_dp_options_t *o, mp__mode_t mode,
+                                 uint64_t budget, char *reason, size_t reason_len,
+                                 int *exact_used) {
+  int rc = mp__run(c, mode, budget);
+  if (rc == MP_ETIMEDOUT && c->fam.exact) {
+    mp__dp_free_family(c);
+    snprintf(reason, reason_len, "the deadline of %.0f ms passed during the exact DP",
+             o->deadline_ms);
+    *exact_used = 0;
+    c->deadline_at = 0;
+    if ((rc = mp_lowerset_approx(&c->dag, &c->fam)) != 0) return rc;
+    c->have_fam = 1;
+    if ((rc = mp__dp_prepare(c)) != 0) return rc;
+    rc = mp__run(c, mode, budget);
+  }
+  return rc;
+}
+
+static int mp__check_options(const mp_dp_options_t *o, mp_error_t *err) {
+  if ((unsigned)o->objective > MP_OBJECTIVE_MEMORY)
+    return mp_error_set(err, MP_EINVAL, "$.objective", "unknown objective");
+  if ((unsigned)o->accounting > MP_ACCOUNTING_REFERENCE)
+    return mp_error_set(err, MP_EINVAL, "$.accounting", "unknown accounting");
+  return 0;
+}
+
+static int mp__fail(int rc, mp_error_t *err) {
+  switch (rc) {
+  case MP_ENOMEM: return mp_error_set(err, rc, "", "out of memory");
+  case MP_ECANCELED: return mp_error_set(err, rc, "", "the DP was canceled");
+  case MP_ETIMEDOUT: return mp_error_set(err, rc, "", "the DP passed its deadline");
+  case MP_ELIMIT:
+    return mp_error_set(err, rc, "", "the graph is too large for the lower-set DP");
+  default: return mp_error_set(err, rc, "", "lower-set DP failed");
+  }
+}
+
+void mp_dp_options_init(mp_dp_options_t *o) {
+  memset(o, 0, sizeof(*o));
+  o->exact = 1;
+  o->objective = MP_OBJECTIVE_TIME;
+  o->accounting = MP_ACCOUNTING_DEFAULT;
+  o->budget = UINT64_MAX;
+  o->max_lower_sets = MP_DP_DEFAULT_MAX_LOWER_SETS;
+}
+
+void mp_dp_result_free(mp_dp_result_t *res) {
+  if (res == NULL) return;
+  mp_strategy_free(res->strategy);
+  memset(res, 0, sizeof(*res));
+}
+
+/* Segment index per node from the back-pointers of pair `at` (a pair of V). */
+static int mp__strategy(const mp__dp_t *c, size_t at, mp_strategy_t **out) {
+  const mp_lowerset_family_t *f = &c->fam;
+  mp_strategy_t *s = mp_strategy_new(c->g);
+  uint32_t *chain = NULL;
+  size_t len = 0, cur = f->n_sets - 1, pi = at, seg, w;
+  if (s == NULL) return MP_ENOMEM;
+  chain = malloc((c->dag.n + 2) * sizeof(uint32_t));
+  if (chain == NULL) {
+    mp_strategy_free(s);
+    return MP_ENOMEM;
+  }
+  /* chain[0] = V, ..., chain[len-1] = {} */
+  for (;;) {
+    chain[len++] = (uint32_t)cur;
+    if (c->arena[pi].from_set == UINT32_MAX) break;
+    cur = c->arena[pi].from_set;
+    pi = c->arena[pi].from_pair;
+  }
+  s->n_segments = (uint32_t)(len - 1);
+  for (seg = 0; seg + 1 < len; seg++) {
+    const uint64_t *lo = f->bits + (size_t)chain[len - 1 - seg] * f->words;
+    const uint64_t *hi = f->bits + (size_t)chain[len - 2 - seg] * f->words;
+    for (w = 0; w < f->words; w++) {
+      uint64_t x = hi[w] & ~lo[w];
+      while (x) {
+        uint32_t v = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(x));
+        x &= x - 1;
+        s->seg[c->dag.node[v]] = (uint32_t)seg;
+      }
+    }
+  }
+  free(chain);
+  *out = s;
+  return 0;
+}
+
+int mp_dp_solve(const mp_graph_t *g, const mp_dp_options_t *opts, mp_dp_result_t *res,
+                mp_error_t *err) {
+  mp__dp_t c;
+  mp_dp_options_t def;
+  uint64_t bact = 0;
+  int rc, below_const = 0;
+  double t0 = mp_lowerset_clock_ms();
+  size_t last, len, pick;
+
+  memset(res, 0, sizeof(*res));
+  if (opts == NULL) {
+    mp_dp_options_init(&def);
+    opts = &def;
+  }
+  if ((rc = mp__check_options(opts, err)) != 0) return rc;
+  if ((rc = mp__dp_init(&c, g, opts->accounting)) != 0) goto fail;
+  c.should_stop = opts->should_stop;
+  c.stop_arg = opts->stop_arg;
+  c.deadline_at = opts->exact && opts->deadline_ms > 0 ? t0 + opts->deadline_ms : 0;
+  if (opts->accounting == MP_ACCOUNTING_REFERENCE) {
+    bact = opts->budget;
+  } else if (opts->budget < g->const_bytes) {
+    below_const = 1;
+  } else {
+    bact = opts->budget - g->const_bytes;
+  }
+  if ((rc = mp__load_family(&c, opts, t0, res->fallback_reason, sizeof(res->fallback_reason),
+                            &res->exact_used)) != 0)
+    goto fail;
+  last = c.fam.n_sets - 1;
+  if (!below_const) {
+    rc = mp__run_with_fallback(&c, opts, MP__BOUNDED, bact, res->fallback_reason,
+                               sizeof(res->fallback_reason), &res->exact_used);
+    if (rc != 0) goto fail;
+    last = c.fam.n_sets - 1;
+  }
+  res->n_lower_sets = c.fam.n_sets;
+  if (!below_const && c.front_len[last] > 0) {
+    const mp__pair_t *P = c.arena + c.front_off[last];
+    len = c.front_len[last];
+    /* sorted by k ascending with a strictly increasing */
+    pick = opts->objective == MP_OBJECTIVE_TIME ? len - 1 : 0;
+    res->feasible = 1;
+    res->retained_time = P[pick].a;
+    res->recompute_time = g->fwd_time - P[pick].a;
+    if (res->recompute_time < 0) res->recompute_time = 0; /* rounding */
+    res->kept_bytes = P[pick].k;
+    res->model_peak = opts->accounting == MP_ACCOUNTING_DEFAULT
+                          ? mp__sadd(P[pick].p, g->const_bytes)
+                          : P[pick].p;
+    if ((rc = mp__strategy(&c, c.front_off[last] + pick, &res->strategy)) != 0) goto fail;
+  } else {
+    /* Infeasible: the least budget at which this family has a plan. The
+     * min-peak pass keeps p strictly decreasing along k, so the last pair
+     * of V has the least peak. */
+    c.deadline_at = 0;
+    if ((rc = mp__run(&c, MP__MINPEAK, UINT64_MAX)) != 0) goto fail;
+    last = c.fam.n_sets - 1;
+    len = c.front_len[last];
+    if (len > 0) {
+      uint64_t p = c.arena[c.front_off[last] + len - 1].p;
+      res->min_feasible_budget =
+          opts->accounting == MP_ACCOUNTING_DEFAULT ? mp__sadd(p, g->const_bytes) : p;
+    }
+  }
+  mp__dp_free(&c);
+  return 0;
+fail:
+  mp__dp_free(&c);
+  mp_dp_result_free(res);
+  return mp__fail(rc, err);
+}
+
+/* ---- The frontier ------------------------------------------------------------ */
+
+void mp_dp_frontier_free(mp_dp_frontier_t *f) {
+  if (f == NULL) return;
+  free(f->points);
+  memset(f, 0, sizeof(*f));
+}
+
+/* Lexicographic order of the objective: u strictly better than v. */
+static int mp__better(mp_objective_t o, const mp__pair_t *u, const mp__pair_t *v) {
+  if (o == MP_OBJECTIVE_TIME) {
+    if (u->a != v->a) return u->a > v->a;
+    return u->k < v->k;
+  }
+  if (u->k != v->k) return u->k < v->k;
+  return u->a > v->a;
+}
+
+int mp_dp_frontier(const mp_graph_t *g, const mp_dp_options_t *opts, mp_dp_frontier_t *out,
+                   mp_error_t *err) {
+  mp__dp_t c;
+  mp_dp_options_t def;
+  int rc, exact_used = 0;
+  double t0 = mp_lowerset_clock_ms();
+  size_t last, len, i, np = 0;
+  mp__pair_t *P;
+  const mp__pair_t *best = NULL;
+
+  memset(out, 0, sizeof(*out));
+  if (opts == NULL) {
+    mp_dp_options_init(&def);
+    opts = &def;
+  }
+  if ((rc = mp__check_options(opts, err)) != 0) return rc;
+  if ((rc = mp__dp_init(&c, g, opts->accounting)) != 0) goto fail;
+  c.should_stop = opts->should_stop;
+  c.stop_arg = opts->stop_arg;
+  c.deadline_at = opts->exact && opts->deadline_ms > 0 ? t0 + opts->deadline_ms : 0;
+  if ((rc = mp__load_family(&c, opts, t0, out->fallback_reason, sizeof(out->fallback_reason),
+                            &exact_used)) != 0)
+    goto fail;
+  rc = mp__run_with_fallback(&c, opts, MP__FRONTIER, UINT64_MAX, out->fallback_reason,
+                             sizeof(out->fallback_reason), &exact_used);
+  if (rc != 0) goto fail;
+  out->exact_used = exact_used;
+  out->n_lower_sets = c.fam.n_sets;
+  last = c.fam.n_sets - 1;
+  len = c.front_len[last];
+  P = c.arena + c.front_off[last];
+  /* Sort V's pairs by peak ascending, best first among equal peaks (a merge
+   * sort, since the order depends on the objective and qsort takes no
+   * context), then sweep: a pair becomes a point when it beats every pair of
+   * lower or equal peak. */
+  {
+    mp__pair_t *tmp = malloc((len ? len : 1) * sizeof(*tmp));
+    size_t width;
+    if (tmp == NULL) {
+      rc = MP_ENOMEM;
+      goto fail;
+    }
+    for (width = 1; width < len; width *= 2) {
+      size_t lo;
+      for (lo = 0; lo < len; lo += 2 * width) {
+        size_t mid = lo + width < len ? lo + width : len;
+        size_t hi = lo + 2 * width < len ? lo + 2 * width : len;
+        size_t x = lo, y = mid, o = lo;
+        while (x < mid && y < hi) {
+          const mp__pair_t *u = &P[x], *v = &P[y];
+          int take_u = u->p < v->p || (u->p == v->p && !mp__better(opts->objective, v, u));
+          tmp[o++] = take_u ? P[x++] : P[y++];
+        }
+        while (x < mid) tmp[o++] = P[x++];
+        while (y < hi) tmp[o++] = P[y++];
+      }
+      memcpy(P, tmp, len * sizeof(*P));
+    }
+    free(tmp);
+  }
+  out->points = malloc((len ? len : 1) * sizeof(*out->points));
+  if (out->points == NULL) {
+    rc = MP_ENOMEM;
+    goto fail;
+  }
+  for (i = 0; i < len; i++) {
+    if (best != NULL && !mp__better(opts->objective, &P[i], best)) continue;
+    best = &P[i];
+    out->points[np].budget = opts->accounting == MP_ACCOUNTING_DEFAULT
+                                 ? mp__sadd(P[i].p, g->const_bytes)
+                                 : P[i].p;
+    out->points[np].recompute_time = g->fwd_time - P[i].a;
+    if (out->points[np].recompute_time < 0) out->points[np].recompute_time = 0;
+    out->points[np].kept_bytes = P[i].k;
+    /* equal budgets cannot repeat: the first pair at a peak is the best */
+    np++;
+  }
+  out->n_points = np;
+  mp__dp_free(&c);
+  return 0;
+fail:
+  mp__dp_free(&c);
+  mp_dp_frontier_free(out);
+  return mp__fail(rc, err);
+}
+
+long mp_dp_frontier_lookup(const mp_dp_frontier_t *f, uint64_t budget) {
+  size_t lo = 0, hi = f->n_points;
+  while (lo < hi) { /* first point with budget > given */
+    size_t mid = (lo + hi) / 2;
+    if (f->points[mid].budget <= budget) lo = mid + 1;
+    else hi = mid;
+  }
+  return (long)lo - 1;
+}

@@ -1,0 +1,126 @@
+/* dp.h - the exact and approximate dynamic programs over lower sets
+ * (Kusumoto et al., NeurIPS'19; ALGORITHMS.md sections 3-5 and 10), with the
+ * time-centric and memory-centric objectives and the memory/time frontier.
+ *
+ * The model (all sizes in bytes). For a lower set L: m(L) its bytes, A(L) the
+ * activations outside L with a predecessor in L, B(L) the activations outside
+ * L that are predecessors of a node of A(L), back(L) = m(A(L)) + m(B(L)).
+ * A step L_i -> L_j (L_i a strict subset of L_j) is allowed when
+ *     kept + 2 * (m(L_j) - m(L_i)) + back(L_j) <= activation budget
+ * and the left side is the step's "model peak". The step keeps W, the nodes
+ * of L_j \ L_i with a successor outside L_j: kept += m(W), and W's time is
+ * never recomputed.
+ *
+ * Accountings (strategy.h):
+ *  - MP_ACCOUNTING_REFERENCE reproduces the reference solver: the budget is
+ *    the activation budget, recompute = total forward time - sum of t(W)
+ *    (so the whole last segment is charged), recompute:false is ignored.
+ *  - MP_ACCOUNTING_DEFAULT: the budget is total device memory; the
+ *    activation budget is budget - g->const_bytes (infeasible when the budget
+ *    is below the constant memory). The last segment is still in memory when
+ *    backward starts, so it is not charged: recompute = sum over segments but
+ *    the last of t(V_i \ W_i). A node with recompute:false is never
+ *    recomputed: it is kept like a W node (its bytes added to kept, its time
+ *    to the retained time) in every segment but the last, where the whole
+ *    segment is resident anyway.
+ *  Neither uses bwd_reads: in this model a segment is fully re-materialised
+ *  before its backward runs, so a backward that reads its own output finds it;
+ *  what the real schedule holds is the simulator's business.
+ *
+ * Budgets are never rounded; all sums saturate instead of wrapping.
+ *
+ * Ownership: results and frontiers own their arrays and strategy; free them
+ * with mp_dp_result_free / mp_dp_frontier_free (safe on zeroed structs). The
+ * graph and options are borrowed for the call. No global state: calls on
+ * different graphs may run in parallel.
+ */
+#ifndef MP_DP_H
+#define MP_DP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "graph.h"
+#include "strategy.h"
+
+typedef enum {
+  MP_OBJECTIVE_TIME = 0,  /* least recomputation; ties: least kept memory */
+  MP_OBJECTIVE_MEMORY = 1 /* least kept memory; ties: least recomputation */
+} mp_objective_t;
+
+typedef struct mp_dp_options_s {
+  int exact;                 /* 1: all lower sets (falls back to approx), 0: approx */
+  mp_objective_t objective;
+  mp_accounting_t accounting;
+  uint64_t budget;           /* default accounting: total device memory;
+                              * reference: activation memory. UINT64_MAX: none */
+  size_t max_lower_sets;     /* exact only; 0 means the default 200000 */
+  double deadline_ms;        /* exact only; wall-clock ms from the call, <= 0: none */
+  int (*should_stop)(void *arg); /* polled; nonzero cancels (MP_ECANCELED) */
+  void *stop_arg;
+} mp_dp_options_t;
+
+#define MP_DP_DEFAULT_MAX_LOWER_SETS 200000
+
+/* exact = 1, time objective, default accounting, no budget bound, the
+ * default lower-set limit, no deadline, no cancel callback. */
+void mp_dp_options_init(mp_dp_options_t *o);
+
+typedef struct mp_dp_result_s {
+  int feasible;               /* a plan fits the budget */
+  int exact_used;             /* the exact DP ran to completion */
+  char fallback_reason[160];  /* why exact was not used ("" otherwise) */
+  size_t n_lower_sets;        /* states of the DP that produced the answer */
+  mp_strategy_t *strategy;    /* owned; NULL when infeasible */
+  double recompute_time;      /* per the accounting, in the graph's time unit */
+  double retained_time;       /* forward time not charged: fwd_time - recompute_time */
+  uint64_t kept_bytes;        /* sum of m(W) over the steps */
+  uint64_t model_peak;        /* the model's peak along the plan, in budget terms
+                               * (constant memory included in default accounting) */
+  uint64_t min_feasible_budget; /* when infeasible: the least budget at which this
+                               * solver (same family) finds a plan; 0 when feasible */
+} mp_dp_result_t;
+
+/* Solve at opts->budget. Returns 0 with *res filled, whether or not a plan
+ * was found (see res->feasible), or MP_EINVAL (bad options), MP_ENOMEM,
+ * MP_ECANCELED (should_stop said so), MP_ELIMIT (even the approx family does
+ * not fit in memory). When opts->exact and the lower sets exceed
+ * max_lower_sets or the deadline passes, the approximate DP answers instead:
+ * exact_used = 0 and fallback_reason says why. On error *res is zeroed. */
+int mp_dp_solve(const mp_graph_t *g, const mp_dp_options_t *opts, mp_dp_result_t *res,
+                mp_error_t *err);
+void mp_dp_result_free(mp_dp_result_t *res);
+
+/* The memory/time frontier: a staircase of points with strictly increasing
+ * budget. Point i says: from `budget` on (up to the next point's budget),
+ * mp_dp_solve with the same options returns this recompute_time and
+ * kept_bytes. Below points[0].budget there is no plan. Consecutive points
+ * improve the objective lexicographically (time objective: recompute, then
+ * kept; memory objective: kept, then recompute). */
+typedef struct mp_dp_point_s {
+  uint64_t budget;       /* least budget for this point, in the options' terms */
+  double recompute_time;
+  uint64_t kept_bytes;
+} mp_dp_point_t;
+
+typedef struct mp_dp_frontier_s {
+  int exact_used;
+  char fallback_reason[160];
+  size_t n_lower_sets;
+  size_t n_points;
+  mp_dp_point_t *points; /* owned */
+} mp_dp_frontier_t;
+
+/* One DP pass without a budget bound whose states carry, besides retained
+ * time and kept memory, the largest model peak along the path; the Pareto
+ * set at V over those three gives every budget's answer. opts->budget is
+ * ignored. Same return codes and fallback as mp_dp_solve. */
+int mp_dp_frontier(const mp_graph_t *g, const mp_dp_options_t *opts, mp_dp_frontier_t *out,
+                   mp_error_t *err);
+void mp_dp_frontier_free(mp_dp_frontier_t *f);
+
+/* Index of the point that applies at `budget`, or -1 below the first point. */
+long mp_dp_frontier_lookup(const mp_dp_frontier_t *f, uint64_t budget);
+
+#endif

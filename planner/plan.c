@@ -1,0 +1,359 @@
+/* plan.c - mp_plan(): solver dispatch, schedule construction and the
+ * simulator check that every answer goes through.
+ *
+ * Each solver yields a strategy (or, for `none`, the store-everything
+ * schedule); the strategy becomes a schedule (schedule.c) and the schedule is
+ * replayed by the simulator. The result carries the simulator's figures, so
+ * a solver's model can never overstate what a plan achieves.
+ *
+ * memonger knows no budget: it proposes plans over a series of thresholds
+ * (mxnet-memonger's search: B = 0, then three refinements B = sqrt(x*y/2),
+ * then a grid of six between the smallest segment seen and sqrt(2) times the
+ * last guess). Every proposal is simulated; with a budget, the answer is the
+ * proposal of least recomputation among those that fit (least peak with the
+ * memory objective), and when none fits, the least peak seen is the
+ * `min_feasible_budget`.
+ */
+#include "plan.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "memonger.h"
+
+static const char *const mp__solver_names[] = {"auto", "exact", "approx", "memonger", "sqrt",
+                                               "none"};
+
+const char *mp_solver_name(mp_solver_t s) {
+  return (unsigned)s <= MP_SOLVER_NONE ? mp__solver_names[s] : "?";
+}
+
+int mp_solver_parse(const char *s, mp_solver_t *out) {
+  int i;
+  for (i = 0; i <= MP_SOLVER_NONE; i++)
+    if (strcmp(s, mp__solver_names[i]) == 0) {
+      *out = (mp_solver_t)i;
+      return 0;
+    }
+  return MP_EINVAL;
+}
+
+const char *mp_objective_name(mp_objective_t o) {
+  return o == MP_OBJECTIVE_MEMORY ? "memory" : "time";
+}
+
+int mp_objective_parse(const char *s, mp_objective_t *out) {
+  if (strcmp(s, "time") == 0) *out = MP_OBJECTIVE_TIME;
+  else if (strcmp(s, "memory") == 0) *out = MP_OBJECTIVE_MEMORY;
+  else return MP_EINVAL;
+  return 0;
+}
+
+void mp_plan_options_init(mp_plan_options_t *o) {
+  memset(o, 0, sizeof(*o));
+  o->solver = MP_SOLVER_AUTO;
+  o->objective = MP_OBJECTIVE_TIME;
+  o->accounting = MP_ACCOUNTING_DEFAULT;
+  o->budget = UINT64_MAX;
+}
+
+void mp_plan_result_free(mp_plan_result_t *r) {
+  if (r == NULL) return;
+  free(r->checkpoints);
+  mp_schedule_free(r->schedule);
+  mp_sim_report_free(&r->sim);
+  memset(r, 0, sizeof(*r));
+}
+
+static double mp__now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* A simulated candidate plan. */
+typedef struct {
+  mp_strategy_t *strategy; /* NULL for store-all */
+  mp_schedule_t *schedule;
+  mp_sim_report_t sim;
+} mp__cand_t;
+
+static void mp__cand_free(mp__cand_t *c) {
+  mp_strategy_free(c->strategy);
+  mp_schedule_free(c->schedule);
+  mp_sim_report_free(&c->sim);
+  memset(c, 0, sizeof(*c));
+}
+
+/* Build and simulate the schedule of `st` (store-all when st is NULL). Takes
+ * ownership of st. A simulation failure is a planner bug: MP_ESCHEDULE. */
+static int mp__cand_make(const mp_graph_t *g, mp_strategy_t *st, mp__cand_t *c, mp_error_t *err) {
+  int rc;
+  mp_error_t serr;
+  memset(c, 0, sizeof(*c));
+  c->strategy = st;
+  rc = st ? mp_schedule_from_strategy(g, st, &c->schedule) : mp_schedule_store_all(g, &c->schedule);
+  if (rc != 0) {
+    mp__cand_free(c);
+    return mp_error_set(err, rc, "", "cannot build the schedule (%s)", mp_err_name(rc));
+  }
+  rc = mp_simulate(g, c->schedule, &c->sim, &serr);
+  if (rc != 0) {
+    mp__cand_free(c);
+    if (rc == MP_ESCHEDULE)
+      return mp_error_set(err, MP_ESCHEDULE, "",
+                          "planner bug: the planned schedule does not simulate: %s", serr.message);
+    return mp_error_set(err, rc, "", "%s", serr.message);
+  }
+  return 0;
+}
+
+/* Checkpoints of a strategy: activations with an activation successor in a
+ * later segment, and recompute:false nodes outside the last segment. */
+static int mp__checkpoints(const mp_graph_t *g, const mp_strategy_t *st, mp_plan_result_t *r) {
+  size_t v, k, n = 0;
+  r->n_segments = st ? st->n_segments : 1;
+  if (st == NULL) return 0;
+  r->checkpoints = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof(uint32_t));
+  if (r->checkpoints == NULL) return MP_ENOMEM;
+  for (v = 0; v < g->n_nodes; v++) {
+    int keep = 0;
+    if (st->seg[v] == MP_SEG_NONE || st->seg[v] + 1 == st->n_segments) continue;
+    if (!g->nodes[v].recompute) keep = 1;
+    for (k = g->succ_off[v]; k < g->succ_off[v + 1] && !keep; k++)
+      if (st->seg[g->succ[k]] != MP_SEG_NONE && st->seg[g->succ[k]] > st->seg[v]) keep = 1;
+    if (keep) r->checkpoints[n++] = (uint32_t)v;
+  }
+  r->n_checkpoints = n;
+  return 0;
+}
+
+/* Move a candidate into the result. */
+static int mp__adopt(const mp_graph_t *g, mp__cand_t *c, mp_plan_result_t *r) {
+  int rc = mp__checkpoints(g, c->strategy, r);
+  if (rc != 0) return rc;
+  r->schedule = c->schedule;
+  r->sim = c->sim;
+  c->schedule = NULL;
+  memset(&c->sim, 0, sizeof(c->sim));
+  mp__cand_free(c);
+  return 0;
+}
+
+static int mp__fits(const mp_plan_options_t *o, const mp_sim_report_t *s) {
+  return s->peak_bytes <= o->budget;
+}
+
+static int mp__plan_dp(const mp_graph_t *g, const mp_plan_options_t *o, mp_plan_result_t *r,
+                       mp_error_t *err) {
+  mp_dp_options_t d;
+  mp_dp_result_t dr;
+  mp__cand_t c;
+  int rc;
+
+  mp_dp_options_init(&d);
+  d.exact = o->solver != MP_SOLVER_APPROX;
+  d.objective = o->objective;
+  d.accounting = o->accounting;
+  d.budget = o->budget;
+  d.max_lower_sets = o->max_lower_sets;
+  d.deadline_ms = o->deadline_ms;
+  d.should_stop = o->should_stop;
+  d.stop_arg = o->stop_arg;
+  rc = mp_dp_solve(g, &d, &dr, err);
+  if (rc != 0) return rc;
+  r->exact = dr.exact_used;
+  r->solver_used = dr.exact_used ? MP_SOLVER_EXACT : MP_SOLVER_APPROX;
+  if (d.exact && !dr.exact_used)
+    memcpy(r->exact_reason, dr.fallback_reason, sizeof(r->exact_reason));
+  r->n_lower_sets = dr.n_lower_sets;
+
+  /* In the default accounting the model is pessimistic (it ignores liveness
+   * inside a segment), so plain backpropagation may fit where the model asks
+   * for recomputation. Keeping everything is optimal whenever it fits. */
+  if (o->accounting == MP_ACCOUNTING_DEFAULT && o->objective == MP_OBJECTIVE_TIME) {
+    rc = mp__cand_make(g, NULL, &c, err);
+    if (rc != 0) {
+      mp_dp_result_free(&dr);
+      return rc;
+    }
+    if (mp__fits(o, &c.sim)) {
+      r->feasible = 1;
+      r->has_model = dr.feasible;
+      r->model_recompute = dr.recompute_time;
+      r->model_peak = dr.model_peak;
+      mp_dp_result_free(&dr);
+      return mp__adopt(g, &c, r);
+    }
+    mp__cand_free(&c);
+  }
+
+  if (!dr.feasible) {
+    r->feasible = 0;
+    r->min_feasible_budget = dr.min_feasible_budget;
+    mp_dp_result_free(&dr);
+    return 0;
+  }
+  r->has_model = 1;
+  r->model_recompute = dr.recompute_time;
+  r->model_peak = dr.model_peak;
+  rc = mp__cand_make(g, dr.strategy, &c, err);
+  dr.strategy = NULL; /* owned by the candidate now */
+  mp_dp_result_free(&dr);
+  if (rc != 0) return rc;
+  /* The model is an upper bound on the simulated peak; a plan the model
+   * accepts that the simulator finds over budget is a bug in one of them. */
+  if (o->accounting == MP_ACCOUNTING_DEFAULT && !mp__fits(o, &c.sim)) {
+    mp__cand_free(&c);
+    return mp_error_set(err, MP_ESCHEDULE, "",
+                        "planner bug: the DP's plan simulates above the budget");
+  }
+  r->feasible = 1;
+  return mp__adopt(g, &c, r);
+}
+
+/* Is candidate a better answer than the current best? Among fitting plans:
+ * least recompute (time objective) or least peak (memory objective); a
+ * fitting plan beats any that does not fit; among non-fitting, least peak. */
+static int mp__better(const mp_plan_options_t *o, const mp__cand_t *a, const mp__cand_t *best) {
+  int fa = mp__fits(o, &a->sim), fb;
+  if (best->schedule == NULL) return 1;
+  fb = mp__fits(o, &best->sim);
+  if (fa != fb) return fa;
+  if (!fa || o->objective == MP_OBJECTIVE_MEMORY) {
+    if (a->sim.peak_bytes != best->sim.peak_bytes) return a->sim.peak_bytes < best->sim.peak_bytes;
+    return a->sim.time_recompute < best->sim.time_recompute;
+  }
+  if (a->sim.time_recompute != best->sim.time_recompute)
+    return a->sim.time_recompute < best->sim.time_recompute;
+  return a->sim.peak_bytes < best->sim.peak_bytes;
+}
+
+static int mp__stop(const mp_plan_options_t *o, double t0, mp_error_t *err) {
+  if (o->should_stop && o->should_stop(o->stop_arg))
+    return mp_error_set(err, MP_ECANCELED, "", "planning was cancelled");
+  if (o->deadline_ms > 0 && mp__now_ms() - t0 > o->deadline_ms)
+    return mp_error_set(err, MP_ETIMEDOUT, "", "planning passed its deadline of %.0f ms",
+                        o->deadline_ms);
+  return 0;
+}
+
+static int mp__plan_chen(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
+                         mp_plan_result_t *r, mp_error_t *err) {
+  uint32_t *cand = NULL;
+  size_t ncand = 0;
+  mp__cand_t best, c;
+  uint64_t least_peak = UINT64_MAX;
+  int rc, i;
+
+  memset(&best, 0, sizeof(best));
+  if (o->accounting == MP_ACCOUNTING_REFERENCE)
+    return mp_error_set(err, MP_EINVAL, "$.accounting",
+                        "the reference accounting applies to the DP solvers only");
+  if ((rc = mp_cut_candidates(g, &cand, &ncand)) != 0)
+    return mp_error_set(err, rc, "", "out of memory");
+  r->solver_used = o->solver;
+
+  if (o->solver == MP_SOLVER_SQRT) {
+    mp_strategy_t *st;
+    if ((rc = mp_sqrt_strategy(g, cand, ncand, &st)) != 0) goto fail_nomem;
+    if ((rc = mp__cand_make(g, st, &best, err)) != 0) goto fail;
+    least_peak = best.sim.peak_bytes;
+  } else {
+    /* memonger's threshold search. */
+    double thr = 0, last_guess = 0;
+    uint64_t smallest_seen = UINT64_MAX;
+    for (i = 0; i < 4 + 6; i++) {
+      mp_strategy_t *st;
+      uint64_t x, y, smallest;
+      if ((rc = mp__stop(o, t0, err)) != 0) goto fail;
+      if (i >= 4) {
+        /* the grid: six thresholds from the smallest segment seen up to
+         * sqrt(2) times the last refined guess */
+        double lo = smallest_seen == UINT64_MAX ? 0 : (double)smallest_seen;
+        double hi = sqrt(2.0) * last_guess;
+        if (hi < lo) hi = lo;
+        thr = lo + (hi - lo) * (double)(i - 4) / 5.0;
+      }
+      if ((rc = mp_memonger_greedy(g, cand, ncand, thr, &st, &x, &y, &smallest)) != 0)
+        goto fail_nomem;
+      if (smallest > 0 && smallest < smallest_seen) smallest_seen = smallest;
+      if ((rc = mp__cand_make(g, st, &c, err)) != 0) goto fail;
+      if (c.sim.peak_bytes < least_peak) least_peak = c.sim.peak_bytes;
+      if (mp__better(o, &c, &best)) {
+        mp__cand_free(&best);
+        best = c;
+      } else {
+        mp__cand_free(&c);
+      }
+      if (i < 3) {
+        thr = sqrt((double)x * (double)y / 2.0);
+        last_guess = thr;
+      }
+    }
+  }
+  free(cand);
+  cand = NULL;
+  r->feasible = mp__fits(o, &best.sim);
+  if (!r->feasible) {
+    r->min_feasible_budget = least_peak;
+    mp__cand_free(&best);
+    return 0;
+  }
+  return mp__adopt(g, &best, r);
+
+fail_nomem:
+  mp_error_set(err, rc, "", "out of memory");
+fail:
+  free(cand);
+  mp__cand_free(&best);
+  return rc;
+}
+
+int mp_plan(const mp_graph_t *g, const mp_plan_options_t *o, mp_plan_result_t *r,
+            mp_error_t *err) {
+  double t0 = mp__now_ms();
+  int rc;
+  memset(r, 0, sizeof(*r));
+  if (!g->finalized) return mp_error_set(err, MP_EINVAL, "", "graph is not finalized");
+  if ((unsigned)o->solver > MP_SOLVER_NONE)
+    return mp_error_set(err, MP_EINVAL, "$.solver", "unknown solver");
+  r->solver = o->solver;
+  r->objective = o->objective;
+  r->accounting = o->accounting;
+  r->budget = o->budget;
+
+  switch (o->solver) {
+  case MP_SOLVER_NONE: {
+    mp__cand_t c;
+    if (o->accounting == MP_ACCOUNTING_REFERENCE) {
+      rc = mp_error_set(err, MP_EINVAL, "$.accounting",
+                        "the reference accounting applies to the DP solvers only");
+      break;
+    }
+    r->solver_used = MP_SOLVER_NONE;
+    if ((rc = mp__cand_make(g, NULL, &c, err)) != 0) break;
+    r->feasible = mp__fits(o, &c.sim);
+    if (!r->feasible) r->min_feasible_budget = c.sim.peak_bytes;
+    rc = mp__adopt(g, &c, r);
+    break;
+  }
+  case MP_SOLVER_AUTO:
+  case MP_SOLVER_EXACT:
+  case MP_SOLVER_APPROX:
+    rc = mp__plan_dp(g, o, r, err);
+    break;
+  default:
+    rc = mp__plan_chen(g, o, t0, r, err);
+    break;
+  }
+  if (rc != 0) {
+    mp_plan_result_free(r);
+    if (rc == MP_ENOMEM && err && err->code == 0) mp_error_set(err, rc, "", "out of memory");
+    return rc;
+  }
+  r->solve_ms = mp__now_ms() - t0;
+  return 0;
+}
