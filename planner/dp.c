@@ -533,6 +533,8 @@ static int mp__run(mp__dp_t *c, mp__mode_t mode, uint64_t budget) {
     if (mode == MP__FRONTIER && (rc = mp__reduce3(c)) != 0) return rc;
     if ((rc = mp__append_front(c, j)) != 0) return rc;
   }
+  if (getenv("MP_DP_DEBUG")) { size_t mx = 0, q; for (q = 0; q < ns; q++) if (c->front_len[q] > mx) mx = c->front_len[q];
+    fprintf(stderr, "DEBUG mode %d sets %zu arena %zu maxfront %zu Vfront %u\n", (int)mode, ns, c->n_arena, mx, c->front_len[ns-1]); }
   return 0;
 }
 

@@ -267,10 +267,9 @@ static void mp__name_from_path(const char *path, char *out, size_t n) {
   out[len] = '\0';
 }
 
-/* Read a whole file, refusing more than MP__MAX_INPUT_BYTES. The size is
- * checked up front for regular files and again while reading, which also
- * covers pipes and files that grow. The buffer is NUL-terminated. */
-static int mp__read_file(const char *path, char **out, size_t *out_len, mp_error_t *err) {
+/* The size is checked up front for regular files and again while reading,
+ * which also covers pipes and files that grow. */
+int mp_read_file(const char *path, char **out, size_t *out_len, mp_error_t *err) {
   FILE *f = fopen(path, "rb");
   struct stat st;
   char *buf = NULL;
@@ -351,7 +350,7 @@ int mp_graph_load_file(const char *path, mp_format_t fmt, const mp_limits_t *lim
   *out = NULL;
   if (used) *used = MP_FORMAT_AUTO;
   if (path == NULL) return mp_error_set(err, MP_EINVAL, "", "no file given");
-  if ((rc = mp__read_file(path, &buf, &len, err)) != 0) return rc;
+  if ((rc = mp_read_file(path, &buf, &len, err)) != 0) return rc;
   mp__name_from_path(path, name, sizeof(name));
   rc = mp_graph_load_buffer(buf, len, fmt, name[0] ? name : NULL, lim, out, used, err);
   free(buf);

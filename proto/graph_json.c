@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "formats.h"
+#include "json_util.h"
 
 #define MP__NATIVE_FORMAT "memplan.graph/1"
 
@@ -391,53 +392,30 @@ int mp_native_from_json(json_t *root, const char *base, const mp_limits_t *lim,
 
 /* ---- Writer ------------------------------------------------------------ */
 
-/* Times are written as integers when that loses nothing (2^53 is where
- * doubles stop representing every integer), so that "time": 10 comes back
- * as it was written; anything else as a real, which jansson prints with 17
- * significant digits and therefore reads back to the same double. */
-static json_t *mp__time_json(double t) {
-  if (t == floor(t) && fabs(t) < 9007199254740992.0) return json_integer((json_int_t)t);
-  return json_real(t);
-}
-
-/* Sizes above INT64_MAX cannot be JSON integers in jansson. No reader of
- * ours produces them; should one appear, write it as a real so it is not
- * silently wrapped to a negative number (the reader then rejects it). */
-static json_t *mp__u64_json(uint64_t x) {
-  if (x <= (uint64_t)INT64_MAX) return json_integer((json_int_t)x);
-  return json_real((double)x);
-}
-
-/* json_object_set_new steals `v` even on failure, so a NULL `v` (out of
- * memory) is reported by the call returning -1. */
-static int mp__set(json_t *obj, const char *key, json_t *v) {
-  return json_object_set_new(obj, key, v) == 0 ? 0 : -1;
-}
-
 static json_t *mp__node_json(const mp_graph_t *g, const mp_node_t *nd) {
   json_t *o = json_object();
   int bad = 0;
   if (o == NULL) return NULL;
-  bad |= mp__set(o, "id", json_string(nd->id));
-  if (nd->op[0]) bad |= mp__set(o, "op", json_string(nd->op));
-  if (nd->kind != MP_KIND_ACTIVATION) bad |= mp__set(o, "kind", json_string(mp_kind_name(nd->kind)));
+  bad |= mp_json_set(o, "id", json_string(nd->id));
+  if (nd->op[0]) bad |= mp_json_set(o, "op", json_string(nd->op));
+  if (nd->kind != MP_KIND_ACTIVATION) bad |= mp_json_set(o, "kind", json_string(mp_kind_name(nd->kind)));
   if (nd->n_inputs > 0) {
     json_t *a = json_array();
     uint32_t k;
     if (a == NULL) bad = 1;
     for (k = 0; a && k < nd->n_inputs; k++)
       bad |= json_array_append_new(a, json_string(g->nodes[nd->inputs[k]].id));
-    bad |= mp__set(o, "inputs", a);
+    bad |= mp_json_set(o, "inputs", a);
   }
-  bad |= mp__set(o, "bytes", mp__u64_json(nd->bytes));
-  if (nd->time != 0) bad |= mp__set(o, "time", mp__time_json(nd->time));
-  if (nd->has_bwd_time) bad |= mp__set(o, "bwd_time", mp__time_json(nd->bwd_time));
-  if (!nd->recompute) bad |= mp__set(o, "recompute", json_false());
-  if (nd->stage) bad |= mp__set(o, "stage", json_string(nd->stage));
+  bad |= mp_json_set(o, "bytes", mp_json_u64(nd->bytes));
+  if (nd->time != 0) bad |= mp_json_set(o, "time", mp_json_number(nd->time));
+  if (nd->has_bwd_time) bad |= mp_json_set(o, "bwd_time", mp_json_number(nd->bwd_time));
+  if (!nd->recompute) bad |= mp_json_set(o, "recompute", json_false());
+  if (nd->stage) bad |= mp_json_set(o, "stage", json_string(nd->stage));
   if (nd->bwd_reads != MP_BWD_READS_INPUTS)
-    bad |= mp__set(o, "bwd_reads", json_string(mp_bwd_reads_name(nd->bwd_reads)));
+    bad |= mp_json_set(o, "bwd_reads", json_string(mp_bwd_reads_name(nd->bwd_reads)));
   if (nd->workspace_bytes != 0)
-    bad |= mp__set(o, "workspace_bytes", mp__u64_json(nd->workspace_bytes));
+    bad |= mp_json_set(o, "workspace_bytes", mp_json_u64(nd->workspace_bytes));
   if (bad) {
     json_decref(o);
     return NULL;
@@ -458,15 +436,15 @@ json_t *mp_graph_to_json(const mp_graph_t *g) {
     json_decref(nodes);
     return NULL;
   }
-  bad |= mp__set(root, "format", json_string(MP__NATIVE_FORMAT));
-  if (g->name && g->name[0]) bad |= mp__set(root, "name", json_string(g->name));
-  if (g->time_unit && g->time_unit[0]) bad |= mp__set(root, "time_unit", json_string(g->time_unit));
-  if (g->param_bytes != 0) bad |= mp__set(root, "param_bytes", mp__u64_json(g->param_bytes));
+  bad |= mp_json_set(root, "format", json_string(MP__NATIVE_FORMAT));
+  if (g->name && g->name[0]) bad |= mp_json_set(root, "name", json_string(g->name));
+  if (g->time_unit && g->time_unit[0]) bad |= mp_json_set(root, "time_unit", json_string(g->time_unit));
+  if (g->param_bytes != 0) bad |= mp_json_set(root, "param_bytes", mp_json_u64(g->param_bytes));
   for (v = 0; !bad && v < g->n_nodes; v++) {
     json_t *nj = mp__node_json(g, &g->nodes[v]);
     if (nj == NULL || json_array_append_new(nodes, nj) != 0) bad = 1;
   }
-  bad |= mp__set(root, "nodes", nodes);
+  bad |= mp_json_set(root, "nodes", nodes);
   if (bad) {
     json_decref(root);
     return NULL;

@@ -5,6 +5,8 @@
  */
 #include "schedule_json.h"
 
+#include "json_util.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -177,44 +179,34 @@ fail:
   return NULL;
 }
 
-/* jansson integers are signed 64-bit; larger byte counts become reals. */
-static json_t *mp__json_u64(uint64_t x) {
-  if (x <= (uint64_t)INT64_MAX) return json_integer((json_int_t)x);
-  return json_real((double)x);
-}
-
-static int mp__set(json_t *o, const char *key, json_t *v) {
-  return v == NULL ? -1 : json_object_set_new(o, key, v);
-}
-
 json_t *mp_sim_report_to_json(const mp_graph_t *g, const mp_sim_report_t *r, int with_timeline) {
   json_t *root = json_object(), *time, *rec, *tl;
   size_t i;
   if (root == NULL || g == NULL || r == NULL) goto fail;
-  if (mp__set(root, "valid", json_true()) || mp__set(root, "peak_bytes", mp__json_u64(r->peak_bytes)) ||
-      mp__set(root, "peak_step", json_integer((json_int_t)r->peak_step)) ||
-      mp__set(root, "const_bytes", mp__json_u64(r->const_bytes)))
+  if (mp_json_set(root, "valid", json_true()) || mp_json_set(root, "peak_bytes", mp_json_u64(r->peak_bytes)) ||
+      mp_json_set(root, "peak_step", json_integer((json_int_t)r->peak_step)) ||
+      mp_json_set(root, "const_bytes", mp_json_u64(r->const_bytes)))
     goto fail;
   time = json_object();
-  if (mp__set(root, "time", time)) goto fail;
-  if (mp__set(time, "forward", json_real(r->time_forward)) ||
-      mp__set(time, "backward", json_real(r->time_backward)) ||
-      mp__set(time, "recompute", json_real(r->time_recompute)) ||
-      mp__set(time, "total", json_real(r->time_total)) ||
-      mp__set(root, "overhead_pct", json_real(r->overhead_pct)))
+  if (mp_json_set(root, "time", time)) goto fail;
+  if (mp_json_set(time, "forward", mp_json_number(r->time_forward)) ||
+      mp_json_set(time, "backward", mp_json_number(r->time_backward)) ||
+      mp_json_set(time, "recompute", mp_json_number(r->time_recompute)) ||
+      mp_json_set(time, "total", mp_json_number(r->time_total)) ||
+      mp_json_set(root, "overhead_pct", json_real(r->overhead_pct)))
     goto fail;
   rec = json_array();
-  if (mp__set(root, "recomputed", rec)) goto fail;
+  if (mp_json_set(root, "recomputed", rec)) goto fail;
   for (i = 0; i < r->n_recomputed; i++) {
     if (r->recomputed[i] >= g->n_nodes) goto fail;
     if (json_array_append_new(rec, json_string(g->nodes[r->recomputed[i]].id)) != 0) goto fail;
   }
-  if (mp__set(root, "steps", json_integer((json_int_t)r->n_steps))) goto fail;
+  if (mp_json_set(root, "steps", json_integer((json_int_t)r->n_steps))) goto fail;
   if (with_timeline) {
     tl = json_array();
-    if (mp__set(root, "timeline", tl)) goto fail;
+    if (mp_json_set(root, "timeline", tl)) goto fail;
     for (i = 0; i < r->n_steps; i++)
-      if (json_array_append_new(tl, mp__json_u64(r->timeline[i])) != 0) goto fail;
+      if (json_array_append_new(tl, mp_json_u64(r->timeline[i])) != 0) goto fail;
   }
   return root;
 fail:

@@ -7,32 +7,6 @@
 #include "schedule_json.h"
 #include "simulator.h"
 
-static char *mp__slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  char *buf = NULL;
-  size_t cap = 0, n = 0;
-  if (f == NULL) return NULL;
-  for (;;) {
-    size_t r;
-    if (cap - n < 65536) {
-      char *nb = realloc(buf, cap + 65536);
-      if (nb == NULL) break;
-      buf = nb;
-      cap += 65536;
-    }
-    r = fread(buf + n, 1, cap - n, f);
-    n += r;
-    if (r == 0) break;
-  }
-  if (ferror(f)) {
-    free(buf);
-    buf = NULL;
-  }
-  fclose(f);
-  *len = n;
-  return buf;
-}
-
 int mp_cli_simulate(int argc, char **argv) {
   mp_cli_opts_t o;
   mp_graph_t *g = NULL;
@@ -45,13 +19,11 @@ int mp_cli_simulate(int argc, char **argv) {
 
   if ((rc = mp_cli_parse(argc, argv, "--timeline", 2, 2, &o)) != 0) return rc;
   if ((rc = mp_cli_load_graph(o.pos[0], &o, &g, NULL)) != 0) return rc;
-  buf = mp__slurp(o.pos[1], &len);
-  if (buf == NULL) {
-    fprintf(stderr, "memplan: %s: cannot read the schedule file\n", o.pos[1]);
-    mp_graph_free(g);
-    return MP_CLI_EXIT_USAGE;
-  }
   mp_error_clear(&err);
+  if ((rc = mp_read_file(o.pos[1], &buf, &len, &err)) != 0) {
+    mp_graph_free(g);
+    return mp_cli_report(o.pos[1], &err);
+  }
   rc = mp_schedule_load_buffer(g, buf, len, &s, &err);
   free(buf);
   if (rc == 0) rc = mp_simulate(g, s, &rep, &err);

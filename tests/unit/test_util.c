@@ -1,34 +1,17 @@
 /* test_util.c - file and process helpers for the tests. */
 #include "test_util.h"
 
+#include "formats.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 
 char *mp_test_read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
   char *buf = NULL;
-  size_t cap = 0, n = 0;
-  if (f == NULL) return NULL;
-  for (;;) {
-    size_t r;
-    if (cap - n < 65536) {
-      char *nb = realloc(buf, cap + 65536 + 1);
-      if (nb == NULL) {
-        free(buf);
-        fclose(f);
-        return NULL;
-      }
-      buf = nb;
-      cap += 65536;
-    }
-    r = fread(buf + n, 1, cap - n, f);
-    n += r;
-    if (r == 0) break;
-  }
-  fclose(f);
-  buf[n] = '\0';
+  size_t n = 0;
+  if (mp_read_file(path, &buf, &n, NULL) != 0) return NULL;
   if (len) *len = n;
   return buf;
 }

@@ -1,0 +1,191 @@
+/* test_cli.c - the memplan command as a user runs it: real processes, real
+ * files, JSON on stdout checked field by field, exit codes, and one-line
+ * errors on stderr. */
+#include <check.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "suites.h"
+#include "test_util.h"
+
+/* Run `memplan ARGS` (stderr to /dev/null unless captured by the caller's
+ * redirection inside args); parse stdout as JSON when `out` is given. */
+static int run(const char *args, json_t **out) {
+  char cmd[2048];
+  char *text = NULL;
+  int rc;
+  /* usage errors are expected here; keep their messages out of the log */
+  snprintf(cmd, sizeof(cmd), "%s %s%s", mp_test_cli(), args, strstr(args, "2>") ? "" : " 2>/dev/null");
+  rc = mp_test_run(cmd, &text);
+  if (out) {
+    json_error_t e;
+    *out = text ? json_loads(text, 0, &e) : NULL;
+  }
+  free(text);
+  return rc;
+}
+
+static json_int_t jint(json_t *o, const char *key) {
+  json_t *v = json_object_get(o, key);
+  ck_assert_msg(json_is_integer(v), "key %s is not an integer", key);
+  return json_integer_value(v);
+}
+
+static double jnum(json_t *o, const char *key) {
+  json_t *v = json_object_get(o, key);
+  ck_assert_msg(json_is_number(v), "key %s is not a number", key);
+  return json_number_value(v);
+}
+
+START_TEST(test_inspect_tiny) {
+  json_t *o;
+  ck_assert_int_eq(run("inspect tests/cli/tiny.json", &o), 0);
+  ck_assert_ptr_nonnull(o);
+  ck_assert_int_eq(jint(o, "nodes"), 3);
+  ck_assert_int_eq(jint(o, "edges"), 2);
+  ck_assert_int_eq(jint(o, "activation_bytes"), 60);
+  ck_assert_int_eq(jint(o, "param_bytes"), 1000);
+  /* Store-all on a chain a(10) -> b(20) -> c(30): the peak is in the
+   * backward of c: values a, b (c's value was freed after forward, as
+   * nothing reads it), seed grad c (30) and new grad b (20):
+   * 1000 + 10 + 20 + 30 + 20 = 1080. */
+  ck_assert_int_eq(jint(o, "peak_no_recompute"), 1080);
+  /* min_budget: backward of c needs grad c 30 + grad b 20 + value b 20 = 70 */
+  ck_assert_int_eq(jint(o, "min_budget"), 1070);
+  ck_assert_str_eq(json_string_value(json_object_get(o, "format")), "native");
+  ck_assert_str_eq(json_string_value(json_object_get(o, "name")), "tiny-chain");
+  ck_assert_uint_eq(strlen(json_string_value(json_object_get(o, "graph_hash"))), 64);
+  json_decref(o);
+}
+END_TEST
+
+/* Shipped graphs through the CLI. The no-recomputation peaks are the
+ * simulator's; ALGORITHMS.md section 4 quotes the activation part of two of
+ * them (VGG19 2.13 GB, ResNet50 3.47 GB), which these reproduce. */
+START_TEST(test_inspect_shipped) {
+  json_t *o;
+  ck_assert_int_eq(run("inspect tests/graphs/cg_vgg19.txt", &o), 0);
+  ck_assert_int_eq(jint(o, "nodes"), 46);
+  ck_assert_int_eq(jnum(o, "forward_time"), 190);
+  ck_assert_str_eq(json_string_value(json_object_get(o, "format")), "kusumoto");
+  ck_assert_int_eq(jint(o, "peak_no_recompute") - jint(o, "param_bytes"), 2132279296);
+  json_decref(o);
+  ck_assert_int_eq(run("inspect tests/graphs/cg_resnet50.txt", &o), 0);
+  ck_assert_int_eq(jint(o, "nodes"), 176);
+  ck_assert_int_eq(jnum(o, "forward_time"), 653);
+  ck_assert_int_eq(jint(o, "peak_no_recompute") - jint(o, "param_bytes"), 3468165120);
+  json_decref(o);
+  ck_assert_int_eq(run("inspect --format nodelink tests/graphs/tiny_resblock.json", &o), 0);
+  ck_assert_int_eq(jint(o, "nodes"), 9);
+  json_decref(o);
+}
+END_TEST
+
+START_TEST(test_simulate) {
+  json_t *o, *t, *tl;
+  /* Hand-computed in tests/cli/tiny_recompute.schedule.json's order:
+   * 1010 1030 1020 1050 1020 [c bwd: +30 seed +20 grad b = 1070 peak] 1040
+   * 1020 1030 [b bwd: +10 grad a] 1020 1010 1000. */
+  static const json_int_t expect[] = {1010, 1030, 1020, 1050, 1020, 1040,
+                                      1020, 1030, 1020, 1010, 1000};
+  size_t i;
+  ck_assert_int_eq(run("simulate tests/cli/tiny.json tests/cli/tiny_recompute.schedule.json --timeline", &o), 0);
+  ck_assert_int_eq(jint(o, "peak_bytes"), 1070);
+  ck_assert_int_eq(jint(o, "peak_step"), 5);
+  t = json_object_get(o, "time");
+  ck_assert_double_eq(jnum(t, "forward"), 6);
+  ck_assert_double_eq(jnum(t, "backward"), 12);
+  ck_assert_double_eq(jnum(t, "recompute"), 1);
+  ck_assert_double_eq(jnum(t, "total"), 19);
+  tl = json_object_get(o, "timeline");
+  ck_assert_uint_eq(json_array_size(tl), 11);
+  for (i = 0; i < 11; i++) ck_assert_int_eq(json_integer_value(json_array_get(tl, i)), expect[i]);
+  ck_assert_str_eq(json_string_value(json_array_get(json_object_get(o, "recomputed"), 0)), "a");
+  json_decref(o);
+}
+END_TEST
+
+START_TEST(test_plan_none) {
+  json_t *o, *t;
+  ck_assert_int_eq(run("plan tests/cli/tiny.json --budget 1080 --solver none", &o), 0);
+  ck_assert(json_is_true(json_object_get(o, "feasible")));
+  ck_assert_int_eq(jint(o, "peak_bytes"), 1080);
+  ck_assert_int_eq(jint(o, "budget"), 1080);
+  t = json_object_get(o, "time");
+  ck_assert_double_eq(jnum(t, "recompute"), 0);
+  ck_assert_uint_eq(json_array_size(json_object_get(o, "schedule")), 3 + 3 + 3); /* 3 compute, 3 backward, 3 free */
+  json_decref(o);
+  /* one byte short: infeasible, exit 1, and the budget that would fit */
+  ck_assert_int_eq(run("plan tests/cli/tiny.json --budget 1079 --solver none --summary", &o), 1);
+  ck_assert(json_is_false(json_object_get(o, "feasible")));
+  ck_assert_int_eq(jint(o, "min_feasible_budget"), 1080);
+  ck_assert_ptr_null(json_object_get(o, "schedule"));
+  json_decref(o);
+  ck_assert_int_eq(run("plan tests/cli/tiny.json --budget 1KiB --solver none --summary", &o), 1);
+  ck_assert_int_eq(jint(o, "budget"), 1024);
+  json_decref(o);
+}
+END_TEST
+
+START_TEST(test_errors_and_usage) {
+  char *err = NULL;
+  char cmd[1024];
+  ck_assert_int_eq(run("", NULL), 2);
+  ck_assert_int_eq(run("frobnicate", NULL), 2);
+  ck_assert_int_eq(run("--help", NULL), 0);
+  ck_assert_int_eq(run("inspect", NULL), 2);
+  ck_assert_int_eq(run("inspect a b", NULL), 2);
+  ck_assert_int_eq(run("inspect --bogus tests/cli/tiny.json", NULL), 2);
+  ck_assert_int_eq(run("inspect --format xml tests/cli/tiny.json", NULL), 2);
+  ck_assert_int_eq(run("inspect /nonexistent/graph.json", NULL), 2);
+  ck_assert_int_eq(run("plan tests/cli/tiny.json", NULL), 2);            /* no budget */
+  ck_assert_int_eq(run("plan tests/cli/tiny.json --budget 12G", NULL), 2); /* ambiguous unit */
+  ck_assert_int_eq(run("plan tests/cli/tiny.json --budget 1GiB --solver magic", NULL), 2);
+  ck_assert_int_eq(run("plan tests/cli/tiny.json --budget 1GiB --objective speed", NULL), 2);
+  ck_assert_int_eq(run("inspect --max-nodes 2 tests/cli/tiny.json", NULL), 2);
+  /* the error line names the file, the path and the code */
+  snprintf(cmd, sizeof(cmd), "%s simulate tests/cli/tiny.json tests/cli/tiny_bad.schedule.json 2>&1 >/dev/null",
+           mp_test_cli());
+  ck_assert_int_eq(mp_test_run(cmd, &err), 2);
+  ck_assert_str_eq(err, "memplan: tests/cli/tiny_bad.schedule.json: $.steps[2]: step 2 (compute 'b'): "
+                        "input 'a' is not in memory (ESCHEDULE)\n");
+  free(err);
+  snprintf(cmd, sizeof(cmd), "%s inspect tests/cases/json_cycle/input.json 2>&1 >/dev/null", mp_test_cli());
+  ck_assert_int_eq(mp_test_run(cmd, &err), 2);
+  ck_assert_ptr_nonnull(strstr(err, "cycle"));
+  ck_assert_ptr_nonnull(strstr(err, "(ECYCLE)"));
+  free(err);
+}
+END_TEST
+
+START_TEST(test_convert_roundtrip) {
+  char cmd[1024];
+  json_t *a, *b;
+  snprintf(cmd, sizeof(cmd), "%s convert --compact tests/graphs/cg_unet.txt > build-cli-convert.json", mp_test_cli());
+  ck_assert_int_eq(mp_test_run(cmd, NULL), 0);
+  ck_assert_int_eq(run("inspect tests/graphs/cg_unet.txt", &a), 0);
+  ck_assert_int_eq(run("inspect build-cli-convert.json", &b), 0);
+  ck_assert_str_eq(json_string_value(json_object_get(a, "graph_hash")),
+                   json_string_value(json_object_get(b, "graph_hash")));
+  ck_assert_int_eq(jint(a, "peak_no_recompute"), jint(b, "peak_no_recompute"));
+  json_decref(a);
+  json_decref(b);
+  remove("build-cli-convert.json");
+}
+END_TEST
+
+Suite *suite_cli(void) {
+  Suite *s = suite_create("cli");
+  TCase *tc = tcase_create("commands");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_inspect_tiny);
+  tcase_add_test(tc, test_inspect_shipped);
+  tcase_add_test(tc, test_simulate);
+  tcase_add_test(tc, test_plan_none);
+  tcase_add_test(tc, test_errors_and_usage);
+  tcase_add_test(tc, test_convert_roundtrip);
+  suite_add_tcase(s, tc);
+  return s;
+}
