@@ -32,6 +32,7 @@
  */
 #include "dp.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,17 @@ static inline uint64_t mp__sdbl(uint64_t x) { return x > UINT64_MAX / 2 ? UINT64
 /* ---- State -------------------------------------------------------------- */
 
 typedef enum { MP__BOUNDED = 0, MP__MINPEAK = 1, MP__FRONTIER = 2 } mp__mode_t;
+
+/* Limits of one pass. `budget` bounds every step's peak (the model). The
+ * other two are branch-and-bound cuts (see mp__solve_bounded): a pair whose
+ * charged time t(L) - a exceeds max_loss, or whose kept memory exceeds
+ * max_kept, is dropped, and `pruned` records that something was. */
+typedef struct {
+  uint64_t budget;
+  double max_loss;
+  uint64_t max_kept;
+  int pruned;
+} mp__bound_t;
 
 typedef struct {
   double a;           /* forward time not charged so far */
@@ -94,6 +106,7 @@ typedef struct {
   int (*should_stop)(void *);
   void *stop_arg;
   size_t work;
+  double tol; /* slack for comparing sums of times */
 } mp__dp_t;
 
 static void mp__dp_free_family(mp__dp_t *c) {
@@ -138,6 +151,7 @@ static int mp__dp_init(mp__dp_t *c, const mp_graph_t *g, mp_accounting_t acc) {
   memset(c, 0, sizeof(*c));
   c->g = g;
   c->acc = acc;
+  c->tol = 1e-9 * (g->fwd_time > 1 ? g->fwd_time : 1);
   if ((rc = mp_actdag_init(&c->dag, g)) != 0) return rc;
   c->nm = malloc((c->dag.n ? c->dag.n : 1) * sizeof(uint64_t));
   c->nt = malloc((c->dag.n ? c->dag.n : 1) * sizeof(double));
@@ -389,40 +403,64 @@ static int mp__poll(mp__dp_t *c) {
   return 0;
 }
 
-/* Pull every allowed step L_i -> L_j (j fixed) from the pairs of L_i. */
-static int mp__relax(mp__dp_t *c, mp__mode_t mode, uint64_t budget, size_t i, size_t j,
-                     uint64_t cost) {
-  const mp__pair_t *P;
-  size_t len = c->front_len[i], off = c->front_off[i], q, last = c->fam.n_sets - 1;
-  uint64_t lim, mw;
-  double tw;
-  int rc;
-  if (len == 0) return 0;
-  lim = budget - cost; /* cost <= budget here */
-  P = c->arena + off;
-  if (P[0].k > lim) return 0;
-  c->work += len;
+/* The step's peak minus the kept memory: 2 * (m(L_j) - m(L_i)) + back(L_j). */
+static inline uint64_t mp__step_cost(const mp__dp_t *c, size_t i, size_t j) {
+  return mp__sadd(mp__sdbl(c->m[j] - c->m[i]), c->back[j]);
+}
+
+/* What a step L_i -> L_j keeps: m(W) (plus recompute:false nodes) and the
+ * time it does not charge. Both only grow when L_i shrinks (for a fixed L_j),
+ * and so does the charged time t(L_j \ L_i) - tw: the DP uses that to cut
+ * the walk down the subsets. */
+static inline void mp__step_gain(const mp__dp_t *c, size_t i, size_t j, uint64_t *mw,
+                                 double *tw) {
+  size_t last = c->fam.n_sets - 1;
   if (j == last) {
     /* Into V: nothing has a successor outside, W is empty; the default
      * accounting does not charge the last segment. */
-    mw = 0;
-    tw = c->acc == MP_ACCOUNTING_DEFAULT ? c->t[last] - c->t[i] : 0;
+    *mw = 0;
+    *tw = c->acc == MP_ACCOUNTING_DEFAULT ? c->t[last] - c->t[i] : 0;
   } else {
     const uint64_t *bi = c->fam.bits + i * c->fam.words;
+    uint64_t m = c->mr[j] - c->mr[i];
+    double t = c->tr[j] - c->tr[i];
     uint32_t e;
-    mw = c->mr[j] - c->mr[i];
-    tw = c->tr[j] - c->tr[i];
     for (e = c->fb_off[j]; e < c->fb_off[j + 1]; e++) {
       uint32_t v = c->fb[e];
       if ((bi[v >> 6] >> (v & 63)) & 1u) continue;
-      mw += c->nm[v];
-      tw += c->nt[v];
+      m += c->nm[v];
+      t += c->nt[v];
     }
+    *mw = m;
+    *tw = t;
   }
+}
+
+/* Pull the step L_i -> L_j (j fixed) for every pair of L_i that fits. */
+static int mp__relax(mp__dp_t *c, mp__mode_t mode, mp__bound_t *bd, size_t i, size_t j,
+                     uint64_t cost, uint64_t mw, double tw) {
+  const mp__pair_t *P;
+  size_t len = c->front_len[i], off = c->front_off[i], q;
+  uint64_t lim;
+  double tol = c->tol, maxloss = bd->max_loss;
+  int rc;
+  if (len == 0) return 0;
+  lim = bd->budget - cost; /* cost <= budget here */
+  if (bd->max_kept - mw < lim) lim = bd->max_kept - mw; /* mw <= max_kept here */
+  P = c->arena + off;
+  if (P[0].k > lim) {
+    if (P[0].k <= bd->budget - cost) bd->pruned = 1;
+    return 0;
+  }
+  c->work += len;
   for (q = 0; q < len && P[q].k <= lim; q++) {
     mp__pair_t n;
     uint64_t step = mp__sadd(P[q].k, cost);
     n.a = P[q].a + tw;
+    if (c->t[j] - n.a > maxloss + tol) {
+      bd->pruned = 1;
+      continue;
+    }
     n.k = mp__sadd(P[q].k, mw);
     n.p = P[q].p > step ? P[q].p : step;
     n.from_set = (uint32_t)i;
@@ -433,15 +471,29 @@ static int mp__relax(mp__dp_t *c, mp__mode_t mode, uint64_t budget, size_t i, si
     } else if ((rc = mp__stair_insert(c, mode, &n)) != 0) {
       return rc;
     }
-    P = c->arena + off; /* unchanged (the arena only grows between states) */
   }
+  if (q < len && P[q].k <= bd->budget - cost) bd->pruned = 1; /* cut by max_kept */
   return 0;
 }
 
-/* The step's peak minus the kept memory: 2 * (m(L_j) - m(L_i)) + back(L_j). */
-static inline uint64_t mp__step_cost(const mp__dp_t *c, size_t i, size_t j) {
-  return mp__sadd(mp__sdbl(c->m[j] - c->m[i]), c->back[j]);
+/* Visit the step L_i -> L_j: returns 0 when the subsets of L_i need not be
+ * visited (every quantity that decides it only grows as L_i shrinks). */
+static int mp__visit(mp__dp_t *c, mp__mode_t mode, mp__bound_t *bd, size_t i, size_t j,
+                     int *rc) {
+  uint64_t cost = mp__step_cost(c, i, j), mw;
+  double tw;
+  *rc = 0;
+  c->work++;
+  if (cost > bd->budget) return 0;
+  mp__step_gain(c, i, j, &mw, &tw);
+  if (mw > bd->max_kept || (c->t[j] - c->t[i]) - tw > bd->max_loss + c->tol) {
+    bd->pruned = 1;
+    return 0;
+  }
+  *rc = mp__relax(c, mode, bd, i, j, cost, mw, tw);
+  return 1;
 }
+
 
 static int mp__append_front(mp__dp_t *c, size_t j) {
   size_t n = c->n_cand;
@@ -462,10 +514,11 @@ static int mp__append_front(mp__dp_t *c, size_t j) {
   return 0;
 }
 
-static int mp__run(mp__dp_t *c, mp__mode_t mode, uint64_t budget) {
+static int mp__run(mp__dp_t *c, mp__mode_t mode, mp__bound_t *bd) {
   mp_lowerset_family_t *f = &c->fam;
   size_t ns = f->n_sets, j, words = f->words;
   int rc;
+  bd->pruned = 0;
   c->n_arena = 0;
   c->n_cand = 0;
   if ((rc = mp__cand_reserve(c, 1)) != 0) return rc;
@@ -480,7 +533,6 @@ static int mp__run(mp__dp_t *c, mp__mode_t mode, uint64_t budget) {
   c->work = 0;
   if ((rc = mp__poll(c)) != 0) return rc;
   for (j = 1; j < ns; j++) {
-    uint64_t cost;
     c->n_cand = 0;
     if (c->work > (1u << 18)) {
       c->work = 0;
@@ -498,9 +550,8 @@ static int mp__run(mp__dp_t *c, mp__mode_t mode, uint64_t budget) {
       }
       while (qh < qt) {
         uint32_t i = c->queue[qh++];
-        cost = mp__step_cost(c, i, j);
-        c->work++;
-        if (cost > budget) continue; /* smaller subsets cost more: prune */
+        if (!mp__visit(c, mode, bd, i, j, &rc)) continue;
+        if (rc != 0) return rc;
         for (e = f->down_off[i]; e < f->down_off[i + 1]; e++) {
           uint32_t s = f->down[e];
           if (c->stamp[s] != mark) {
@@ -508,15 +559,14 @@ static int mp__run(mp__dp_t *c, mp__mode_t mode, uint64_t budget) {
             c->queue[qt++] = s;
           }
         }
-        if ((rc = mp__relax(c, mode, budget, i, j, cost)) != 0) return rc;
       }
     } else {
       /* Approx: the family's subsets of L_j are {} and the closures of the
        * nodes of L_j (closure(u) is inside L_j iff u is). */
       const uint64_t *b = f->bits + j * words;
       size_t w;
-      cost = mp__step_cost(c, 0, j);
-      if (cost <= budget && (rc = mp__relax(c, mode, budget, 0, j, cost)) != 0) return rc;
+      mp__visit(c, mode, bd, 0, j, &rc);
+      if (rc != 0) return rc;
       for (w = 0; w < words; w++) {
         uint64_t x = b[w];
         while (x) {
@@ -524,9 +574,8 @@ static int mp__run(mp__dp_t *c, mp__mode_t mode, uint64_t budget) {
           uint32_t i = f->by_node[u];
           x &= x - 1;
           if (i == j) continue;
-          cost = mp__step_cost(c, i, j);
-          if (cost > budget) continue;
-          if ((rc = mp__relax(c, mode, budget, i, j, cost)) != 0) return rc;
+          mp__visit(c, mode, bd, i, j, &rc);
+          if (rc != 0) return rc;
         }
       }
     }
@@ -534,8 +583,74 @@ static int mp__run(mp__dp_t *c, mp__mode_t mode, uint64_t budget) {
     if ((rc = mp__append_front(c, j)) != 0) return rc;
   }
   if (getenv("MP_DP_DEBUG")) { size_t mx = 0, q; for (q = 0; q < ns; q++) if (c->front_len[q] > mx) mx = c->front_len[q];
-    fprintf(stderr, "DEBUG mode %d sets %zu arena %zu maxfront %zu Vfront %u\n", (int)mode, ns, c->n_arena, mx, c->front_len[ns-1]); }
+    fprintf(stderr, "DEBUG mode %d sets %zu arena %zu maxfront %zu Vfront %u loss %g kept %llu pruned %d\n", (int)mode, ns, c->n_arena, mx, c->front_len[ns-1], bd->max_loss, (unsigned long long)bd->max_kept, bd->pruned); }
   return 0;
+}
+
+static void mp__bound_init(mp__bound_t *bd, uint64_t budget) {
+  bd->budget = budget;
+  bd->max_loss = HUGE_VAL;
+  bd->max_kept = UINT64_MAX;
+  bd->pruned = 0;
+}
+
+/* The bounded pass with branch and bound. The charged time t(L) - a and the
+ * kept memory k of a pair never decrease along a path, so when the answer's
+ * charged time (time objective) or kept memory (memory objective) is at most
+ * a bound R, cutting every pair above R loses nothing: the optimal path and
+ * all its ties survive. R starts small and doubles until V is reached
+ * (then the answer is optimal) or nothing was cut (then no plan exists at
+ * this budget); past the largest possible value the cut is removed. The
+ * cuts keep the Pareto sets and the walk down the subsets short, which is
+ * what makes large graphs fast. */
+static int mp__solve_bounded(mp__dp_t *c, mp_objective_t obj, uint64_t budget) {
+  size_t last = c->fam.n_sets - 1;
+  double tv = c->t[last];
+  uint64_t mv = c->m[last];
+  mp__bound_t bd;
+  double r = tv / 128;
+  uint64_t kb = (budget < mv ? budget : mv) / 64;
+  int rc;
+  for (;;) {
+    mp__bound_init(&bd, budget);
+    if (obj == MP_OBJECTIVE_TIME) bd.max_loss = r;
+    else bd.max_kept = kb;
+    if ((rc = mp__run(c, MP__BOUNDED, &bd)) != 0) return rc;
+    if (c->front_len[last] > 0 || !bd.pruned) return 0;
+    if (obj == MP_OBJECTIVE_TIME) {
+      r = r > 0 ? r * 2 : 1;
+      if (r >= tv) r = HUGE_VAL;
+    } else {
+      kb = kb > UINT64_MAX / 2 ? UINT64_MAX : (kb ? kb * 2 : 1);
+      if (kb >= mv) kb = UINT64_MAX;
+    }
+  }
+}
+
+/* The least peak over all plans: the min-peak pass with the peak bounded by
+ * P, P growing fourfold from a lower bound until V is reached. */
+static int mp__solve_minpeak(mp__dp_t *c, uint64_t known_infeasible, uint64_t *peak) {
+  size_t last = c->fam.n_sets - 1, v;
+  uint64_t p = known_infeasible, big = 0;
+  mp__bound_t bd;
+  int rc;
+  for (v = 0; v < c->dag.n; v++)
+    if (c->nm[v] > big) big = c->nm[v];
+  big = mp__sdbl(big); /* the segment holding the largest node holds it twice */
+  if (p < UINT64_MAX) p++;
+  if (p < big) p = big;
+  if (p == 0) p = 1;
+  for (;;) {
+    mp__bound_init(&bd, p);
+    if ((rc = mp__run(c, MP__MINPEAK, &bd)) != 0) return rc;
+    if (c->front_len[last] > 0) {
+      /* p strictly decreases along k: the last pair has the least peak */
+      *peak = c->arena[c->front_off[last] + c->front_len[last] - 1].p;
+      return 0;
+    }
+    if (p == UINT64_MAX) return MP_EINVAL; /* unreachable: {} -> V always fits */
+    p = p > UINT64_MAX / 4 ? UINT64_MAX : p * 4;
+  }
 }
 
 /* ---- Families and fallback ------------------------------------------------ */
@@ -577,12 +692,21 @@ static int mp__load_family(mp__dp_t *c, const mp_dp_options_t *o, double t0, cha
   return mp__dp_prepare(c);
 }
 
-/* Run `mode` on the loaded family; when the exact DP passes its deadline,
- * switch to the approx family (which runs without a deadline). */
-static int mp__run_with_fallback(mp__dp_t *c, const mp_dp_options_t *o, mp__mode_t mode,
-                                 uint64_t budget, char *reason, size_t reason_len,
-                                 int *exact_used) {
-  int rc = mp__run(c, mode, budget);
+/* One solve on the loaded family: the bounded pass (frontier = 0) or the
+ * frontier pass (frontier = 1). */
+static int mp__exec(mp__dp_t *c, int frontier, mp_objective_t obj, uint64_t budget) {
+  mp__bound_t bd;
+  if (!frontier) return mp__solve_bounded(c, obj, budget);
+  mp__bound_init(&bd, UINT64_MAX);
+  return mp__run(c, MP__FRONTIER, &bd);
+}
+
+/* mp__exec; when the exact DP passes its deadline, switch to the approx
+ * family (which runs without a deadline, only the cancel callback). */
+static int mp__exec_with_fallback(mp__dp_t *c, const mp_dp_options_t *o, int frontier,
+                                  uint64_t budget, char *reason, size_t reason_len,
+                                  int *exact_used) {
+  int rc = mp__exec(c, frontier, o->objective, budget);
   if (rc == MP_ETIMEDOUT && c->fam.exact) {
     mp__dp_free_family(c);
     snprintf(reason, reason_len, "the deadline of %.0f ms passed during the exact DP",
@@ -592,7 +716,7 @@ static int mp__run_with_fallback(mp__dp_t *c, const mp_dp_options_t *o, mp__mode
     if ((rc = mp_lowerset_approx(&c->dag, &c->fam)) != 0) return rc;
     c->have_fam = 1;
     if ((rc = mp__dp_prepare(c)) != 0) return rc;
-    rc = mp__run(c, mode, budget);
+    rc = mp__exec(c, frontier, o->objective, budget);
   }
   return rc;
 }
@@ -699,8 +823,8 @@ int mp_dp_solve(const mp_graph_t *g, const mp_dp_options_t *opts, mp_dp_result_t
     goto fail;
   last = c.fam.n_sets - 1;
   if (!below_const) {
-    rc = mp__run_with_fallback(&c, opts, MP__BOUNDED, bact, res->fallback_reason,
-                               sizeof(res->fallback_reason), &res->exact_used);
+    rc = mp__exec_with_fallback(&c, opts, 0, bact, res->fallback_reason,
+                                sizeof(res->fallback_reason), &res->exact_used);
     if (rc != 0) goto fail;
     last = c.fam.n_sets - 1;
   }
@@ -720,18 +844,12 @@ int mp_dp_solve(const mp_graph_t *g, const mp_dp_options_t *opts, mp_dp_result_t
                           : P[pick].p;
     if ((rc = mp__strategy(&c, c.front_off[last] + pick, &res->strategy)) != 0) goto fail;
   } else {
-    /* Infeasible: the least budget at which this family has a plan. The
-     * min-peak pass keeps p strictly decreasing along k, so the last pair
-     * of V has the least peak. */
+    /* Infeasible: the least budget at which this family has a plan. */
+    uint64_t p = 0;
     c.deadline_at = 0;
-    if ((rc = mp__run(&c, MP__MINPEAK, UINT64_MAX)) != 0) goto fail;
-    last = c.fam.n_sets - 1;
-    len = c.front_len[last];
-    if (len > 0) {
-      uint64_t p = c.arena[c.front_off[last] + len - 1].p;
-      res->min_feasible_budget =
-          opts->accounting == MP_ACCOUNTING_DEFAULT ? mp__sadd(p, g->const_bytes) : p;
-    }
+    if ((rc = mp__solve_minpeak(&c, below_const ? 0 : bact, &p)) != 0) goto fail;
+    res->min_feasible_budget =
+        opts->accounting == MP_ACCOUNTING_DEFAULT ? mp__sadd(p, g->const_bytes) : p;
   }
   mp__dp_free(&c);
   return 0;
@@ -782,8 +900,8 @@ int mp_dp_frontier(const mp_graph_t *g, const mp_dp_options_t *opts, mp_dp_front
   if ((rc = mp__load_family(&c, opts, t0, out->fallback_reason, sizeof(out->fallback_reason),
                             &exact_used)) != 0)
     goto fail;
-  rc = mp__run_with_fallback(&c, opts, MP__FRONTIER, UINT64_MAX, out->fallback_reason,
-                             sizeof(out->fallback_reason), &exact_used);
+  rc = mp__exec_with_fallback(&c, opts, 1, UINT64_MAX, out->fallback_reason,
+                              sizeof(out->fallback_reason), &exact_used);
   if (rc != 0) goto fail;
   out->exact_used = exact_used;
   out->n_lower_sets = c.fam.n_sets;

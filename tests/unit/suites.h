@@ -19,6 +19,7 @@
   X(shipped)          \
   X(cli)              \
   X(malformed)        \
+  X(plan)             \
   X(solver_dp)        \
   X(solver_memonger)  \
   X(frontier)

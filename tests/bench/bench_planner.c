@@ -1,0 +1,182 @@
+/* bench_planner.c - `make bench`: planner speed and memory on the shipped
+ * graphs and on a generated 1000-node DAG. Prints figures; asserts nothing
+ * (targets live in the issues and the README, not in timed tests).
+ *
+ * Per graph, in a child process of its own so that the peak RSS is the
+ * graph's: activations, lower sets, the frontier's time and point count,
+ * and the solve time of exact, approx and memonger at three budgets (the
+ * exact DP's least feasible budget, the midpoint, and the model's
+ * no-recomputation budget), with the recomputation each plan needs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dp.h"
+#include "formats.h"
+#include "lowerset.h"
+#include "plan.h"
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static long peak_rss_kib(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss;
+}
+
+static void plan_at(const mp_graph_t *g, mp_solver_t solver, uint64_t budget, char *cell, size_t n) {
+  mp_plan_options_t o;
+  mp_plan_result_t r;
+  mp_error_t err;
+  double t0 = now_ms(), dt;
+  int rc;
+  mp_plan_options_init(&o);
+  o.solver = solver;
+  o.budget = budget;
+  rc = mp_plan(g, &o, &r, &err);
+  dt = now_ms() - t0;
+  if (rc != 0)
+    snprintf(cell, n, "error %s", mp_err_name(rc));
+  else if (!r.feasible)
+    snprintf(cell, n, "%8.1f ms   (none)", dt);
+  else
+    snprintf(cell, n, "%8.1f ms rc=%-5g%s", dt, r.sim.time_recompute,
+             (solver == MP_SOLVER_EXACT && !r.exact) ? "*" : "");
+  mp_plan_result_free(&r);
+}
+
+static void bench_graph(const char *label, mp_graph_t *g) {
+  mp_dp_options_t o;
+  mp_dp_frontier_t f;
+  mp_error_t err;
+  size_t nls = 0;
+  double t0, tf;
+  uint64_t b[3];
+  char cells[3][3][64];
+  int i, k, rc;
+  static const mp_solver_t solvers[3] = {MP_SOLVER_EXACT, MP_SOLVER_APPROX, MP_SOLVER_MEMONGER};
+
+  rc = mp_lowerset_count(g, 10000000, &nls);
+  mp_dp_options_init(&o);
+  t0 = now_ms();
+  if (mp_dp_frontier(g, &o, &f, &err) != 0) {
+    printf("%-12s frontier failed: %s\n", label, err.message);
+    return;
+  }
+  tf = now_ms() - t0;
+  if (f.n_points == 0) {
+    printf("%-12s no feasible plan at any budget\n", label);
+    mp_dp_frontier_free(&f);
+    return;
+  }
+  b[0] = f.points[0].budget;
+  b[2] = f.points[f.n_points - 1].budget;
+  b[1] = b[0] + (b[2] - b[0]) / 2;
+  for (i = 0; i < 3; i++)
+    for (k = 0; k < 3; k++) plan_at(g, solvers[k], b[i], cells[i][k], sizeof(cells[i][k]));
+  printf("%-12s nodes %5zu  lower sets %8zu%s  frontier %9.1f ms (%zu points%s)  peak RSS %ld MiB\n",
+         label, g->n_activations, nls, rc == 0 ? "" : "+", tf, f.n_points,
+         f.exact_used ? "" : ", approx fallback", peak_rss_kib() / 1024);
+  for (i = 0; i < 3; i++)
+    printf("    budget %6.2f GiB  exact %-26s approx %-26s memonger %s\n",
+           (double)b[i] / (1 << 30), cells[i][0], cells[i][1], cells[i][2]);
+  mp_dp_frontier_free(&f);
+}
+
+/* A layered DAG: 1000 nodes in layers of 10, each node reading 6 distinct
+ * nodes of the previous two layers (about 6000 edges). Deterministic. */
+static mp_graph_t *layered_dag(void) {
+  mp_graph_t *g = mp_graph_new();
+  char ids[1000][8];
+  const char *in[6];
+  uint64_t s = 88172645463325252ULL;
+  int v, k;
+  for (v = 0; v < 1000; v++) {
+    mp_node_spec_t sp;
+    int layer = v / 10, n = 0;
+    snprintf(ids[v], sizeof(ids[v]), "n%d", v);
+    mp_node_spec_init(&sp);
+    sp.id = ids[v];
+    while (layer > 0 && n < 6) {
+      int lo = (layer >= 2 ? layer - 2 : 0) * 10, hi = layer * 10, u, dup = 0;
+      s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+      u = lo + (int)(s % (uint64_t)(hi - lo));
+      for (k = 0; k < n; k++) dup |= strcmp(in[k], ids[u]) == 0;
+      if (!dup) in[n++] = ids[u];
+    }
+    sp.inputs = in;
+    sp.n_inputs = (size_t)n;
+    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+    sp.bytes = 1000000 + s % 9000000;
+    sp.time = 1 + (double)(s % 10);
+    if (mp_graph_add_node(g, &sp, NULL, NULL) != 0) exit(1);
+  }
+  if (mp_graph_finalize(g, NULL, NULL) != 0) exit(1);
+  return g;
+}
+
+static void bench_layered(void) {
+  mp_graph_t *g = layered_dag();
+  mp_dp_options_t o;
+  mp_dp_result_t r;
+  double t0, dt;
+  mp_dp_options_init(&o);
+  o.exact = 0;
+  o.budget = g->const_bytes + g->activation_bytes / 3;
+  t0 = now_ms();
+  if (mp_dp_solve(g, &o, &r, NULL) != 0) exit(1);
+  dt = now_ms() - t0;
+  printf("%-12s nodes %5zu  edges %5zu  approx at 1/3 of activations: %.1f ms (%s, recompute %g)  "
+         "peak RSS %ld MiB\n",
+         "layered1000", g->n_activations, g->n_edges, dt, r.feasible ? "feasible" : "infeasible",
+         r.recompute_time, peak_rss_kib() / 1024);
+  mp_dp_result_free(&r);
+  mp_graph_free(g);
+}
+
+int main(int argc, char **argv) {
+  static const char *const names[] = {"vgg19", "unet", "resnet50", "resnet152", "densenet",
+                                      "googlenet", "pspnet"};
+  size_t i;
+  printf("memplan planner benchmark (%s). rc = recomputation in the graph's time unit;\n"
+         "* = exact fell back to approx; times are wall clock on this machine.\n\n",
+         argc > 1 ? argv[1] : "all shipped graphs");
+  fflush(stdout);
+  for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+    pid_t pid;
+    if (argc > 1 && strcmp(argv[1], names[i]) != 0) continue;
+    pid = fork();
+    if (pid == 0) {
+      char path[128];
+      mp_graph_t *g;
+      mp_error_t err;
+      snprintf(path, sizeof(path), "tests/graphs/cg_%s.txt", names[i]);
+      if (mp_graph_load_file(path, MP_FORMAT_AUTO, NULL, &g, NULL, &err) != 0) {
+        printf("%s: %s\n", path, err.message);
+        _exit(1);
+      }
+      bench_graph(names[i], g);
+      mp_graph_free(g);
+      fflush(stdout);
+      _exit(0);
+    }
+    waitpid(pid, NULL, 0);
+  }
+  if (argc <= 1 || strcmp(argv[1], "layered1000") == 0) {
+    if (fork() == 0) {
+      bench_layered();
+      fflush(stdout);
+      _exit(0);
+    }
+    wait(NULL);
+  }
+  return 0;
+}

@@ -1,0 +1,190 @@
+/* test_plan.c - the planner entry point and the bridge between the DP's
+ * model and the simulator.
+ *
+ * - On every shipped graph, at budgets swept from the cheap lower bound to
+ *   above the no-recomputation peak, the schedule built from a DP strategy
+ *   simulates to a peak no higher than the DP's model peak (ALGORITHMS.md
+ *   section 3): a counterexample is a bug in the model or in the schedule.
+ * - mp_plan's reported figures are the simulator's: replaying the returned
+ *   schedule gives the same peak and times, and a feasible plan fits.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dp.h"
+#include "formats.h"
+#include "plan.h"
+#include "schedule.h"
+#include "simulator.h"
+#include "suites.h"
+
+static const char *const graphs[] = {"vgg19", "resnet50", "unet", "densenet", "resnet152",
+                                     "googlenet", "pspnet"};
+
+static mp_graph_t *load(const char *name) {
+  char path[256];
+  mp_graph_t *g = NULL;
+  mp_error_t err;
+  snprintf(path, sizeof(path), "tests/graphs/cg_%s.txt", name);
+  ck_assert_msg(mp_graph_load_file(path, MP_FORMAT_AUTO, NULL, &g, NULL, &err) == 0, "%s: %s",
+                path, err.message);
+  return g;
+}
+
+/* Budgets: 8 points from the lower bound to 1.3 x the no-recompute peak. */
+static void sweep(const mp_graph_t *g, uint64_t out[8]) {
+  mp_schedule_t *s;
+  mp_sim_report_t r;
+  uint64_t lo;
+  int i;
+  ck_assert_int_eq(mp_schedule_store_all(g, &s), 0);
+  ck_assert_int_eq(mp_simulate(g, s, &r, NULL), 0);
+  ck_assert_int_eq(mp_min_budget(g, &lo), 0);
+  for (i = 0; i < 8; i++)
+    out[i] = lo + (uint64_t)(((double)r.peak_bytes * 1.3 - (double)lo) * i / 7.0);
+  mp_sim_report_free(&r);
+  mp_schedule_free(s);
+}
+
+static void check_model_bound(const char *name, int exact) {
+  mp_graph_t *g = load(name);
+  uint64_t budgets[8];
+  int i, feasible = 0;
+  sweep(g, budgets);
+  for (i = 0; i < 8; i++) {
+    mp_dp_options_t o;
+    mp_dp_result_t d;
+    mp_schedule_t *s;
+    mp_sim_report_t r;
+    mp_error_t err;
+    mp_dp_options_init(&o);
+    o.exact = exact;
+    o.budget = budgets[i];
+    ck_assert_int_eq(mp_dp_solve(g, &o, &d, &err), 0);
+    if (!d.feasible) {
+      mp_dp_result_free(&d);
+      continue;
+    }
+    feasible++;
+    ck_assert_int_eq(mp_schedule_from_strategy(g, d.strategy, &s), 0);
+    ck_assert_msg(mp_simulate(g, s, &r, &err) == 0, "%s: %s", name, err.message);
+    ck_assert_msg(r.peak_bytes <= d.model_peak,
+                  "%s %s budget %llu: simulated peak %llu above the model's %llu", name,
+                  exact ? "exact" : "approx", (unsigned long long)budgets[i],
+                  (unsigned long long)r.peak_bytes, (unsigned long long)d.model_peak);
+    ck_assert_uint_le(d.model_peak, budgets[i]);
+    /* the model charges at least what the schedule really recomputes */
+    ck_assert_msg(r.time_recompute <= d.recompute_time + 1e-9, "%s: recompute %g > model %g",
+                  name, r.time_recompute, d.recompute_time);
+    mp_sim_report_free(&r);
+    mp_schedule_free(s);
+    mp_dp_result_free(&d);
+  }
+  ck_assert_msg(feasible >= 3, "%s: only %d feasible budgets in the sweep", name, feasible);
+  mp_graph_free(g);
+}
+
+START_TEST(test_model_bounds_simulation_approx) { check_model_bound(graphs[_i], 0); }
+END_TEST
+
+START_TEST(test_model_bounds_simulation_exact) { check_model_bound(graphs[_i], 1); }
+END_TEST
+
+/* Replay a plan's schedule and compare with what the plan reported. */
+static void check_reported(const mp_graph_t *g, const mp_plan_result_t *r) {
+  mp_sim_report_t s;
+  ck_assert_ptr_nonnull(r->schedule);
+  ck_assert_int_eq(mp_simulate(g, r->schedule, &s, NULL), 0);
+  ck_assert_uint_eq(s.peak_bytes, r->sim.peak_bytes);
+  ck_assert_double_eq(s.time_recompute, r->sim.time_recompute);
+  ck_assert_double_eq(s.time_total, r->sim.time_total);
+  ck_assert_double_eq(s.time_forward, g->fwd_time);
+  ck_assert_double_eq(s.time_backward, g->bwd_time);
+  if (r->feasible) ck_assert_uint_le(s.peak_bytes, r->budget);
+  mp_sim_report_free(&s);
+}
+
+START_TEST(test_plan_reports_simulator_figures) {
+  static const mp_solver_t solvers[] = {MP_SOLVER_NONE, MP_SOLVER_SQRT, MP_SOLVER_MEMONGER,
+                                        MP_SOLVER_APPROX, MP_SOLVER_EXACT, MP_SOLVER_AUTO};
+  mp_graph_t *g = load(graphs[_i]);
+  uint64_t budgets[8];
+  size_t k;
+  int i;
+  sweep(g, budgets);
+  for (k = 0; k < sizeof(solvers) / sizeof(solvers[0]); k++)
+    for (i = 1; i < 8; i += 2) {
+      mp_plan_options_t o;
+      mp_plan_result_t r;
+      mp_error_t err;
+      mp_plan_options_init(&o);
+      o.solver = solvers[k];
+      o.budget = budgets[i];
+      ck_assert_msg(mp_plan(g, &o, &r, &err) == 0, "%s %s: %s", graphs[_i],
+                    mp_solver_name(solvers[k]), err.message);
+      if (r.schedule) check_reported(g, &r);
+      if (!r.feasible) ck_assert_uint_gt(r.min_feasible_budget, budgets[i]);
+      mp_plan_result_free(&r);
+    }
+  mp_graph_free(g);
+}
+END_TEST
+
+START_TEST(test_plan_none_and_infeasible) {
+  mp_graph_t *g = load("vgg19");
+  mp_plan_options_t o;
+  mp_plan_result_t r;
+  mp_error_t err;
+  mp_plan_options_init(&o);
+  o.solver = MP_SOLVER_NONE;
+  o.budget = 2726215968ULL; /* VGG19's no-recomputation peak, constants included */
+  ck_assert_int_eq(mp_plan(g, &o, &r, &err), 0);
+  ck_assert(r.feasible);
+  ck_assert_uint_eq(r.sim.peak_bytes, 2726215968ULL);
+  ck_assert_double_eq(r.sim.time_recompute, 0);
+  ck_assert_uint_eq(r.n_segments, 1);
+  ck_assert_uint_eq(r.n_checkpoints, 0);
+  mp_plan_result_free(&r);
+  o.budget--;
+  ck_assert_int_eq(mp_plan(g, &o, &r, &err), 0);
+  ck_assert(!r.feasible);
+  ck_assert_uint_eq(r.min_feasible_budget, 2726215968ULL);
+  mp_plan_result_free(&r);
+  /* A DP solver at the no-recompute peak keeps everything: nothing to
+   * recompute, and it says the exact DP answered. */
+  o.solver = MP_SOLVER_EXACT;
+  o.budget = 2726215968ULL;
+  ck_assert_int_eq(mp_plan(g, &o, &r, &err), 0);
+  ck_assert(r.feasible);
+  ck_assert(r.exact);
+  ck_assert_double_eq(r.sim.time_recompute, 0);
+  mp_plan_result_free(&r);
+  /* Below the lower bound nothing fits, whatever the solver. */
+  o.budget = 1000;
+  ck_assert_int_eq(mp_plan(g, &o, &r, &err), 0);
+  ck_assert(!r.feasible);
+  ck_assert_ptr_null(r.schedule);
+  ck_assert_uint_gt(r.min_feasible_budget, 1000);
+  mp_plan_result_free(&r);
+  mp_graph_free(g);
+}
+END_TEST
+
+Suite *suite_plan(void) {
+  Suite *s = suite_create("plan");
+  TCase *tc = tcase_create("model_vs_simulator");
+  TCase *tp = tcase_create("entry");
+  tcase_set_timeout(tc, 600);
+  tcase_set_timeout(tp, 600);
+  tcase_add_loop_test(tc, test_model_bounds_simulation_approx, 0, 7);
+  /* GoogLeNet and PSPNet have 27,358 and 12,533 lower sets; their exact
+   * sweep is measured in `make bench`, not run here. */
+  tcase_add_loop_test(tc, test_model_bounds_simulation_exact, 0, 5);
+  tcase_add_loop_test(tp, test_plan_reports_simulator_figures, 0, 5);
+  tcase_add_test(tp, test_plan_none_and_infeasible);
+  suite_add_tcase(s, tc);
+  suite_add_tcase(s, tp);
+  return s;
+}
