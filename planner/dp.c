@@ -49,7 +49,9 @@ static inline uint64_t mp__sdbl(uint64_t x) { return x > UINT64_MAX / 2 ? UINT64
 
 /* ---- State -------------------------------------------------------------- */
 
-typedef enum { MP__BOUNDED = 0, MP__MINPEAK = 1, MP__FRONTIER = 2 } mp__mode_t;
+/* MINKEPT keeps one pair per state, the least kept memory: that alone
+ * decides which continuations fit a budget, so it is the feasibility test. */
+typedef enum { MP__BOUNDED = 0, MP__MINPEAK = 1, MP__FRONTIER = 2, MP__MINKEPT = 3 } mp__mode_t;
 
 /* Limits of one pass. `budget` bounds every step's peak (the model). The
  * other two are branch-and-bound cuts (see mp__solve_bounded): a pair whose
@@ -284,6 +286,7 @@ out:
 /* x-order: positive when u is strictly better than v in the mode's second
  * coordinate, 0 when equal. */
 static inline int mp__xcmp(mp__mode_t mode, const mp__pair_t *u, const mp__pair_t *v) {
+  if (mode == MP__MINKEPT) return 0;
   if (mode == MP__BOUNDED) return u->a > v->a ? 1 : (u->a < v->a ? -1 : 0);
   return u->p < v->p ? 1 : (u->p > v->p ? -1 : 0);
 }
@@ -292,6 +295,7 @@ static inline int mp__xcmp(mp__mode_t mode, const mp__pair_t *u, const mp__pair_
  * larger retained time (min-peak). */
 static inline int mp__tie_better(mp__mode_t mode, const mp__pair_t *u, const mp__pair_t *v) {
   if (mode == MP__BOUNDED) return u->p < v->p;
+  if (mode == MP__MINKEPT) return u->a > v->a;
   return u->a > v->a;
 }
 
@@ -582,8 +586,6 @@ static int mp__run(mp__dp_t *c, mp__mode_t mode, mp__bound_t *bd) {
     if (mode == MP__FRONTIER && (rc = mp__reduce3(c)) != 0) return rc;
     if ((rc = mp__append_front(c, j)) != 0) return rc;
   }
-  if (getenv("MP_DP_DEBUG")) { size_t mx = 0, q; for (q = 0; q < ns; q++) if (c->front_len[q] > mx) mx = c->front_len[q];
-    fprintf(stderr, "DEBUG mode %d sets %zu arena %zu maxfront %zu Vfront %u loss %g kept %llu pruned %d\n", (int)mode, ns, c->n_arena, mx, c->front_len[ns-1], bd->max_loss, (unsigned long long)bd->max_kept, bd->pruned); }
   return 0;
 }
 
@@ -598,7 +600,7 @@ static void mp__bound_init(mp__bound_t *bd, uint64_t budget) {
  * kept memory k of a pair never decrease along a path, so when the answer's
  * charged time (time objective) or kept memory (memory objective) is at most
  * a bound R, cutting every pair above R loses nothing: the optimal path and
- * all its ties survive. R starts small and doubles until V is reached
+ * all its ties survive. R starts small and grows by half until V is reached
  * (then the answer is optimal) or nothing was cut (then no plan exists at
  * this budget); past the largest possible value the cut is removed. The
  * cuts keep the Pareto sets and the walk down the subsets short, which is
@@ -606,29 +608,32 @@ static void mp__bound_init(mp__bound_t *bd, uint64_t budget) {
 static int mp__solve_bounded(mp__dp_t *c, mp_objective_t obj, uint64_t budget) {
   size_t last = c->fam.n_sets - 1;
   double tv = c->t[last];
-  uint64_t mv = c->m[last];
   mp__bound_t bd;
   double r = tv / 128;
-  uint64_t kb = (budget < mv ? budget : mv) / 64;
   int rc;
+  /* Feasibility first (one pair per state): no plan, nothing more to do;
+   * otherwise its least kept memory at V is the memory objective's answer,
+   * so that objective needs one more pass, cut exactly there, for the ties. */
+  mp__bound_init(&bd, budget);
+  if ((rc = mp__run(c, MP__MINKEPT, &bd)) != 0) return rc;
+  if (c->front_len[last] == 0) return 0;
+  mp__bound_init(&bd, budget);
+  if (obj == MP_OBJECTIVE_MEMORY) {
+    bd.max_kept = c->arena[c->front_off[last]].k;
+    return mp__run(c, MP__BOUNDED, &bd);
+  }
   for (;;) {
     mp__bound_init(&bd, budget);
-    if (obj == MP_OBJECTIVE_TIME) bd.max_loss = r;
-    else bd.max_kept = kb;
+    bd.max_loss = r;
     if ((rc = mp__run(c, MP__BOUNDED, &bd)) != 0) return rc;
     if (c->front_len[last] > 0 || !bd.pruned) return 0;
-    if (obj == MP_OBJECTIVE_TIME) {
-      r = r > 0 ? r * 2 : 1;
-      if (r >= tv) r = HUGE_VAL;
-    } else {
-      kb = kb > UINT64_MAX / 2 ? UINT64_MAX : (kb ? kb * 2 : 1);
-      if (kb >= mv) kb = UINT64_MAX;
-    }
+    r = r > 0 ? r * 1.5 : 1;
+    if (r >= tv) r = HUGE_VAL;
   }
 }
 
 /* The least peak over all plans: the min-peak pass with the peak bounded by
- * P, P growing fourfold from a lower bound until V is reached. */
+ * P, P growing by a quarter from a lower bound until V is reached. */
 static int mp__solve_minpeak(mp__dp_t *c, uint64_t known_infeasible, uint64_t *peak) {
   size_t last = c->fam.n_sets - 1, v;
   uint64_t p = known_infeasible, big = 0;
@@ -649,7 +654,7 @@ static int mp__solve_minpeak(mp__dp_t *c, uint64_t known_infeasible, uint64_t *p
       return 0;
     }
     if (p == UINT64_MAX) return MP_EINVAL; /* unreachable: {} -> V always fits */
-    p = p > UINT64_MAX / 4 ? UINT64_MAX : p * 4;
+    p = p > UINT64_MAX / 5 * 4 ? UINT64_MAX : p + p / 4 + 1;
   }
 }
 
@@ -686,6 +691,7 @@ static int mp__load_family(mp__dp_t *c, const mp_dp_options_t *o, double t0, cha
     }
   }
   if (!c->have_fam) {
+    c->deadline_at = 0; /* the approx DP runs without a deadline */
     if ((rc = mp_lowerset_approx(&c->dag, &c->fam)) != 0) return rc;
     c->have_fam = 1;
   }
@@ -846,10 +852,18 @@ int mp_dp_solve(const mp_graph_t *g, const mp_dp_options_t *opts, mp_dp_result_t
   } else {
     /* Infeasible: the least budget at which this family has a plan. */
     uint64_t p = 0;
-    c.deadline_at = 0;
-    if ((rc = mp__solve_minpeak(&c, below_const ? 0 : bact, &p)) != 0) goto fail;
-    res->min_feasible_budget =
-        opts->accounting == MP_ACCOUNTING_DEFAULT ? mp__sadd(p, g->const_bytes) : p;
+    rc = mp__solve_minpeak(&c, below_const ? 0 : bact, &p);
+    if (rc == MP_ETIMEDOUT) {
+      /* the answer (no plan) stands; only the least budget is unknown */
+      size_t n = strlen(res->fallback_reason);
+      snprintf(res->fallback_reason + n, sizeof(res->fallback_reason) - n, "%s%s",
+               n ? "; " : "", "deadline passed before the least feasible budget was found");
+    } else if (rc != 0) {
+      goto fail;
+    } else {
+      res->min_feasible_budget =
+          opts->accounting == MP_ACCOUNTING_DEFAULT ? mp__sadd(p, g->const_bytes) : p;
+    }
   }
   mp__dp_free(&c);
   return 0;

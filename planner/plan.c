@@ -9,7 +9,7 @@
  * memonger knows no budget: it proposes plans over a series of thresholds
  * (mxnet-memonger's search: B = 0, then three refinements B = sqrt(x*y/2),
  * then a grid of six between the smallest segment seen and sqrt(2) times the
- * last guess). Every proposal is simulated; with a budget, the answer is the
+ * last guess; we add B = infinity, no cut at all). Every proposal is simulated; with a budget, the answer is the
  * proposal of least recomputation among those that fit (least peak with the
  * memory objective), and when none fits, the least peak seen is the
  * `min_feasible_budget`.
@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "memonger.h"
+#include "plan_internal.h"
 
 static const char *const mp__solver_names[] = {"auto", "exact", "approx", "memonger", "sqrt",
                                                "none"};
@@ -67,20 +68,13 @@ void mp_plan_result_free(mp_plan_result_t *r) {
   memset(r, 0, sizeof(*r));
 }
 
-static double mp__now_ms(void) {
+double mp__now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* A simulated candidate plan. */
-typedef struct {
-  mp_strategy_t *strategy; /* NULL for store-all */
-  mp_schedule_t *schedule;
-  mp_sim_report_t sim;
-} mp__cand_t;
-
-static void mp__cand_free(mp__cand_t *c) {
+void mp__cand_free(mp__cand_t *c) {
   mp_strategy_free(c->strategy);
   mp_schedule_free(c->schedule);
   mp_sim_report_free(&c->sim);
@@ -89,7 +83,7 @@ static void mp__cand_free(mp__cand_t *c) {
 
 /* Build and simulate the schedule of `st` (store-all when st is NULL). Takes
  * ownership of st. A simulation failure is a planner bug: MP_ESCHEDULE. */
-static int mp__cand_make(const mp_graph_t *g, mp_strategy_t *st, mp__cand_t *c, mp_error_t *err) {
+int mp__cand_make(const mp_graph_t *g, mp_strategy_t *st, mp__cand_t *c, mp_error_t *err) {
   int rc;
   mp_error_t serr;
   memset(c, 0, sizeof(*c));
@@ -240,30 +234,29 @@ static int mp__stop(const mp_plan_options_t *o, double t0, mp_error_t *err) {
   return 0;
 }
 
-static int mp__plan_chen(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
-                         mp_plan_result_t *r, mp_error_t *err) {
+int mp__chen_search(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
+                    mp__chen_visit_cb visit, void *arg, mp_error_t *err) {
   uint32_t *cand = NULL;
   size_t ncand = 0;
-  mp__cand_t best, c;
-  uint64_t least_peak = UINT64_MAX;
+  mp__cand_t c;
   int rc, i;
 
-  memset(&best, 0, sizeof(best));
-  if (o->accounting == MP_ACCOUNTING_REFERENCE)
-    return mp_error_set(err, MP_EINVAL, "$.accounting",
-                        "the reference accounting applies to the DP solvers only");
   if ((rc = mp_cut_candidates(g, &cand, &ncand)) != 0)
     return mp_error_set(err, rc, "", "out of memory");
-  r->solver_used = o->solver;
-
   if (o->solver == MP_SOLVER_SQRT) {
     mp_strategy_t *st;
     if ((rc = mp_sqrt_strategy(g, cand, ncand, &st)) != 0) goto fail_nomem;
-    if ((rc = mp__cand_make(g, st, &best, err)) != 0) goto fail;
-    least_peak = best.sim.peak_bytes;
+    if ((rc = mp__cand_make(g, st, &c, err)) != 0) goto fail;
+    visit(arg, &c);
+    mp__cand_free(&c);
   } else {
-    /* memonger's threshold search. */
+    /* memonger's threshold search, plus the threshold "infinity" (never
+     * cut: keep everything), so that a budget that needs no recomputation
+     * gets none. */
     double thr = 0, last_guess = 0;
+    if ((rc = mp__cand_make(g, NULL, &c, err)) != 0) goto fail;
+    visit(arg, &c);
+    mp__cand_free(&c);
     uint64_t smallest_seen = UINT64_MAX;
     for (i = 0; i < 4 + 6; i++) {
       mp_strategy_t *st;
@@ -281,13 +274,8 @@ static int mp__plan_chen(const mp_graph_t *g, const mp_plan_options_t *o, double
         goto fail_nomem;
       if (smallest > 0 && smallest < smallest_seen) smallest_seen = smallest;
       if ((rc = mp__cand_make(g, st, &c, err)) != 0) goto fail;
-      if (c.sim.peak_bytes < least_peak) least_peak = c.sim.peak_bytes;
-      if (mp__better(o, &c, &best)) {
-        mp__cand_free(&best);
-        best = c;
-      } else {
-        mp__cand_free(&c);
-      }
+      visit(arg, &c);
+      mp__cand_free(&c);
       if (i < 3) {
         thr = sqrt((double)x * (double)y / 2.0);
         last_guess = thr;
@@ -295,21 +283,54 @@ static int mp__plan_chen(const mp_graph_t *g, const mp_plan_options_t *o, double
     }
   }
   free(cand);
-  cand = NULL;
-  r->feasible = mp__fits(o, &best.sim);
-  if (!r->feasible) {
-    r->min_feasible_budget = least_peak;
-    mp__cand_free(&best);
-    return 0;
-  }
-  return mp__adopt(g, &best, r);
+  return 0;
 
 fail_nomem:
   mp_error_set(err, rc, "", "out of memory");
 fail:
   free(cand);
-  mp__cand_free(&best);
   return rc;
+}
+
+typedef struct {
+  const mp_plan_options_t *o;
+  mp__cand_t best;
+  uint64_t least_peak;
+} mp__chen_pick_t;
+
+/* Keep the better of the visited candidate and the best so far. */
+static void mp__chen_pick(void *arg, mp__cand_t *c) {
+  mp__chen_pick_t *p = arg;
+  if (c->sim.peak_bytes < p->least_peak) p->least_peak = c->sim.peak_bytes;
+  if (mp__better(p->o, c, &p->best)) {
+    mp__cand_free(&p->best);
+    p->best = *c;
+    memset(c, 0, sizeof(*c));
+  }
+}
+
+static int mp__plan_chen(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
+                         mp_plan_result_t *r, mp_error_t *err) {
+  mp__chen_pick_t p;
+  int rc;
+  if (o->accounting == MP_ACCOUNTING_REFERENCE)
+    return mp_error_set(err, MP_EINVAL, "$.accounting",
+                        "the reference accounting applies to the DP solvers only");
+  memset(&p, 0, sizeof(p));
+  p.o = o;
+  p.least_peak = UINT64_MAX;
+  r->solver_used = o->solver;
+  if ((rc = mp__chen_search(g, o, t0, mp__chen_pick, &p, err)) != 0) {
+    mp__cand_free(&p.best);
+    return rc;
+  }
+  r->feasible = p.best.schedule != NULL && mp__fits(o, &p.best.sim);
+  if (!r->feasible) {
+    r->min_feasible_budget = p.least_peak;
+    mp__cand_free(&p.best);
+    return 0;
+  }
+  return mp__adopt(g, &p.best, r);
 }
 
 int mp_plan(const mp_graph_t *g, const mp_plan_options_t *o, mp_plan_result_t *r,

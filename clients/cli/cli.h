@@ -33,6 +33,7 @@ typedef struct mp_cli_opts_s {
   const char *solver;
   const char *objective;
   const char *accounting;
+  const char *plot;
 } mp_cli_opts_t;
 
 /* Parse argv (argv[0] is the command name). `allowed` is a string of option
@@ -60,5 +61,6 @@ int mp_cli_inspect(int argc, char **argv);
 int mp_cli_convert(int argc, char **argv);
 int mp_cli_simulate(int argc, char **argv);
 int mp_cli_plan(int argc, char **argv);
+int mp_cli_frontier(int argc, char **argv);
 
 #endif

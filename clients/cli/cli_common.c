@@ -108,6 +108,8 @@ int mp_cli_parse(int argc, char **argv, const char *allowed, int min_pos, int ma
       o->objective = val;
     } else if (strcmp(name, "--accounting") == 0) {
       o->accounting = val;
+    } else if (strcmp(name, "--plot") == 0) {
+      o->plot = val;
     }
   }
   if (o->npos < min_pos) {

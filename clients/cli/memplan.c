@@ -4,6 +4,7 @@
  *   memplan convert  GRAPH                 the graph as native memplan.graph/1 JSON
  *   memplan simulate GRAPH SCHEDULE        the simulator's report, or the first bad step
  *   memplan plan     GRAPH --budget B ...  a schedule that fits the budget
+ *   memplan frontier GRAPH [--plot F.svg]  every budget's answer, as a curve
  *
  * Output is JSON on stdout. Errors go to stderr as one line naming the file
  * and the JSON path or line of the problem. Exit codes: 0 success, 1 the plan
@@ -27,6 +28,7 @@ static void usage(FILE *f) {
       "  convert  GRAPH                     the graph as native memplan.graph/1 JSON\n"
       "  simulate GRAPH SCHEDULE            simulate a schedule: peak, times, validity\n"
       "  plan     GRAPH --budget B          plan recomputation under a memory budget\n"
+      "  frontier GRAPH                     the memory/time frontier (every budget's answer)\n"
       "  version                            print the version\n"
       "\n"
       "graph options (every command):\n"
@@ -46,6 +48,10 @@ static void usage(FILE *f) {
       "  --accounting A    default | reference (default default)\n"
       "  --summary         print the answer without the schedule\n"
       "  --timeline        include the memory timeline\n"
+      "\n"
+      "frontier options:\n"
+      "  --solver S        auto | exact | approx | memonger | sqrt (default auto)\n"
+      "  --plot FILE.svg   also draw the auto, approx and memonger frontiers as an SVG chart\n"
       "\n"
       "exit status: 0 ok, 1 infeasible plan, 2 bad input or usage, 3 internal error\n",
       f);
@@ -71,6 +77,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "convert") == 0) return mp_cli_convert(argc - 1, argv + 1);
   if (strcmp(cmd, "simulate") == 0) return mp_cli_simulate(argc - 1, argv + 1);
   if (strcmp(cmd, "plan") == 0) return mp_cli_plan(argc - 1, argv + 1);
+  if (strcmp(cmd, "frontier") == 0) return mp_cli_frontier(argc - 1, argv + 1);
   fprintf(stderr, "memplan: unknown command '%s'\n\n", cmd);
   usage(stderr);
   return MP_CLI_EXIT_USAGE;

@@ -1,0 +1,148 @@
+/* frontier.c - the memory/time frontier of a graph for one solver.
+ *
+ * DP solvers: one frontier pass of the DP (dp.h) gives the staircase of
+ * (least model budget, recomputation). The model is pessimistic, so the
+ * staircase is completed with what the simulator knows for certain: plain
+ * backpropagation fits at its simulated peak with no recomputation, which
+ * makes every DP point at or above that budget redundant. mp_plan() answers
+ * a budget the same way (keep everything when it fits, else the DP), so a
+ * frontier lookup bounds what a plan at that budget costs.
+ *
+ * memonger and sqrt: their candidate plans (threshold search, which for
+ * memonger includes keeping everything) are simulated and Pareto-filtered on
+ * (peak, recomputation).
+ */
+#include "frontier.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan_internal.h"
+
+void mp_frontier_free(mp_frontier_t *f) {
+  if (f == NULL) return;
+  free(f->points);
+  memset(f, 0, sizeof(*f));
+}
+
+long mp_frontier_lookup(const mp_frontier_t *f, uint64_t budget) {
+  size_t lo = 0, hi = f->n_points;
+  /* the last point whose budget is <= budget */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (f->points[mid].budget <= budget) lo = mid + 1;
+    else hi = mid;
+  }
+  return (long)lo - 1;
+}
+
+static int mp__push(mp_frontier_t *f, size_t *cap, uint64_t budget, double recompute) {
+  if (f->n_points == *cap) {
+    size_t nc = *cap ? *cap * 2 : 16;
+    mp_frontier_point_t *np = realloc(f->points, nc * sizeof(*np));
+    if (np == NULL) return MP_ENOMEM;
+    f->points = np;
+    *cap = nc;
+  }
+  f->points[f->n_points].budget = budget;
+  f->points[f->n_points].recompute = recompute;
+  f->points[f->n_points].overhead_pct = 0;
+  f->n_points++;
+  return 0;
+}
+
+static int mp__cmp_point(const void *a, const void *b) {
+  const mp_frontier_point_t *x = a, *y = b;
+  if (x->budget != y->budget) return x->budget < y->budget ? -1 : 1;
+  return x->recompute < y->recompute ? -1 : x->recompute > y->recompute;
+}
+
+/* Sort by budget and keep only points that strictly improve recomputation:
+ * the staircase. Then fill in overheads. */
+static void mp__staircase(const mp_graph_t *g, mp_frontier_t *f) {
+  size_t i, w = 0;
+  double denom = g->fwd_time + g->bwd_time;
+  qsort(f->points, f->n_points, sizeof(*f->points), mp__cmp_point);
+  for (i = 0; i < f->n_points; i++)
+    if (w == 0 || f->points[i].recompute < f->points[w - 1].recompute) f->points[w++] = f->points[i];
+  f->n_points = w;
+  for (i = 0; i < w; i++)
+    f->points[i].overhead_pct = denom > 0 ? f->points[i].recompute / denom * 100.0 : 0;
+}
+
+typedef struct {
+  mp_frontier_t *f;
+  size_t *cap;
+  int rc;
+} mp__collect_t;
+
+static void mp__collect(void *arg, mp__cand_t *c) {
+  mp__collect_t *k = arg;
+  if (k->rc == 0) k->rc = mp__push(k->f, k->cap, c->sim.peak_bytes, c->sim.time_recompute);
+}
+
+int mp_frontier(const mp_graph_t *g, const mp_plan_options_t *o, mp_frontier_t *out,
+                mp_error_t *err) {
+  double t0 = mp__now_ms();
+  mp__cand_t all;
+  size_t cap = 0, i;
+  int rc;
+
+  memset(out, 0, sizeof(*out));
+  if (!g->finalized) return mp_error_set(err, MP_EINVAL, "", "graph is not finalized");
+  out->solver = o->solver;
+  out->solver_used = o->solver;
+  if ((rc = mp__cand_make(g, NULL, &all, err)) != 0) return rc;
+  out->peak_no_recompute = all.sim.peak_bytes;
+  mp__cand_free(&all);
+
+  switch (o->solver) {
+  case MP_SOLVER_NONE:
+    break;
+  case MP_SOLVER_MEMONGER:
+  case MP_SOLVER_SQRT: {
+    mp__collect_t k = {out, &cap, 0};
+    rc = mp__chen_search(g, o, t0, mp__collect, &k, err);
+    if (rc == 0 && k.rc != 0) rc = mp_error_set(err, k.rc, "", "out of memory");
+    if (rc != 0) goto fail;
+    break;
+  }
+  default: {
+    mp_dp_options_t d;
+    mp_dp_frontier_t df;
+    mp_dp_options_init(&d);
+    d.exact = o->solver != MP_SOLVER_APPROX;
+    d.max_lower_sets = o->max_lower_sets;
+    d.deadline_ms = o->deadline_ms;
+    d.should_stop = o->should_stop;
+    d.stop_arg = o->stop_arg;
+    if ((rc = mp_dp_frontier(g, &d, &df, err)) != 0) goto fail;
+    out->exact = df.exact_used;
+    out->solver_used = df.exact_used ? MP_SOLVER_EXACT : MP_SOLVER_APPROX;
+    if (d.exact && !df.exact_used)
+      memcpy(out->exact_reason, df.fallback_reason, sizeof(out->exact_reason));
+    for (i = 0; i < df.n_points && rc == 0; i++)
+      if (df.points[i].budget < out->peak_no_recompute)
+        rc = mp__push(out, &cap, df.points[i].budget, df.points[i].recompute_time);
+    mp_dp_frontier_free(&df);
+    if (rc != 0) {
+      mp_error_set(err, rc, "", "out of memory");
+      goto fail;
+    }
+    break;
+  }
+  }
+  /* Keeping everything is a point of every family but sqrt's (memonger's
+   * search proposes it itself). */
+  if (o->solver != MP_SOLVER_SQRT && o->solver != MP_SOLVER_MEMONGER &&
+      (rc = mp__push(out, &cap, out->peak_no_recompute, 0)) != 0) {
+    mp_error_set(err, rc, "", "out of memory");
+    goto fail;
+  }
+  mp__staircase(g, out);
+  out->solve_ms = mp__now_ms() - t0;
+  return 0;
+fail:
+  mp_frontier_free(out);
+  return rc;
+}
