@@ -79,7 +79,9 @@ typedef struct mp_dp_result_s {
   uint64_t model_peak;        /* the model's peak along the plan, in budget terms
                                * (constant memory included in default accounting) */
   uint64_t min_feasible_budget; /* when infeasible: the least budget at which this
-                               * solver (same family) finds a plan; 0 when feasible */
+                               * solver (same family) finds a plan; 0 when feasible,
+                               * or when the exact search for it passed the deadline
+                               * (fallback_reason then says so) */
 } mp_dp_result_t;
 
 /* Solve at opts->budget. Returns 0 with *res filled, whether or not a plan

@@ -1,12 +1,13 @@
 /* frontier.c - the memory/time frontier of a graph for one solver.
  *
- * DP solvers: one frontier pass of the DP (dp.h) gives the staircase of
- * (least model budget, recomputation). The model is pessimistic, so the
- * staircase is completed with what the simulator knows for certain: plain
- * backpropagation fits at its simulated peak with no recomputation, which
- * makes every DP point at or above that budget redundant. mp_plan() answers
- * a budget the same way (keep everything when it fits, else the DP), so a
- * frontier lookup bounds what a plan at that budget costs.
+ * DP solvers: mp_plan() weighs several candidate families for a DP solver
+ * (plan.c), and the frontier is the Pareto staircase of the same families:
+ * the DP's frontier pass (dp.h: least model budget, recomputation), the
+ * approximate DP's as well for exact, Chen's prefix-cut plans at their
+ * simulated peaks, and plain backpropagation at its simulated peak with no
+ * recomputation. Each point is a budget at which mp_plan() has a candidate
+ * that fits with at most that recomputation, so a frontier lookup bounds
+ * what a plan at that budget costs, and says whether one exists.
  *
  * memonger and sqrt: their candidate plans (threshold search, which for
  * memonger includes keeping everything) are simulated and Pareto-filtered on
@@ -108,27 +109,43 @@ int mp_frontier(const mp_graph_t *g, const mp_plan_options_t *o, mp_frontier_t *
     break;
   }
   default: {
+    /* The same candidate families mp_plan() weighs for a DP solver: the
+     * DP's own staircase (model figures, which bound the simulated ones),
+     * the approximate DP's for exact, and Chen's prefix-cut plans. */
     mp_dp_options_t d;
     mp_dp_frontier_t df;
+    mp__collect_t k = {out, &cap, 0};
+    mp_plan_options_t co = *o;
+    int pass;
     mp_dp_options_init(&d);
     d.exact = o->solver != MP_SOLVER_APPROX;
     d.max_lower_sets = o->max_lower_sets;
     d.deadline_ms = o->deadline_ms;
     d.should_stop = o->should_stop;
     d.stop_arg = o->stop_arg;
-    if ((rc = mp_dp_frontier(g, &d, &df, err)) != 0) goto fail;
-    out->exact = df.exact_used;
-    out->solver_used = df.exact_used ? MP_SOLVER_EXACT : MP_SOLVER_APPROX;
-    if (d.exact && !df.exact_used)
-      memcpy(out->exact_reason, df.fallback_reason, sizeof(out->exact_reason));
-    for (i = 0; i < df.n_points && rc == 0; i++)
-      if (df.points[i].budget < out->peak_no_recompute)
-        rc = mp__push(out, &cap, df.points[i].budget, df.points[i].recompute_time);
-    mp_dp_frontier_free(&df);
-    if (rc != 0) {
-      mp_error_set(err, rc, "", "out of memory");
-      goto fail;
+    for (pass = 0; pass < 2; pass++) {
+      if ((rc = mp_dp_frontier(g, &d, &df, err)) != 0) goto fail;
+      if (pass == 0) {
+        out->exact = df.exact_used;
+        out->solver_used = df.exact_used ? MP_SOLVER_EXACT : MP_SOLVER_APPROX;
+        if (d.exact && !df.exact_used)
+          memcpy(out->exact_reason, df.fallback_reason, sizeof(out->exact_reason));
+      }
+      for (i = 0; i < df.n_points && rc == 0; i++)
+        if (df.points[i].budget < out->peak_no_recompute)
+          rc = mp__push(out, &cap, df.points[i].budget, df.points[i].recompute_time);
+      mp_dp_frontier_free(&df);
+      if (rc != 0) {
+        mp_error_set(err, rc, "", "out of memory");
+        goto fail;
+      }
+      if (!out->exact) break; /* approx already done */
+      d.exact = 0;
     }
+    co.solver = MP_SOLVER_MEMONGER;
+    rc = mp__chen_search(g, &co, t0, mp__collect, &k, err);
+    if (rc == 0 && k.rc != 0) rc = mp_error_set(err, k.rc, "", "out of memory");
+    if (rc != 0) goto fail;
     break;
   }
   }

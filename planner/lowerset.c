@@ -96,6 +96,7 @@ void mp_lowerset_family_free(mp_lowerset_family_t *f) {
   free(f->card);
   free(f->down_off);
   free(f->down);
+  free(f->down_node);
   free(f->by_node);
   memset(f, 0, sizeof(*f));
 }
@@ -118,7 +119,7 @@ typedef struct {
   size_t n, cap, words;
   uint32_t *table;   /* open addressing, UINT32_MAX = empty */
   size_t tcap;       /* power of two */
-  uint32_t *edge_from, *edge_to; /* cover edges from -> to = from + {v} */
+  uint32_t *edge_from, *edge_to, *edge_node; /* cover edges from -> to = from + {node} */
   size_t ne, ecap;
 } mp__enum_t;
 
@@ -128,6 +129,7 @@ static void mp__enum_free(mp__enum_t *e) {
   free(e->table);
   free(e->edge_from);
   free(e->edge_to);
+  free(e->edge_node);
 }
 
 static int mp__table_rehash(mp__enum_t *e, size_t ncap) {
@@ -186,7 +188,7 @@ static int mp__enum_intern(mp__enum_t *e, const uint64_t *b, uint32_t card, uint
   return 0;
 }
 
-static int mp__enum_edge(mp__enum_t *e, uint32_t from, uint32_t to) {
+static int mp__enum_edge(mp__enum_t *e, uint32_t from, uint32_t to, uint32_t node) {
   if (e->ne == e->ecap) {
     size_t ncap = e->ecap ? e->ecap * 2 : 1024;
     uint32_t *a = realloc(e->edge_from, ncap * sizeof(uint32_t));
@@ -195,10 +197,14 @@ static int mp__enum_edge(mp__enum_t *e, uint32_t from, uint32_t to) {
     a = realloc(e->edge_to, ncap * sizeof(uint32_t));
     if (a == NULL) return MP_ENOMEM;
     e->edge_to = a;
+    a = realloc(e->edge_node, ncap * sizeof(uint32_t));
+    if (a == NULL) return MP_ENOMEM;
+    e->edge_node = a;
     e->ecap = ncap;
   }
   e->edge_from[e->ne] = from;
   e->edge_to[e->ne] = to;
+  e->edge_node[e->ne] = node;
   e->ne++;
   return 0;
 }
@@ -256,14 +262,15 @@ int mp_lowerset_enumerate(const mp_actdag_t *d, const mp_lowerset_limits_t *lim,
         rc = MP_ELIMIT;
         goto done;
       }
-      if ((rc = mp__enum_edge(&e, (uint32_t)i, idx)) != 0) goto done;
+      if ((rc = mp__enum_edge(&e, (uint32_t)i, idx, (uint32_t)v)) != 0) goto done;
     }
   }
 
   /* Down edges in compressed form, grouped by the larger set. */
   out->down_off = calloc(e.n + 1, sizeof(uint32_t));
   out->down = malloc((e.ne ? e.ne : 1) * sizeof(uint32_t));
-  if (!out->down_off || !out->down) {
+  out->down_node = malloc((e.ne ? e.ne : 1) * sizeof(uint32_t));
+  if (!out->down_off || !out->down || !out->down_node) {
     rc = MP_ENOMEM;
     goto done;
   }
@@ -277,6 +284,7 @@ int mp_lowerset_enumerate(const mp_actdag_t *d, const mp_lowerset_limits_t *lim,
     }
     for (k = 0; k < e.ne; k++) {
       uint32_t to = e.edge_to[k];
+      out->down_node[out->down_off[to] + fill[to]] = e.edge_node[k];
       out->down[out->down_off[to] + fill[to]++] = e.edge_from[k];
     }
     free(fill);

@@ -140,74 +140,6 @@ static int mp__fits(const mp_plan_options_t *o, const mp_sim_report_t *s) {
   return s->peak_bytes <= o->budget;
 }
 
-static int mp__plan_dp(const mp_graph_t *g, const mp_plan_options_t *o, mp_plan_result_t *r,
-                       mp_error_t *err) {
-  mp_dp_options_t d;
-  mp_dp_result_t dr;
-  mp__cand_t c;
-  int rc;
-
-  mp_dp_options_init(&d);
-  d.exact = o->solver != MP_SOLVER_APPROX;
-  d.objective = o->objective;
-  d.accounting = o->accounting;
-  d.budget = o->budget;
-  d.max_lower_sets = o->max_lower_sets;
-  d.deadline_ms = o->deadline_ms;
-  d.should_stop = o->should_stop;
-  d.stop_arg = o->stop_arg;
-  rc = mp_dp_solve(g, &d, &dr, err);
-  if (rc != 0) return rc;
-  r->exact = dr.exact_used;
-  r->solver_used = dr.exact_used ? MP_SOLVER_EXACT : MP_SOLVER_APPROX;
-  if (d.exact && !dr.exact_used)
-    memcpy(r->exact_reason, dr.fallback_reason, sizeof(r->exact_reason));
-  r->n_lower_sets = dr.n_lower_sets;
-
-  /* In the default accounting the model is pessimistic (it ignores liveness
-   * inside a segment), so plain backpropagation may fit where the model asks
-   * for recomputation. Keeping everything is optimal whenever it fits. */
-  if (o->accounting == MP_ACCOUNTING_DEFAULT && o->objective == MP_OBJECTIVE_TIME) {
-    rc = mp__cand_make(g, NULL, &c, err);
-    if (rc != 0) {
-      mp_dp_result_free(&dr);
-      return rc;
-    }
-    if (mp__fits(o, &c.sim)) {
-      r->feasible = 1;
-      r->has_model = dr.feasible;
-      r->model_recompute = dr.recompute_time;
-      r->model_peak = dr.model_peak;
-      mp_dp_result_free(&dr);
-      return mp__adopt(g, &c, r);
-    }
-    mp__cand_free(&c);
-  }
-
-  if (!dr.feasible) {
-    r->feasible = 0;
-    r->min_feasible_budget = dr.min_feasible_budget;
-    mp_dp_result_free(&dr);
-    return 0;
-  }
-  r->has_model = 1;
-  r->model_recompute = dr.recompute_time;
-  r->model_peak = dr.model_peak;
-  rc = mp__cand_make(g, dr.strategy, &c, err);
-  dr.strategy = NULL; /* owned by the candidate now */
-  mp_dp_result_free(&dr);
-  if (rc != 0) return rc;
-  /* The model is an upper bound on the simulated peak; a plan the model
-   * accepts that the simulator finds over budget is a bug in one of them. */
-  if (o->accounting == MP_ACCOUNTING_DEFAULT && !mp__fits(o, &c.sim)) {
-    mp__cand_free(&c);
-    return mp_error_set(err, MP_ESCHEDULE, "",
-                        "planner bug: the DP's plan simulates above the budget");
-  }
-  r->feasible = 1;
-  return mp__adopt(g, &c, r);
-}
-
 /* Is candidate a better answer than the current best? Among fitting plans:
  * least recompute (time objective) or least peak (memory objective); a
  * fitting plan beats any that does not fit; among non-fitting, least peak. */
@@ -330,7 +262,141 @@ static int mp__plan_chen(const mp_graph_t *g, const mp_plan_options_t *o, double
     mp__cand_free(&p.best);
     return 0;
   }
+  r->source = p.best.strategy ? mp_solver_name(o->solver) : "keep-all";
   return mp__adopt(g, &p.best, r);
+}
+
+/* Run the DP of the asked family (exact, or approx) at the budget. */
+static int mp__dp_at(const mp_graph_t *g, const mp_plan_options_t *o, int exact,
+                     mp_dp_result_t *dr, mp_error_t *err) {
+  mp_dp_options_t d;
+  mp_dp_options_init(&d);
+  d.exact = exact;
+  d.objective = o->objective;
+  d.accounting = o->accounting;
+  d.budget = o->budget;
+  d.max_lower_sets = o->max_lower_sets;
+  d.deadline_ms = o->deadline_ms;
+  d.should_stop = o->should_stop;
+  d.stop_arg = o->stop_arg;
+  return mp_dp_solve(g, &d, dr, err);
+}
+
+/* Offer a DP result's plan as a candidate (takes its strategy). */
+static int mp__offer_dp(const mp_graph_t *g, mp_dp_result_t *dr, const char *source,
+                        mp__chen_pick_t *p, mp_plan_result_t *r, mp_error_t *err) {
+  mp__cand_t c;
+  int rc;
+  if (!dr->feasible) return 0;
+  rc = mp__cand_make(g, dr->strategy, &c, err);
+  dr->strategy = NULL; /* owned by the candidate now */
+  if (rc != 0) return rc;
+  /* The model bounds the simulated peak from above; a plan the model
+   * accepts that the simulator finds over budget is a bug in one of them. */
+  if (p->o->accounting == MP_ACCOUNTING_DEFAULT && !mp__fits(p->o, &c.sim)) {
+    mp__cand_free(&c);
+    return mp_error_set(err, MP_ESCHEDULE, "",
+                        "planner bug: the DP's plan simulates above the budget");
+  }
+  if (c.sim.peak_bytes < p->least_peak) p->least_peak = c.sim.peak_bytes;
+  if (mp__better(p->o, &c, &p->best)) {
+    mp__cand_free(&p->best);
+    p->best = c;
+    r->source = source;
+    r->has_model = 1;
+    r->model_recompute = dr->recompute_time;
+    r->model_peak = dr->model_peak;
+  } else {
+    mp__cand_free(&c);
+  }
+  return 0;
+}
+
+/* Chen-family candidates offered to a DP solver, recording the source. */
+typedef struct {
+  mp__chen_pick_t *p;
+  mp_plan_result_t *r;
+} mp__portfolio_t;
+
+static void mp__portfolio_visit(void *arg, mp__cand_t *c) {
+  mp__portfolio_t *pf = arg;
+  mp__cand_t *before = &pf->p->best;
+  mp_schedule_t *old = before->schedule;
+  mp__chen_pick(pf->p, c);
+  if (pf->p->best.schedule != old) {
+    pf->r->source = pf->p->best.strategy ? "memonger-candidate" : "keep-all";
+    pf->r->has_model = 0;
+  }
+}
+
+/* The DP solvers. With the reference accounting: the DP alone, as the
+ * reference solver does. With memplan's own accounting, the DP's model is
+ * conservative (it ignores liveness inside a segment: VGG19's plain
+ * backpropagation peaks at 2.13 GB of activations where the model says
+ * 4.01), so the DP's plan is one candidate among several, all simulated:
+ *   - keeping everything (optimal whenever it fits);
+ *   - the DP's plan at the budget;
+ *   - for exact: the approximate DP's plan too (its family is a subset, so
+ *     exact is never worse than approx);
+ *   - the prefix-cut plans of Chen's family (memonger's threshold search),
+ *     which a model-exact approximate DP would also consider;
+ * and the answer is the best that fits by the simulator's figures. Every
+ * candidate is a lower-set strategy run through the same schedule builder,
+ * so the result is a plan of the asked solver's family or smaller. */
+static int mp__plan_dp(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
+                       mp_plan_result_t *r, mp_error_t *err) {
+  mp__chen_pick_t p;
+  mp__portfolio_t pf;
+  mp_dp_result_t dr;
+  int want_exact = o->solver != MP_SOLVER_APPROX, rc;
+  uint64_t dp_min = 0;
+
+  memset(&p, 0, sizeof(p));
+  p.o = o;
+  p.least_peak = UINT64_MAX;
+  if ((rc = mp__dp_at(g, o, want_exact, &dr, err)) != 0) return rc;
+  r->exact = dr.exact_used;
+  r->solver_used = dr.exact_used ? MP_SOLVER_EXACT : MP_SOLVER_APPROX;
+  if (want_exact && !dr.exact_used)
+    memcpy(r->exact_reason, dr.fallback_reason, sizeof(r->exact_reason));
+  r->n_lower_sets = dr.n_lower_sets;
+  if (!dr.feasible) dp_min = dr.min_feasible_budget;
+  rc = mp__offer_dp(g, &dr, dr.exact_used ? "exact-dp" : "approx-dp", &p, r, err);
+  mp_dp_result_free(&dr);
+  if (rc != 0) goto fail;
+
+  if (o->accounting == MP_ACCOUNTING_DEFAULT) {
+    if (r->exact) {
+      if ((rc = mp__dp_at(g, o, 0, &dr, err)) != 0) goto fail;
+      rc = mp__offer_dp(g, &dr, "approx-dp", &p, r, err);
+      mp_dp_result_free(&dr);
+      if (rc != 0) goto fail;
+    }
+    pf.p = &p;
+    pf.r = r;
+    {
+      mp_plan_options_t co = *o;
+      co.solver = MP_SOLVER_MEMONGER;
+      if ((rc = mp__chen_search(g, &co, t0, mp__portfolio_visit, &pf, err)) != 0) goto fail;
+    }
+  }
+
+  r->feasible = p.best.schedule != NULL && mp__fits(o, &p.best.sim);
+  if (!r->feasible) {
+    /* The least budget some candidate family meets: the DP's model minimum
+     * (the DP succeeds there) or the smallest simulated peak seen. */
+    r->min_feasible_budget = p.least_peak;
+    if (dp_min != 0 && dp_min < r->min_feasible_budget) r->min_feasible_budget = dp_min;
+    if (r->min_feasible_budget == UINT64_MAX) r->min_feasible_budget = 0;
+    r->source = NULL;
+    r->has_model = 0;
+    mp__cand_free(&p.best);
+    return 0;
+  }
+  return mp__adopt(g, &p.best, r);
+fail:
+  mp__cand_free(&p.best);
+  return rc;
 }
 
 int mp_plan(const mp_graph_t *g, const mp_plan_options_t *o, mp_plan_result_t *r,
@@ -355,6 +421,7 @@ int mp_plan(const mp_graph_t *g, const mp_plan_options_t *o, mp_plan_result_t *r
       break;
     }
     r->solver_used = MP_SOLVER_NONE;
+    r->source = "keep-all";
     if ((rc = mp__cand_make(g, NULL, &c, err)) != 0) break;
     r->feasible = mp__fits(o, &c.sim);
     if (!r->feasible) r->min_feasible_budget = c.sim.peak_bytes;
@@ -364,7 +431,7 @@ int mp_plan(const mp_graph_t *g, const mp_plan_options_t *o, mp_plan_result_t *r
   case MP_SOLVER_AUTO:
   case MP_SOLVER_EXACT:
   case MP_SOLVER_APPROX:
-    rc = mp__plan_dp(g, o, r, err);
+    rc = mp__plan_dp(g, o, t0, r, err);
     break;
   default:
     rc = mp__plan_chen(g, o, t0, r, err);

@@ -32,6 +32,7 @@ json_t *mp_plan_result_to_json(const mp_graph_t *g, const mp_plan_result_t *r,
       mp_json_set(o, "const_bytes", mp_json_u64(g->const_bytes)))
     goto fail;
   if (r->exact_reason[0] && mp_json_set(o, "exact_reason", json_string(r->exact_reason))) goto fail;
+  if (r->source && mp_json_set(o, "source", json_string(r->source))) goto fail;
   if (r->n_lower_sets && mp_json_set(o, "lower_sets", mp_json_u64(r->n_lower_sets))) goto fail;
   if (!r->feasible && mp_json_set(o, "min_feasible_budget", r->min_feasible_budget
                                                                 ? mp_json_u64(r->min_feasible_budget)

@@ -2,7 +2,7 @@
  * daemon's result body).
  *
  *   {"feasible", "solver", "solver_used", "objective", "accounting", "exact",
- *    "exact_reason"?, "budget", "peak_bytes", "const_bytes",
+ *    "exact_reason"?, "source"?, "budget", "peak_bytes", "const_bytes",
  *    "time": {"forward", "backward", "recompute", "total"}, "overhead_pct",
  *    "segments", "checkpoints": [ids], "recomputed": [ids],
  *    "model": {"recompute", "peak"}?, "lower_sets"?,

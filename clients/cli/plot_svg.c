@@ -5,10 +5,10 @@
 
 #include <string.h>
 
-#define W 880.0
+#define W 940.0
 #define H 520.0
 #define ML 80.0 /* margins */
-#define MR 170.0
+#define MR 230.0
 #define MT 50.0
 #define MB 60.0
 
@@ -85,7 +85,9 @@ int mp_plot_frontiers_svg(FILE *f, const char *title, const mp_frontier_t *fr, s
                "<text x=\"%.1f\" y=\"%.1f\">%s%s (%zu points)</text>\n",
             W - MR + 16, MT + 20.0 * (double)i, col, W - MR + 36, MT + 20.0 * (double)i + 5,
             mp_solver_name(fr[i].solver_used),
-            fr[i].solver != fr[i].solver_used ? "*" : "", fr[i].n_points);
+            fr[i].solver_used == MP_SOLVER_APPROX && fr[i].solver != MP_SOLVER_APPROX
+                ? " (exact fell back)" : "",
+            fr[i].n_points);
   }
   fputs("</svg>\n", f);
 #undef PX

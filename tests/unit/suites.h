@@ -22,7 +22,8 @@
   X(plan)             \
   X(solver_dp)        \
   X(solver_memonger)  \
-  X(frontier)
+  X(frontier)         \
+  X(server)
 
 #define MP_DECLARE_SUITE(name) __attribute__((weak)) Suite *suite_##name(void);
 MP_SUITES(MP_DECLARE_SUITE)

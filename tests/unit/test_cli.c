@@ -176,6 +176,36 @@ START_TEST(test_convert_roundtrip) {
 }
 END_TEST
 
+START_TEST(test_frontier_and_plot) {
+  json_t *o, *pts;
+  size_t i;
+  char *svg;
+  ck_assert_int_eq(run("frontier tests/graphs/cg_vgg19.txt --plot build-cli-frontier.svg", &o), 0);
+  pts = json_object_get(o, "points");
+  ck_assert_uint_ge(json_array_size(pts), 2);
+  for (i = 1; i < json_array_size(pts); i++) {
+    json_t *a = json_array_get(pts, i - 1), *b = json_array_get(pts, i);
+    ck_assert_int_lt(jint(a, "budget"), jint(b, "budget"));
+    ck_assert(jnum(a, "recompute") > jnum(b, "recompute"));
+  }
+  /* the last point is plain backpropagation at its simulated peak */
+  ck_assert_int_eq(jint(json_array_get(pts, i - 1), "budget"), 2726215968LL);
+  ck_assert_double_eq(jnum(json_array_get(pts, i - 1), "recompute"), 0);
+  ck_assert_int_eq(jint(o, "peak_no_recompute"), 2726215968LL);
+  ck_assert_str_eq(json_string_value(json_object_get(o, "solver_used")), "exact");
+  json_decref(o);
+  svg = mp_test_read_file("build-cli-frontier.svg", NULL);
+  ck_assert_ptr_nonnull(svg);
+  ck_assert_ptr_nonnull(strstr(svg, "<svg"));
+  /* one line per solver: exact (auto), approx, memonger */
+  ck_assert_ptr_nonnull(strstr(strstr(strstr(svg, "<polyline") + 1, "<polyline") + 1, "<polyline"));
+  ck_assert_ptr_nonnull(strstr(svg, "memonger"));
+  free(svg);
+  remove("build-cli-frontier.svg");
+  ck_assert_int_eq(run("frontier tests/graphs/cg_vgg19.txt --solver none", NULL), 2);
+}
+END_TEST
+
 Suite *suite_cli(void) {
   Suite *s = suite_create("cli");
   TCase *tc = tcase_create("commands");
@@ -186,6 +216,7 @@ Suite *suite_cli(void) {
   tcase_add_test(tc, test_plan_none);
   tcase_add_test(tc, test_errors_and_usage);
   tcase_add_test(tc, test_convert_roundtrip);
+  tcase_add_test(tc, test_frontier_and_plot);
   suite_add_tcase(s, tc);
   return s;
 }

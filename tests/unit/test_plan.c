@@ -15,6 +15,7 @@
 
 #include "dp.h"
 #include "formats.h"
+#include "frontier.h"
 #include "plan.h"
 #include "schedule.h"
 #include "simulator.h"
@@ -172,6 +173,106 @@ START_TEST(test_plan_none_and_infeasible) {
 }
 END_TEST
 
+/* A frontier lookup tells what a plan at that budget costs at most, and
+ * whether one exists: the planner and the frontier agree. */
+START_TEST(test_frontier_bounds_plans) {
+  static const mp_solver_t solvers[] = {MP_SOLVER_AUTO, MP_SOLVER_APPROX, MP_SOLVER_MEMONGER};
+  mp_graph_t *g = load(graphs[_i]);
+  uint64_t budgets[8];
+  size_t k;
+  int i;
+  sweep(g, budgets);
+  for (k = 0; k < sizeof(solvers) / sizeof(solvers[0]); k++) {
+    mp_plan_options_t o;
+    mp_frontier_t f;
+    mp_error_t err;
+    mp_plan_options_init(&o);
+    o.solver = solvers[k];
+    ck_assert_int_eq(mp_frontier(g, &o, &f, &err), 0);
+    ck_assert_uint_ge(f.n_points, 1);
+    for (i = 1; i < (int)f.n_points; i++) {
+      ck_assert_uint_lt(f.points[i - 1].budget, f.points[i].budget);
+      ck_assert(f.points[i - 1].recompute > f.points[i].recompute);
+    }
+    for (i = 0; i < 8; i++) {
+      mp_plan_result_t r;
+      long at = mp_frontier_lookup(&f, budgets[i]);
+      o.budget = budgets[i];
+      ck_assert_int_eq(mp_plan(g, &o, &r, &err), 0);
+      ck_assert_msg(r.feasible == (at >= 0), "%s %s at %llu: plan %s, frontier %ld", graphs[_i],
+                    mp_solver_name(o.solver), (unsigned long long)budgets[i],
+                    r.feasible ? "feasible" : "infeasible", at);
+      if (at >= 0)
+        ck_assert_msg(r.sim.time_recompute <= f.points[at].recompute + 1e-9,
+                      "%s %s at %llu: plan recomputes %g, frontier says %g", graphs[_i],
+                      mp_solver_name(o.solver), (unsigned long long)budgets[i],
+                      r.sim.time_recompute, f.points[at].recompute);
+      mp_plan_result_free(&r);
+    }
+    mp_frontier_free(&f);
+  }
+  mp_graph_free(g);
+}
+END_TEST
+
+/* The issue's correctness bars, at 12 budgets from the lower bound up to
+ * the no-recompute peak: exact never recomputes more than approx, approx
+ * never more than memonger's best at a budget both meet, every plan's
+ * simulated peak fits, and a feasible plan exists at the no-recompute peak. */
+static void check_bars(const char *name, int with_exact) {
+  mp_graph_t *g = load(name);
+  mp_schedule_t *s;
+  mp_sim_report_t all;
+  uint64_t lo;
+  int i, k, both = 0;
+  ck_assert_int_eq(mp_schedule_store_all(g, &s), 0);
+  ck_assert_int_eq(mp_simulate(g, s, &all, NULL), 0);
+  ck_assert_int_eq(mp_min_budget(g, &lo), 0);
+  for (i = 0; i <= 11; i++) {
+    static const mp_solver_t sv[3] = {MP_SOLVER_EXACT, MP_SOLVER_APPROX, MP_SOLVER_MEMONGER};
+    uint64_t b = lo + (uint64_t)((double)(all.peak_bytes - lo) * i / 11.0);
+    double rec[3] = {-1, -1, -1};
+    for (k = with_exact ? 0 : 1; k < 3; k++) {
+      mp_plan_options_t o;
+      mp_plan_result_t r;
+      mp_error_t err;
+      mp_plan_options_init(&o);
+      o.solver = sv[k];
+      o.budget = b;
+      ck_assert_msg(mp_plan(g, &o, &r, &err) == 0, "%s: %s", name, err.message);
+      if (r.feasible) {
+        ck_assert_uint_le(r.sim.peak_bytes, b);
+        rec[k] = r.sim.time_recompute;
+      } else {
+        ck_assert_uint_gt(r.min_feasible_budget, b);
+      }
+      if (i == 11) ck_assert_msg(r.feasible, "%s %s: no plan at the no-recompute peak", name,
+                                 mp_solver_name(sv[k]));
+      mp_plan_result_free(&r);
+    }
+    if (with_exact && rec[1] >= 0)
+      ck_assert_msg(rec[0] >= 0 && rec[0] <= rec[1], "%s at %llu: exact %g, approx %g", name,
+                    (unsigned long long)b, rec[0], rec[1]);
+    if (rec[2] >= 0) {
+      ck_assert_msg(rec[1] >= 0, "%s at %llu: memonger meets the budget, approx does not", name,
+                    (unsigned long long)b);
+      ck_assert_msg(rec[1] <= rec[2], "%s at %llu: approx %g, memonger %g", name,
+                    (unsigned long long)b, rec[1], rec[2]);
+      both++;
+    }
+  }
+  ck_assert_int_ge(both, 2);
+  mp_sim_report_free(&all);
+  mp_schedule_free(s);
+  mp_graph_free(g);
+}
+
+START_TEST(test_bars_with_exact) { check_bars(graphs[_i], 1); }
+END_TEST
+
+START_TEST(test_bars_approx_memonger) { check_bars(graphs[_i], 0); }
+END_TEST
+
 Suite *suite_plan(void) {
   Suite *s = suite_create("plan");
   TCase *tc = tcase_create("model_vs_simulator");
@@ -184,6 +285,10 @@ Suite *suite_plan(void) {
   tcase_add_loop_test(tc, test_model_bounds_simulation_exact, 0, 5);
   tcase_add_loop_test(tp, test_plan_reports_simulator_figures, 0, 5);
   tcase_add_test(tp, test_plan_none_and_infeasible);
+  tcase_add_loop_test(tp, test_frontier_bounds_plans, 0, 3);
+  tcase_add_loop_test(tp, test_bars_with_exact, 0, 5);
+  /* GoogLeNet and PSPNet: approx and memonger here; exact in `make bench` */
+  tcase_add_loop_test(tp, test_bars_approx_memonger, 5, 7);
   suite_add_tcase(s, tc);
   suite_add_tcase(s, tp);
   return s;

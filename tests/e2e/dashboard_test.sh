@@ -1,0 +1,309 @@
+#!/usr/bin/env bash
+# tests/e2e/dashboard_test.sh - real-browser test of the memplan-server dashboard
+# (server/dashboard/index.html), owned by the dashboard work. Drives Debian's headless
+# Chromium: renders the page, checks the DOM it produced, then takes a 1280x800 screenshot
+# and checks that the image is neither missing nor blank.
+#
+#   tests/e2e/dashboard_test.sh --mock                        # page + tests/e2e/mock_api.py
+#   tests/e2e/dashboard_test.sh http://127.0.0.1:PORT [--plan ID]   # a running memplan-server
+#
+# Environment: OUT_DIR (default build; the screenshot is $OUT_DIR/dashboard.png),
+# CHROMIUM (browser binary; default chromium, chromium-browser or google-chrome),
+# KEEP=1 (keep the temporary directory with the dumped DOM and browser logs).
+# Exit status: 0 all checks passed, 1 a check failed, 2 usage or environment error.
+set -u -o pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+OUT_DIR=${OUT_DIR:-build}
+PROG=dashboard_test
+
+die() { echo "$PROG: error: $*" >&2; exit 2; }
+usage() { echo "usage: $0 --mock | BASE_URL [--plan ID]" >&2; exit 2; }
+
+MODE="" BASE="" PLAN=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --mock) MODE=mock ;;
+    --plan) [ $# -ge 2 ] || usage; PLAN=$2; shift ;;
+    --plan=*) PLAN=${1#--plan=} ;;
+    -h|--help) usage ;;
+    http://*|https://*) [ -z "$BASE" ] || usage; BASE=${1%/}; MODE=${MODE:-url} ;;
+    *) echo "$PROG: unknown argument: $1" >&2; usage ;;
+  esac
+  shift
+done
+[ -n "$MODE" ] || usage
+[ "$MODE" = mock ] && [ -n "$BASE" ] && die "give either --mock or a base URL, not both"
+
+command -v python3 >/dev/null 2>&1 || die "python3 not found"
+CHROME=${CHROMIUM:-}
+if [ -z "$CHROME" ]; then
+  for c in chromium chromium-browser google-chrome; do
+    if command -v "$c" >/dev/null 2>&1; then CHROME=$c; break; fi
+  done
+fi
+if [ -z "$CHROME" ] || ! command -v "$CHROME" >/dev/null 2>&1; then
+  die "Chromium not found: install it with 'apt-get install chromium' (deploy/deps.sh does)"
+fi
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/dashboard_test.XXXXXX") || die "mktemp failed"
+MOCK_PIDS=""
+cleanup() {
+  for p in $MOCK_PIDS; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+  if [ "${KEEP:-0}" = 1 ]; then echo "$PROG: kept $TMP" >&2; else rm -rf "$TMP"; fi
+}
+trap cleanup EXIT
+trap 'exit 2' INT TERM
+
+PASS=0 FAIL=0
+ok()   { PASS=$((PASS + 1)); echo "ok   - $*"; }
+bad()  { FAIL=$((FAIL + 1)); echo "FAIL - $*"; }
+check() { # check DESCRIPTION COMMAND...
+  local d=$1; shift
+  if "$@"; then ok "$d"; else bad "$d"; fi
+}
+
+# start_mock NAME [mock options...]: starts mock_api.py on a free loopback port, sets MOCK_URL
+start_mock() {
+  local name=$1; shift
+  local pf="$TMP/$name.port"
+  python3 "$HERE/mock_api.py" --port 0 --port-file "$pf" --root "$ROOT" "$@" \
+    >"$TMP/$name.log" 2>&1 &
+  MOCK_PIDS="$MOCK_PIDS $!"
+  for _ in $(seq 1 100); do
+    [ -s "$pf" ] && break
+    kill -0 "$!" 2>/dev/null || { cat "$TMP/$name.log" >&2; die "mock_api.py exited"; }
+    sleep 0.1
+  done
+  [ -s "$pf" ] || die "mock_api.py did not start (see $TMP/$name.log)"
+  MOCK_URL="http://127.0.0.1:$(cat "$pf")"
+}
+
+# chrome OUTPUT_ACTION URL: one headless run with a fresh profile; --dump-dom goes to stdout
+N_RUN=0
+chrome() {
+  N_RUN=$((N_RUN + 1))
+  local prof="$TMP/profile.$N_RUN"
+  mkdir -p "$prof"
+  timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+    --disable-background-networking --disable-component-update --disable-sync \
+    --disable-dev-shm-usage --hide-scrollbars --user-data-dir="$prof" \
+    --window-size=1280,800 --virtual-time-budget=5000 "$@" 2>>"$TMP/chrome.log"
+}
+
+# element_line FILE ID: the line of the dumped DOM that opens the element with this id (the
+# page builds its dynamic parts with DOM calls, so an element's content stays on that line)
+element_line() { grep -m1 -- "id=\"$2\"" "$1"; }
+# element_text FILE ID: the text right after the opening tag of the element with this id
+element_text() { grep -o -m1 -- "id=\"$2\"[^>]*>[^<]*" "$1" | head -n1 | sed 's/^[^>]*>//'; }
+# predicates for check
+no_inline_handlers() { ! grep -Eiq '<[a-z][^>]* on[a-z]+=' "$1"; }
+escaped_names() { ! grep -q '<img' "$1" && grep -qF 'bert-base &lt;img src=x' "$1"; }
+rows_none_selected() { ! grep -q 'class="selected"' "$1" && grep -q '<tr data-id=' "$1"; }
+
+if [ "$MODE" = mock ]; then
+  start_mock main
+  BASE=$MOCK_URL
+  PLAN=${PLAN:-p-000129}
+  echo "# mock API at $BASE"
+fi
+
+# What the API itself says, to compare with what the page shows.
+EXPECT=$(python3 - "$BASE" "$PLAN" <<'PYEOF'
+import html, json, shlex, sys, time, urllib.error, urllib.parse, urllib.request
+base, plan = sys.argv[1], sys.argv[2]
+
+def get(path):
+    try:
+        with urllib.request.urlopen(base + path, timeout=30) as r:
+            return r.status, json.loads(r.read().decode() or "null")
+    except urllib.error.HTTPError as e:
+        return e.code, None
+    except (urllib.error.URLError, OSError, ValueError) as e:
+        print("API_ERROR=" + shlex.quote("%s%s: %s" % (base, path, e)))
+        sys.exit(0)
+
+out = {}
+code, st = get("/v1/status")
+if code != 200 or not isinstance(st, dict):
+    print("API_ERROR=" + shlex.quote("GET /v1/status answered HTTP %d" % code)); sys.exit(0)
+out["WORKERS"] = st.get("workers", "")
+out["QCAP"] = st.get("queue_capacity", "")
+code, pl = get("/v1/plans?limit=50")
+plans = (pl or {}).get("plans") or [] if code == 200 else []
+out["NPLANS"] = len(plans)
+if not plan:
+    done = [p for p in plans if p.get("status") == "done"]
+    plan = str((done or plans or [{"id": ""}])[0]["id"])
+out["PLAN"] = plan
+out["PLAN_ATTR"] = html.escape(plan, quote=True)
+out["PLAN_Q"] = urllib.parse.quote(plan, safe="")
+out["STEPS"] = ""
+out["FPOINTS"] = ""
+if plan:
+    code, d = get("/v1/plans/" + urllib.parse.quote(plan, safe=""))
+    d = d if code == 200 and isinstance(d, dict) else {}
+    out["PLAN_STATUS"] = d.get("status", "missing (HTTP %d)" % code)
+    r = d.get("result") or {}
+    if isinstance(r.get("timeline"), list):
+        out["STEPS"] = len(r["timeline"])
+    h = d.get("graph_hash")
+    if h:
+        path = "/v1/graphs/%s/frontier?solver=auto" % urllib.parse.quote(h, safe="")
+        for _ in range(40):              # a daemon may answer 202 while it computes
+            code, f = get(path)
+            if code != 202:
+                break
+            time.sleep(0.5)
+        if code == 200 and isinstance(f, dict) and isinstance(f.get("points"), list):
+            out["FPOINTS"] = len(f["points"])
+        elif code in (404, 405, 501):
+            out["FPOINTS"] = "na"
+        else:
+            out["FPOINTS"] = "error:%d" % code
+for k, v in out.items():
+    print("%s=%s" % (k, shlex.quote(str(v))))
+PYEOF
+) || die "python3 failed while querying the API"
+API_ERROR="" PLAN_STATUS=""
+eval "$EXPECT"
+[ -z "$API_ERROR" ] || die "cannot query the API: $API_ERROR"
+[ "$NPLANS" -gt 0 ] || die "$BASE/v1/plans lists no plan: submit one first (or pass --plan ID)"
+[ -n "$STEPS" ] || die "plan '$PLAN' (status $PLAN_STATUS) has no result timeline; pass --plan with a done plan"
+echo "# API: workers=$WORKERS queue_capacity=$QCAP plans=$NPLANS plan=$PLAN steps=$STEPS frontier_points=$FPOINTS"
+
+URL="$BASE/#plan=$PLAN_Q"
+DOM="$TMP/dom.html"
+
+# ---- (a) the rendered DOM ----
+chrome --dump-dom "$URL" >"$DOM" || { bad "chromium --dump-dom $URL failed (log: $TMP/chrome.log)"; }
+check "DOM dumped ($(wc -c <"$DOM") bytes)" test "$(wc -c <"$DOM")" -gt 2000
+check "#status present and filled (data-state up or draining)" \
+  grep -Eq 'id="status"[^>]*data-state="(up|draining)"|data-state="(up|draining)"[^>]*id="status"' "$DOM"
+QD=$(element_text "$DOM" queue-depth); WK=$(element_text "$DOM" workers); HR=$(element_text "$DOM" cache-hit-rate)
+check "#queue-depth shows depth / capacity ('$QD', capacity $QCAP)" \
+  grep -Eq "^[0-9]+ / $QCAP\$" <<<"$QD"
+check "#workers shows busy / workers ('$WK', workers $WORKERS)" \
+  grep -Eq "^[0-9]+ / $WORKERS\$" <<<"$WK"
+check "#cache-hit-rate shows a rate ('$HR')" grep -Eq '^([0-9]+(\.[0-9])? %|n/a)$' <<<"$HR"
+check "#error-banner present and hidden" grep -Eq '<p id="error-banner"[^>]* hidden' "$DOM"
+NROWS=$(grep -o '<tr data-id="' "$DOM" | wc -l)
+check "#plans has plan rows ($NROWS, API lists $NPLANS)" test "$NROWS" -eq "$NPLANS"
+check "#plans has a row with data-id=\"$PLAN\"" grep -qF "<tr data-id=\"$PLAN_ATTR\"" "$DOM"
+check "the selected row is marked" grep -qF "<tr data-id=\"$PLAN_ATTR\" tabindex=\"0\" class=\"selected\"" "$DOM"
+DETAIL=$(element_line "$DOM" plan-detail)
+check "#plan-detail shows the plan (status badge, peak, checkpoints)" \
+  grep -q 'class="detail-title"><span class="badge st-[a-z]*">.*<dt>Peak</dt><dd>[0-9.]* [KMGT]*i*B' <<<"$DETAIL"
+TL=$(element_line "$DOM" timeline-chart)
+check "<svg id=\"timeline-chart\"> drawn with a path of $STEPS steps" \
+  grep -Eq "<svg id=\"timeline-chart\".*data-steps=\"$STEPS\".*data-state=\"drawn\".*<path [^>]*class=\"timeline-line\"" <<<"$TL"
+check "timeline has a budget line and a peak marker" \
+  grep -Eq 'class="budget-line".*class="peak-line".*class="peak-dot"' <<<"$TL"
+FR=$(element_line "$DOM" frontier-chart)
+case "$FPOINTS" in
+  na)
+    check "<svg id=\"frontier-chart\"> says 'frontier not available'" grep -q 'frontier not available' <<<"$FR" ;;
+  error:*)
+    bad "the frontier endpoint answered HTTP ${FPOINTS#error:}" ;;
+  *)
+    NPTS=$(grep -o 'class="frontier-point"' <<<"$FR" | wc -l)
+    check "<svg id=\"frontier-chart\"> drawn with $FPOINTS points ($NPTS circles)" \
+      grep -Eq "<svg id=\"frontier-chart\".*data-points=\"$FPOINTS\".*data-state=\"drawn\".*<path [^>]*class=\"frontier-line\"" <<<"$FR"
+    check "frontier has one circle per point" test "$NPTS" -eq "$FPOINTS"
+    check "frontier marks the selected plan" grep -q 'class="plan-dot"' <<<"$FR" ;;
+esac
+check "no inline event handler attribute in the page" \
+  no_inline_handlers "$ROOT/server/dashboard/index.html"
+
+if [ "$MODE" = mock ]; then
+  # API strings are inserted as text: the mock's graph name holds an <img onerror> tag
+  check "API strings are escaped (no injected <img>)" \
+    escaped_names "$DOM"
+  # a plan whose graph has no frontier (404) and which failed
+  chrome --dump-dom "$BASE/#plan=p-000128" >"$TMP/dom_failed.html"
+  check "404 frontier degrades to 'frontier not available'" \
+    grep -q '<svg id="frontier-chart".*frontier not available' "$TMP/dom_failed.html"
+  check "a failed plan shows its error" grep -q 'class="err-box">EDEADLINE: ' "$TMP/dom_failed.html"
+  # draining badge
+  start_mock draining --draining
+  chrome --dump-dom "$MOCK_URL/" >"$TMP/dom_draining.html"
+  check "draining service shows the draining badge" \
+    grep -q 'id="service-state"[^>]*>draining<' "$TMP/dom_draining.html"
+  check "without #plan= no plan is selected" \
+    rows_none_selected "$TMP/dom_draining.html"
+  # unreachable API: the mock drops every /v1 connection
+  start_mock down --api-down
+  chrome --dump-dom "$MOCK_URL/" >"$TMP/dom_down.html"
+  check "unreachable API shows #error-banner" \
+    grep -Eq '<p id="error-banner" role="alert">The memplan API is unreachable' "$TMP/dom_down.html"
+  check "unreachable API marks #status down" grep -q 'id="status"[^>]*data-state="down"' "$TMP/dom_down.html"
+fi
+
+# ---- (b) the screenshot ----
+mkdir -p "$OUT_DIR" || die "cannot create $OUT_DIR"
+PNG="$OUT_DIR/dashboard.png"
+rm -f "$PNG"
+(cd "$TMP" && chrome --screenshot="$TMP/shot.png" "$URL" >/dev/null) && cp "$TMP/shot.png" "$PNG"
+check "screenshot written to $PNG" test -s "$PNG"
+if [ -s "$PNG" ]; then
+  SIZE=$(wc -c <"$PNG")
+  check "screenshot is larger than 20 KB ($SIZE bytes)" test "$SIZE" -gt 20480
+  STATS=$(python3 - "$PNG" <<'PYEOF'
+# Decode the PNG with zlib only (no PIL) and count its colours.
+import struct, sys, zlib
+data = open(sys.argv[1], "rb").read()
+if data[:8] != b"\x89PNG\r\n\x1a\n":
+    print("bad signature"); sys.exit(1)
+pos, idat, w = 8, [], None
+while pos < len(data):
+    n, typ = struct.unpack(">I4s", data[pos:pos + 8])
+    body = data[pos + 8:pos + 8 + n]
+    if typ == b"IHDR":
+        w, h, depth, ctype, _, _, interlace = struct.unpack(">IIBBBBB", body)
+    elif typ == b"IDAT":
+        idat.append(body)
+    pos += 12 + n
+channels = {2: 3, 6: 4}.get(ctype)
+if w is None or depth != 8 or channels is None or interlace:
+    print("%dx%d unsupported PNG (depth %d, colour type %d)" % (w, h, depth, ctype)); sys.exit(1)
+raw = zlib.decompress(b"".join(idat))
+stride = w * channels
+prev = bytearray(stride)
+counts = {}
+i = 0
+for y in range(h):
+    f = raw[i]; line = bytearray(raw[i + 1:i + 1 + stride]); i += 1 + stride
+    for x in range(stride):
+        a = line[x - channels] if x >= channels else 0
+        b = prev[x]
+        c = prev[x - channels] if x >= channels else 0
+        if f == 1: line[x] = (line[x] + a) & 255
+        elif f == 2: line[x] = (line[x] + b) & 255
+        elif f == 3: line[x] = (line[x] + ((a + b) >> 1)) & 255
+        elif f == 4:
+            p = a + b - c; pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+            line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+    prev = line
+    if y % 2 == 0:   # every other row is plenty to judge the picture
+        for x in range(0, stride, channels):
+            k = bytes(line[x:x + 3])
+            counts[k] = counts.get(k, 0) + 1
+total = sum(counts.values())
+print("%d %d %d %.3f" % (w, h, len(counts), max(counts.values()) / total))
+PYEOF
+  ) || STATS="decode-failed: $STATS"
+  read -r PW PH NCOL TOPFRAC <<<"$STATS"
+  check "screenshot is 1280x800 ($PW x $PH)" test "$PW" = 1280 -a "$PH" = 800
+  check "screenshot is not blank ($NCOL distinct colours, commonest covers $TOPFRAC)" \
+    python3 -c 'import sys; sys.exit(0 if int(sys.argv[1]) >= 64 and float(sys.argv[2]) < 0.9 else 1)' \
+      "${NCOL:-0}" "${TOPFRAC:-1}"
+fi
+
+echo "# $PASS passed, $FAIL failed; screenshot: $PNG"
+if [ "$FAIL" -gt 0 ]; then
+  if [ "${KEEP:-0}" = 1 ]; then echo "$PROG: FAIL (DOM and chromium log in $TMP)" >&2
+  else echo "$PROG: FAIL (rerun with KEEP=1 to keep the dumped DOM and the chromium log)" >&2; fi
+  exit 1
+fi
+echo "$PROG: PASS"
