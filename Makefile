@@ -20,6 +20,8 @@ SRVPKG := libmicrohttpd jansson libuv libcrypto sqlite3
 
 PKGCFLAGS = $(shell pkg-config --cflags $(LIBPKG) 2>/dev/null)
 PKGLIBS   = $(shell pkg-config --libs $(LIBPKG) 2>/dev/null)
+SRVCFLAGS = $(shell pkg-config --cflags $(SRVPKG) 2>/dev/null)
+SRVLIBS   = $(shell pkg-config --libs $(SRVPKG) 2>/dev/null)
 CHKCFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
 CHKLIBS   = $(shell pkg-config --libs check 2>/dev/null)
 
@@ -31,19 +33,22 @@ LIB_SRC  := $(wildcard planner/*.c) $(wildcard proto/*.c)
 CLI_SRC  := $(wildcard clients/cli/*.c)
 TEST_SRC := $(wildcard tests/unit/*.c)
 BENCH_SRC:= $(wildcard tests/bench/*.c)
+SRV_SRC  := $(wildcard server/*.c) $(wildcard server/*.S)
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(B)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(B)/%.o)
+SRV_OBJ  := $(patsubst %.S,$(B)/%.o,$(SRV_SRC:%.c=$(B)/%.o))
 
 LIBA  := $(B)/libmemplan.a
 CLI   := $(B)/memplan
 TESTS := $(B)/check_all
 BENCH := $(B)/bench_planner
+SRV   := $(B)/memplan-server
 
 .PHONY: all deps run test test-only asan bench clean
 
-all: $(LIBA) $(CLI)
+all: $(LIBA) $(CLI) $(SRV)
 
 deps:
 	@./deploy/deps.sh
@@ -58,6 +63,19 @@ $(B)/tests/unit/%.o: tests/unit/%.c
 	@echo "  CC    $<"
 	$(Q)$(CC) $(FINAL_CFLAGS) $(CHKCFLAGS) -c $< -o $@
 
+$(B)/server/%.o: server/%.c
+	@mkdir -p $(dir $@)
+	@echo "  CC    $<"
+	$(Q)$(CC) $(FINAL_CFLAGS) $(SRVCFLAGS) -c $< -o $@
+
+$(B)/server/%.o: server/%.S
+	@mkdir -p $(dir $@)
+	@echo "  AS    $<"
+	$(Q)$(CC) $(FINAL_CFLAGS) -c $< -o $@
+
+# .incbin is invisible to -MMD: the page is a prerequisite by hand.
+$(B)/server/dashboard_asset.o: server/dashboard/index.html
+
 $(LIBA): $(LIB_OBJ)
 	@rm -f $@
 	@echo "  AR    $@"
@@ -71,6 +89,10 @@ $(TESTS): $(TEST_OBJ) $(LIBA)
 	@echo "  LINK  $@"
 	$(Q)$(CC) $(FINAL_LDFLAGS) -o $@ $(TEST_OBJ) $(LIBA) $(CHKLIBS) $(LIBS)
 
+$(SRV): $(SRV_OBJ) $(LIBA)
+	@echo "  LINK  $@"
+	$(Q)$(CC) $(FINAL_LDFLAGS) -o $@ $(SRV_OBJ) $(LIBA) $(SRVLIBS) $(LIBS)
+
 $(BENCH): $(BENCH_SRC:%.c=$(B)/%.o) $(LIBA)
 	@echo "  LINK  $@"
 	$(Q)$(CC) $(FINAL_LDFLAGS) -o $@ $(BENCH_SRC:%.c=$(B)/%.o) $(LIBA) $(LIBS)
@@ -80,8 +102,8 @@ $(BENCH): $(BENCH_SRC:%.c=$(B)/%.o) $(LIBA)
 test: deps
 	@$(MAKE) --no-print-directory test-only
 
-test-only: $(LIBA) $(CLI) $(TESTS)
-	MEMPLAN_CLI=$(CURDIR)/$(CLI) ./$(TESTS)
+test-only: $(LIBA) $(CLI) $(SRV) $(TESTS)
+	MEMPLAN_CLI=$(CURDIR)/$(CLI) MEMPLAN_SERVER=$(CURDIR)/$(SRV) ./$(TESTS)
 
 # Sanitizer build in its own tree; the same runner under ASan+UBSan.
 asan: deps
@@ -92,12 +114,11 @@ asan: deps
 bench: deps $(BENCH)
 	./$(BENCH)
 
-# Until the daemon exists (issue 4), `make run` plans a shipped graph offline.
+# `make run` starts the daemon on 127.0.0.1:8080 with its store in ./var.
 run: deps all
-	./$(CLI) inspect tests/graphs/cg_resnet50.txt
-	./$(CLI) plan tests/graphs/cg_resnet50.txt --budget 6GiB --solver none --summary
+	mkdir -p var && ./$(B)/memplan-server --listen 127.0.0.1:8080 --data-dir var
 
 clean:
 	rm -rf build build-asan
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(SRV_OBJ:.o=.d)

@@ -53,16 +53,6 @@ static inline uint64_t mp__sdbl(uint64_t x) { return x > UINT64_MAX / 2 ? UINT64
  * decides which continuations fit a budget, so it is the feasibility test. */
 typedef enum { MP__BOUNDED = 0, MP__MINPEAK = 1, MP__FRONTIER = 2, MP__MINKEPT = 3 } mp__mode_t;
 
-/* Limits of one pass. `budget` bounds every step's peak (the model). The
- * other two are branch-and-bound cuts (see mp__solve_bounded): a pair whose
- * charged time t(L) - a exceeds max_loss, or whose kept memory exceeds
- * max_kept, is dropped, and `pruned` records that something was. */
-typedef struct {
-  uint64_t budget;
-  double max_loss;
-  uint64_t max_kept;
-  int pruned;
-} mp__bound_t;
 
 typedef struct {
   double a;           /* forward time not charged so far */
@@ -71,6 +61,14 @@ typedef struct {
   uint32_t from_set;  /* previous lower set, UINT32_MAX at the start */
   uint32_t from_pair; /* index of the previous pair in the arena */
 } mp__pair_t;
+
+/* One step L_i -> L_j of a walk (j fixed): its cost (peak minus kept), kept
+ * memory mw, time not charged tw, and charged time ch = t(L_j \ L_i) - tw. */
+typedef struct {
+  uint32_t i;
+  uint64_t cost, mw;
+  double tw, ch;
+} mp__vis_t;
 
 typedef struct {
   const mp_graph_t *g;
@@ -89,6 +87,8 @@ typedef struct {
   double *t, *tr;
   uint32_t *fb_off, *fb; /* F'(L): boundary nodes that are not recompute:false */
   uint32_t *approx_top;  /* approx: the node whose closure set i is, or UINT32_MAX */
+  double *ht;            /* lower bounds on what remains (mp__reverse) */
+  uint64_t *hk, *hp;
 
   /* the DP */
   mp__pair_t *arena;
@@ -97,7 +97,9 @@ typedef struct {
   uint32_t *front_len;
 
   /* scratch */
-  uint32_t *stamp, *queue;
+  uint32_t *stamp;       /* per set: seen by the current walk */
+  uint32_t *fmark;       /* per node: in the boundary of the current walk's L_j */
+  mp__vis_t *vis;        /* the current walk's steps, one per set at most */
   mp__pair_t *cand;
   size_t n_cand, cap_cand;
   mp__pair_t *stair3; /* frontier sweep */
@@ -126,7 +128,11 @@ static void mp__dp_free_family(mp__dp_t *c) {
   free(c->front_off);
   free(c->front_len);
   free(c->stamp);
-  free(c->queue);
+  free(c->fmark);
+  free(c->vis);
+  free(c->ht);
+  free(c->hk);
+  free(c->hp);
   c->m = c->back = c->mr = NULL;
   c->t = c->tr = NULL;
   c->fb_off = c->fb = c->approx_top = NULL;
@@ -134,7 +140,10 @@ static void mp__dp_free_family(mp__dp_t *c) {
   c->n_arena = c->cap_arena = 0;
   c->front_off = NULL;
   c->front_len = NULL;
-  c->stamp = c->queue = NULL;
+  c->stamp = c->fmark = NULL;
+  c->vis = NULL;
+  c->ht = NULL;
+  c->hk = c->hp = NULL;
 }
 
 static void mp__dp_free(mp__dp_t *c) {
@@ -189,11 +198,15 @@ static int mp__dp_prepare(mp__dp_t *c) {
   c->front_off = malloc(ns * sizeof(size_t));
   c->front_len = calloc(ns, sizeof(uint32_t));
   c->stamp = calloc(ns, sizeof(uint32_t));
-  c->queue = malloc(ns * sizeof(uint32_t));
+  c->vis = malloc(ns * sizeof(mp__vis_t));
+  c->fmark = calloc(d->n ? d->n : 1, sizeof(uint32_t));
+  c->ht = malloc(ns * sizeof(double));
+  c->hk = malloc(ns * sizeof(uint64_t));
+  c->hp = malloc(ns * sizeof(uint64_t));
   mark = calloc(d->n ? d->n : 1, sizeof(uint32_t));
   list = malloc((d->n ? d->n : 1) * sizeof(uint32_t));
   if (!c->m || !c->back || !c->mr || !c->t || !c->tr || !c->fb_off || !c->fb ||
-      !c->front_off || !c->front_len || !c->stamp || !c->queue || !mark || !list)
+      !c->front_off || !c->front_len || !c->stamp || !c->vis || !c->fmark || !c->ht || !c->hk || !c->hp || !mark || !list)
     goto out;
   if (!f->exact) {
     c->approx_top = malloc(ns * sizeof(uint32_t));
@@ -399,7 +412,7 @@ static int mp__reduce3(mp__dp_t *c) {
   return 0;
 }
 
-/* ---- The DP loop ---------------------------------------------------------- */
+/* ---- Walking the steps into one lower set --------------------------------- */
 
 static int mp__poll(mp__dp_t *c) {
   if (c->should_stop && c->should_stop(c->stop_arg)) return MP_ECANCELED;
@@ -413,9 +426,7 @@ static inline uint64_t mp__step_cost(const mp__dp_t *c, size_t i, size_t j) {
 }
 
 /* What a step L_i -> L_j keeps: m(W) (plus recompute:false nodes) and the
- * time it does not charge. Both only grow when L_i shrinks (for a fixed L_j),
- * and so does the charged time t(L_j \ L_i) - tw: the DP uses that to cut
- * the walk down the subsets. */
+ * time it does not charge, from scratch (the approx family's walk). */
 static inline void mp__step_gain(const mp__dp_t *c, size_t i, size_t j, uint64_t *mw,
                                  double *tw) {
   size_t last = c->fam.n_sets - 1;
@@ -440,64 +451,346 @@ static inline void mp__step_gain(const mp__dp_t *c, size_t i, size_t j, uint64_t
   }
 }
 
-/* Pull the step L_i -> L_j (j fixed) for every pair of L_i that fits. */
-static int mp__relax(mp__dp_t *c, mp__mode_t mode, mp__bound_t *bd, size_t i, size_t j,
-                     uint64_t cost, uint64_t mw, double tw) {
-  const mp__pair_t *P;
-  size_t len = c->front_len[i], off = c->front_off[i], q;
-  uint64_t lim;
-  double tol = c->tol, maxloss = bd->max_loss;
-  int rc;
-  if (len == 0) return 0;
-  lim = bd->budget - cost; /* cost <= budget here */
-  if (bd->max_kept - mw < lim) lim = bd->max_kept - mw; /* mw <= max_kept here */
-  P = c->arena + off;
-  if (P[0].k > lim) {
-    if (P[0].k <= bd->budget - cost) bd->pruned = 1;
+/* Limits of one walk (the steps L_i -> L_j for a fixed j). A step is not
+ * taken, and the subsets of its L_i are not walked, when its cost exceeds
+ * `budget`, its charged time ch = t(L_j \ L_i) - tw exceeds `chlim`, or its
+ * kept memory mw exceeds `mwlim`. That cut is sound for the subsets because
+ * all three only grow as L_i shrinks: the segment L_j \ L_i grows, each node
+ * added to it is either kept (mw and tw grow) or charged (ch grows), and
+ * m(L_i) falls. The least value that was cut is reported, so that a caller
+ * iterating on a bound knows the next bound worth trying. */
+typedef struct {
+  uint64_t budget;
+  double chlim;      /* HUGE_VAL: none */
+  uint64_t mwlim;    /* UINT64_MAX: none */
+  double cut_ch;     /* out: least ch cut (HUGE_VAL: none) */
+  uint64_t cut_mw;   /* out: least mw cut (UINT64_MAX: none) */
+  uint64_t cut_cost; /* out: least cost above budget (UINT64_MAX: none) */
+} mp__wlim_t;
+
+static inline void mp__wlim_init(mp__wlim_t *wl, uint64_t budget, double chlim, uint64_t mwlim) {
+  wl->budget = budget;
+  wl->chlim = chlim;
+  wl->mwlim = mwlim;
+  wl->cut_ch = HUGE_VAL;
+  wl->cut_mw = UINT64_MAX;
+  wl->cut_cost = UINT64_MAX;
+}
+
+/* Append the step i -> j with the given gains to the visit list, unless a
+ * limit cuts it. Returns 1 when appended. */
+static inline int mp__walk_keep(mp__dp_t *c, mp__wlim_t *wl, size_t *nv, uint32_t i,
+                                uint64_t cost, uint64_t mw, double tw, double ch) {
+  mp__vis_t *x;
+  if (cost > wl->budget) {
+    if (cost < wl->cut_cost) wl->cut_cost = cost;
     return 0;
   }
-  c->work += len;
-  for (q = 0; q < len && P[q].k <= lim; q++) {
+  if (ch > wl->chlim) {
+    if (ch < wl->cut_ch) wl->cut_ch = ch;
+    return 0;
+  }
+  if (mw > wl->mwlim) {
+    if (mw < wl->cut_mw) wl->cut_mw = mw;
+    return 0;
+  }
+  x = &c->vis[(*nv)++];
+  x->i = i;
+  x->cost = cost;
+  x->mw = mw;
+  x->tw = tw;
+  x->ch = ch;
+  return 1;
+}
+
+/* The steps into L_j that pass the limits, in c->vis[0 .. *nv).
+ *
+ * Exact family: breadth first down the cover relation from L_j (the same
+ * order as a plain walk), each subset once. Going from L_x to L_x \ {v}
+ * adds v to the segment, so the gains are updated in O(1) from the parent's
+ * instead of being recomputed over the boundary: v is kept when it has a
+ * successor outside L_j or is recompute:false (default accounting), except
+ * into V where nothing is kept and, in the default accounting, nothing is
+ * charged.
+ *
+ * Approx family: the subsets are {} and the closures of the nodes of L_j
+ * (closure(u) is inside L_j iff u is); there is no cover relation to walk, so
+ * each step's gains are computed over the boundary of L_j. */
+static void mp__walk(mp__dp_t *c, size_t j, mp__wlim_t *wl, size_t *nv_out) {
+  const mp_lowerset_family_t *f = &c->fam;
+  size_t last = f->n_sets - 1, nv = 0;
+  c->work++;
+  if (f->exact) {
+    uint32_t mark = (uint32_t)(j + 1), e;
+    size_t h;
+    int into_v = j == last, dflt = c->acc == MP_ACCOUNTING_DEFAULT;
+    mp__vis_t root;
+    for (e = c->fb_off[j]; e < c->fb_off[j + 1]; e++) c->fmark[c->fb[e]] = mark;
+    root.i = (uint32_t)j;
+    root.cost = 0;
+    root.mw = 0;
+    root.tw = 0;
+    root.ch = 0;
+    /* h == SIZE_MAX stands for the root (L_j itself, never a step). */
+    for (h = SIZE_MAX; h == SIZE_MAX || h < nv; h++) {
+      const mp__vis_t *par = h == SIZE_MAX ? &root : &c->vis[h];
+      uint32_t pi = par->i;
+      uint64_t pmw = par->mw;
+      double ptw = par->tw, pch = par->ch;
+      for (e = f->down_off[pi]; e < f->down_off[pi + 1]; e++) {
+        uint32_t s = f->down[e], v = f->down_node[e];
+        uint64_t mw = pmw;
+        double tw = ptw, ch = pch;
+        if (c->stamp[s] == mark) continue;
+        c->stamp[s] = mark;
+        if (into_v) {
+          if (dflt) tw += c->nt[v];
+          else ch += c->nt[v];
+        } else if (c->fmark[v] == mark || c->nofree[v]) {
+          mw = mp__sadd(mw, c->nm[v]);
+          tw += c->nt[v];
+        } else {
+          ch += c->nt[v];
+        }
+        c->work++;
+        /* par may move? no: vis is preallocated (one entry per set) */
+        mp__walk_keep(c, wl, &nv, s, mp__step_cost(c, s, j), mw, tw, ch);
+      }
+    }
+  } else {
+    const uint64_t *b = f->bits + j * f->words;
+    size_t w;
+    for (w = 0; w <= f->words; w++) {
+      uint64_t x = w == 0 ? 1 : b[w - 1]; /* w == 0: the step from {} */
+      while (x) {
+        uint32_t i;
+        uint64_t cost, mw;
+        double tw;
+        if (w == 0) {
+          i = 0;
+          x = 0;
+        } else {
+          uint32_t u = (uint32_t)((w - 1) * 64 + (size_t)__builtin_ctzll(x));
+          x &= x - 1;
+          i = f->by_node[u];
+          if (i == j) continue;
+        }
+        c->work++;
+        cost = mp__step_cost(c, i, j);
+        if (cost > wl->budget) {
+          if (cost < wl->cut_cost) wl->cut_cost = cost;
+          continue;
+        }
+        mp__step_gain(c, i, j, &mw, &tw);
+        mp__walk_keep(c, wl, &nv, i, cost, mw, tw, (c->t[j] - c->t[i]) - tw);
+      }
+    }
+  }
+  *nv_out = nv;
+}
+
+/* ---- Lower bounds on what remains (reverse passes) ------------------------ */
+
+/* Relaxing the model by forgetting the kept memory (every step only needs
+ * cost <= budget instead of kept + cost <= budget) gives, for every lower
+ * set L, bounds on any plan's continuation from L to V at that budget:
+ *   ht(L): the least charged time (t(segment) - tw summed over the steps);
+ *   hk(L): the least kept memory added (mw summed);
+ *   hp(L): the least, over paths, of the largest step cost (a bottleneck
+ *          path; the real peak of each later step is kept + cost >= kept at
+ *          L + cost, so a pair (p, k) at L ends with a peak of at least
+ *          max(p, k + hp(L))).
+ * Every real continuation is a relaxed one, so these are lower bounds, and
+ * they are exact shortest / bottleneck paths in the DAG of lower sets, which
+ * one pass in decreasing index order computes (a superset has a larger
+ * index, so h(L_j) is final when the steps into L_j are walked).
+ *
+ * `cap`: values above it are of no use to the caller (its cut is at most
+ * cap), so steps that would only produce larger values are not walked. Such
+ * an h(L) comes out larger than its true value but still above cap, which is
+ * all the caller needs; every h(L) <= cap is exact, because the walk reaches
+ * L through supersets whose step values are no larger (they only grow as the
+ * subset shrinks). */
+typedef enum { MP__H_TIME = 0, MP__H_KEPT = 1, MP__H_PEAK = 2 } mp__hkind_t;
+
+static int mp__reverse(mp__dp_t *c, mp__hkind_t kind, uint64_t budget, double cap_t,
+                       uint64_t cap_u) {
+  size_t ns = c->fam.n_sets, last = ns - 1, j, nv, q;
+  mp__wlim_t wl;
+  int rc;
+  if (kind == MP__H_TIME) {
+    for (j = 0; j < ns; j++) c->ht[j] = HUGE_VAL;
+    c->ht[last] = 0;
+  } else {
+    uint64_t *h = kind == MP__H_KEPT ? c->hk : c->hp;
+    for (j = 0; j < ns; j++) h[j] = UINT64_MAX;
+    h[last] = 0;
+  }
+  memset(c->stamp, 0, ns * sizeof(uint32_t));
+  c->work = 0;
+  if ((rc = mp__poll(c)) != 0) return rc;
+  for (j = last; j >= 1; j--) {
+    if (c->work > (1u << 18)) {
+      c->work = 0;
+      if ((rc = mp__poll(c)) != 0) return rc;
+    }
+    if (kind == MP__H_TIME) {
+      double hj = c->ht[j];
+      if (hj > cap_t) continue;
+      mp__wlim_init(&wl, budget, cap_t - hj, UINT64_MAX);
+      mp__walk(c, j, &wl, &nv);
+      for (q = 0; q < nv; q++) {
+        double v = c->vis[q].ch + hj;
+        if (v < c->ht[c->vis[q].i]) c->ht[c->vis[q].i] = v;
+      }
+    } else if (kind == MP__H_KEPT) {
+      uint64_t hj = c->hk[j];
+      if (hj > cap_u) continue;
+      mp__wlim_init(&wl, budget, HUGE_VAL, cap_u - hj);
+      mp__walk(c, j, &wl, &nv);
+      for (q = 0; q < nv; q++) {
+        uint64_t v = c->vis[q].mw + hj; /* <= cap_u: no overflow */
+        if (v < c->hk[c->vis[q].i]) c->hk[c->vis[q].i] = v;
+      }
+    } else {
+      uint64_t hj = c->hp[j], b = budget < cap_u ? budget : cap_u;
+      if (hj > b) continue;
+      mp__wlim_init(&wl, b, HUGE_VAL, UINT64_MAX);
+      mp__walk(c, j, &wl, &nv);
+      for (q = 0; q < nv; q++) {
+        uint64_t v = c->vis[q].cost > hj ? c->vis[q].cost : hj;
+        if (v < c->hp[c->vis[q].i]) c->hp[c->vis[q].i] = v;
+      }
+    }
+  }
+  return 0;
+}
+
+/* ---- The forward pass ------------------------------------------------------ */
+
+/* Limits of one forward pass. Every step's model peak (kept + cost) is at most
+ * `budget`. Branch-and-bound cuts, all sound by the lower bounds above (a pair
+ * whose bound exceeds the cut cannot be on a path whose value is within it):
+ *  - rt (time objective, ht computed): drop a pair when its charged time so
+ *    far t(L) - a plus ht(L) exceeds rt;
+ *  - rk (memory objective, hk computed): drop it when k + hk(L) > rk;
+ *  - use_hp (hp computed for this budget): drop it when k + hp(L) > budget,
+ *    no continuation fits.
+ * A pair on a path whose final value is within the cut has every prefix
+ * within it (the bound at L is at most what the rest of that path adds), and
+ * a pair that dominates it in (a, k) has a bound no larger, so the Pareto set
+ * of each state is exactly the uncut one restricted to the pairs within the
+ * cut: the answer, its ties and its peak are those of the uncut DP.
+ * `pruned` says whether a cut dropped anything (as opposed to the budget) and
+ * next_* the least bound that was cut: the next cut worth trying. */
+typedef struct {
+  uint64_t budget;
+  double rt;
+  uint64_t rk;
+  int use_hp;
+  int pruned;
+  double next_t;
+  uint64_t next_k, next_p;
+} mp__bound_t;
+
+static void mp__bound_init(mp__bound_t *bd, uint64_t budget) {
+  bd->budget = budget;
+  bd->rt = HUGE_VAL;
+  bd->rk = UINT64_MAX;
+  bd->use_hp = 0;
+  bd->pruned = 0;
+  bd->next_t = HUGE_VAL;
+  bd->next_k = UINT64_MAX;
+  bd->next_p = UINT64_MAX;
+}
+
+/* First index in [lo, hi) of P whose k exceeds lim (P sorted by k). */
+static inline size_t mp__first_k_above(const mp__pair_t *P, size_t lo, size_t hi, uint64_t lim) {
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (P[mid].k <= lim) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* Pull the step L_i -> L_j (j fixed) for every pair of L_i that passes. */
+static int mp__relax(mp__dp_t *c, mp__mode_t mode, mp__bound_t *bd, size_t j,
+                     const mp__vis_t *x) {
+  const mp__pair_t *P;
+  size_t i = x->i, len = c->front_len[i], off = c->front_off[i], q, q0 = 0, q1;
+  uint64_t lim, blim, cost = x->cost, mw = x->mw;
+  double tw = x->tw;
+  int rc;
+  if (len == 0) return 0;
+  P = c->arena + off;
+  blim = bd->budget - cost; /* cost <= budget here */
+  lim = blim;
+  if (bd->rk != UINT64_MAX) {
+    /* mw + hk(j) <= rk: the walk cut the rest */
+    uint64_t l2 = bd->rk - mw - c->hk[j];
+    if (l2 < lim) lim = l2;
+  }
+  if (bd->use_hp) {
+    /* mw + hp(j) <= budget: the walk cut the rest */
+    uint64_t l2 = bd->budget - mw - c->hp[j];
+    if (l2 < lim) lim = l2;
+  }
+  q1 = P[0].k > lim ? 0 : mp__first_k_above(P, 0, len, lim);
+  if (q1 < len && P[q1].k <= blim) {
+    /* pairs cut by rk or hp, not by the budget: the least bound cut is the
+     * first one's (k only grows along P) */
+    bd->pruned = 1;
+    if (bd->rk != UINT64_MAX) {
+      uint64_t v = mp__sadd(mp__sadd(P[q1].k, mw), c->hk[j]);
+      if (v < bd->next_k) bd->next_k = v;
+    }
+    if (mode == MP__MINPEAK) {
+      uint64_t v = mp__sadd(mp__sadd(P[q1].k, mw), c->hp[j]);
+      if (v < bd->next_p) bd->next_p = v;
+    }
+  }
+  if (mode == MP__MINPEAK && q1 < len && P[q1].k > blim) {
+    /* cut by the peak bound itself: its step would peak at k + cost */
+    uint64_t v = mp__sadd(P[q1].k, cost);
+    if (v < bd->next_p) bd->next_p = v;
+  }
+  if (bd->rt != HUGE_VAL && mode == MP__BOUNDED && q1 > 0) {
+    /* the charged time t(L_j) - a - tw + ht(j) falls as a rises along P
+     * (a strictly increasing in the bounded staircase) */
+    double amin = c->t[j] + c->ht[j] - tw - bd->rt - c->tol;
+    size_t lo = 0, hi = q1;
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (P[mid].a < amin) lo = mid + 1;
+      else hi = mid;
+    }
+    q0 = lo;
+    if (q0 > 0) {
+      double v = c->t[j] - (P[q0 - 1].a + tw) + c->ht[j];
+      bd->pruned = 1;
+      if (v < bd->next_t) bd->next_t = v;
+    }
+  }
+  if (q0 >= q1) return 0;
+  c->work += q1 - q0;
+  if (mode == MP__FRONTIER && (rc = mp__cand_reserve(c, q1 - q0)) != 0) return rc;
+  for (q = q0; q < q1; q++) {
     mp__pair_t n;
     uint64_t step = mp__sadd(P[q].k, cost);
     n.a = P[q].a + tw;
-    if (c->t[j] - n.a > maxloss + tol) {
-      bd->pruned = 1;
-      continue;
-    }
     n.k = mp__sadd(P[q].k, mw);
     n.p = P[q].p > step ? P[q].p : step;
     n.from_set = (uint32_t)i;
     n.from_pair = (uint32_t)(off + q);
     if (mode == MP__FRONTIER) {
-      if ((rc = mp__cand_reserve(c, 1)) != 0) return rc;
       c->cand[c->n_cand++] = n;
     } else if ((rc = mp__stair_insert(c, mode, &n)) != 0) {
       return rc;
     }
   }
-  if (q < len && P[q].k <= bd->budget - cost) bd->pruned = 1; /* cut by max_kept */
   return 0;
 }
-
-/* Visit the step L_i -> L_j: returns 0 when the subsets of L_i need not be
- * visited (every quantity that decides it only grows as L_i shrinks). */
-static int mp__visit(mp__dp_t *c, mp__mode_t mode, mp__bound_t *bd, size_t i, size_t j,
-                     int *rc) {
-  uint64_t cost = mp__step_cost(c, i, j), mw;
-  double tw;
-  *rc = 0;
-  c->work++;
-  if (cost > bd->budget) return 0;
-  mp__step_gain(c, i, j, &mw, &tw);
-  if (mw > bd->max_kept || (c->t[j] - c->t[i]) - tw > bd->max_loss + c->tol) {
-    bd->pruned = 1;
-    return 0;
-  }
-  *rc = mp__relax(c, mode, bd, i, j, cost, mw, tw);
-  return 1;
-}
-
 
 static int mp__append_front(mp__dp_t *c, size_t j) {
   size_t n = c->n_cand;
@@ -519,10 +812,11 @@ static int mp__append_front(mp__dp_t *c, size_t j) {
 }
 
 static int mp__run(mp__dp_t *c, mp__mode_t mode, mp__bound_t *bd) {
-  mp_lowerset_family_t *f = &c->fam;
-  size_t ns = f->n_sets, j, words = f->words;
+  size_t ns = c->fam.n_sets, j, nv, q;
   int rc;
   bd->pruned = 0;
+  bd->next_t = HUGE_VAL;
+  bd->next_k = bd->next_p = UINT64_MAX;
   c->n_arena = 0;
   c->n_cand = 0;
   if ((rc = mp__cand_reserve(c, 1)) != 0) return rc;
@@ -537,51 +831,73 @@ static int mp__run(mp__dp_t *c, mp__mode_t mode, mp__bound_t *bd) {
   c->work = 0;
   if ((rc = mp__poll(c)) != 0) return rc;
   for (j = 1; j < ns; j++) {
+    mp__wlim_t wl;
+    double chlim = HUGE_VAL;
+    uint64_t mwlim = UINT64_MAX;
+    int skip = 0;
     c->n_cand = 0;
     if (c->work > (1u << 18)) {
       c->work = 0;
       if ((rc = mp__poll(c)) != 0) return rc;
     }
-    if (f->exact) {
-      /* Walk the subsets of L_j down the cover relation; stamp j+1 marks
-       * the ones already seen. */
-      size_t qh = 0, qt = 0, e;
-      uint32_t mark = (uint32_t)(j + 1);
-      for (e = f->down_off[j]; e < f->down_off[j + 1]; e++) {
-        uint32_t i = f->down[e];
-        c->stamp[i] = mark;
-        c->queue[qt++] = i;
+    /* The cuts bound the steps too: a step's own ch, mw or cost is a lower
+     * bound on what any pair adds with it (charged time, kept memory, peak
+     * are all >= 0 before the step). A state whose bound alone exceeds a cut
+     * gets no pair at all. */
+    if (bd->rt != HUGE_VAL) {
+      if (c->ht[j] > bd->rt + c->tol) {
+        skip = 1;
+        if (c->ht[j] != HUGE_VAL) {
+          bd->pruned = 1;
+          if (c->ht[j] < bd->next_t) bd->next_t = c->ht[j];
+        }
+      } else {
+        chlim = bd->rt + c->tol - c->ht[j];
       }
-      while (qh < qt) {
-        uint32_t i = c->queue[qh++];
-        if (!mp__visit(c, mode, bd, i, j, &rc)) continue;
-        if (rc != 0) return rc;
-        for (e = f->down_off[i]; e < f->down_off[i + 1]; e++) {
-          uint32_t s = f->down[e];
-          if (c->stamp[s] != mark) {
-            c->stamp[s] = mark;
-            c->queue[qt++] = s;
-          }
+    }
+    if (bd->rk != UINT64_MAX) {
+      if (c->hk[j] > bd->rk) {
+        skip = 1;
+        if (c->hk[j] != UINT64_MAX) {
+          bd->pruned = 1;
+          if (c->hk[j] < bd->next_k) bd->next_k = c->hk[j];
+        }
+      } else {
+        mwlim = bd->rk - c->hk[j];
+      }
+    }
+    if (bd->use_hp) {
+      if (c->hp[j] > bd->budget) {
+        skip = 1;
+        if (c->hp[j] != UINT64_MAX) {
+          bd->pruned = 1;
+          if (c->hp[j] < bd->next_p) bd->next_p = c->hp[j];
+        }
+      } else if (bd->budget - c->hp[j] < mwlim) {
+        mwlim = bd->budget - c->hp[j];
+      }
+    }
+    if (!skip) {
+      mp__wlim_init(&wl, bd->budget, chlim, mwlim);
+      mp__walk(c, j, &wl, &nv);
+      if (wl.cut_ch != HUGE_VAL) {
+        bd->pruned = 1;
+        if (wl.cut_ch + c->ht[j] < bd->next_t) bd->next_t = wl.cut_ch + c->ht[j];
+      }
+      if (wl.cut_mw != UINT64_MAX) {
+        bd->pruned = 1;
+        if (bd->rk != UINT64_MAX) {
+          uint64_t v = mp__sadd(wl.cut_mw, c->hk[j]);
+          if (v < bd->next_k) bd->next_k = v;
+        }
+        if (bd->use_hp) {
+          uint64_t v = mp__sadd(wl.cut_mw, c->hp[j]);
+          if (v < bd->next_p) bd->next_p = v;
         }
       }
-    } else {
-      /* Approx: the family's subsets of L_j are {} and the closures of the
-       * nodes of L_j (closure(u) is inside L_j iff u is). */
-      const uint64_t *b = f->bits + j * words;
-      size_t w;
-      mp__visit(c, mode, bd, 0, j, &rc);
-      if (rc != 0) return rc;
-      for (w = 0; w < words; w++) {
-        uint64_t x = b[w];
-        while (x) {
-          uint32_t u = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(x));
-          uint32_t i = f->by_node[u];
-          x &= x - 1;
-          if (i == j) continue;
-          mp__visit(c, mode, bd, i, j, &rc);
-          if (rc != 0) return rc;
-        }
-      }
+      if (wl.cut_cost < bd->next_p) bd->next_p = wl.cut_cost;
+      for (q = 0; q < nv; q++)
+        if ((rc = mp__relax(c, mode, bd, j, &c->vis[q])) != 0) return rc;
     }
     if (mode == MP__FRONTIER && (rc = mp__reduce3(c)) != 0) return rc;
     if ((rc = mp__append_front(c, j)) != 0) return rc;
@@ -589,64 +905,125 @@ static int mp__run(mp__dp_t *c, mp__mode_t mode, mp__bound_t *bd) {
   return 0;
 }
 
-static void mp__bound_init(mp__bound_t *bd, uint64_t budget) {
-  bd->budget = budget;
-  bd->max_loss = HUGE_VAL;
-  bd->max_kept = UINT64_MAX;
-  bd->pruned = 0;
+/* ---- Solving at one budget ------------------------------------------------- */
+
+/* What the approx family found at the same budget and objective, used by the
+ * exact DP as upper bounds: the approx family is a subfamily, so its plan is
+ * a plan of the exact family too (exact is never worse), and its least
+ * feasible budget is at least the exact one. */
+typedef struct {
+  int known;
+  int feasible;
+  double charged;      /* t(V) - a of its answer */
+  uint64_t kept;       /* k of its answer */
+  uint64_t min_peak;   /* when infeasible: its least feasible activation budget */
+} mp__hint_t;
+
+/* Next value of an iterated cut: at least the least value that was cut
+ * (nothing between the two can change the outcome) and at least a fixed
+ * fraction more, so that the number of passes stays logarithmic; never past
+ * the cap (a value known to succeed). */
+static double mp__next_rt(double r, double cut, double cap) {
+  double g = r + r / 8;
+  double n = cut > g ? cut : g;
+  return n > cap ? cap : n;
 }
 
-/* The bounded pass with branch and bound. The charged time t(L) - a and the
- * kept memory k of a pair never decrease along a path, so when the answer's
- * charged time (time objective) or kept memory (memory objective) is at most
- * a bound R, cutting every pair above R loses nothing: the optimal path and
- * all its ties survive. R starts small and grows by half until V is reached
- * (then the answer is optimal) or nothing was cut (then no plan exists at
- * this budget); past the largest possible value the cut is removed. The
- * cuts keep the Pareto sets and the walk down the subsets short, which is
- * what makes large graphs fast. */
-static int mp__solve_bounded(mp__dp_t *c, mp_objective_t obj, uint64_t budget) {
+static uint64_t mp__next_u(uint64_t r, uint64_t cut, uint64_t cap) {
+  uint64_t g = mp__sadd(r, r / 8 + 1);
+  uint64_t n = cut > g ? cut : g;
+  return n > cap ? cap : n;
+}
+
+/* The bounded solve: afterwards front_len[last] > 0 iff a plan exists, and
+ * V's staircase holds the answer (see mp_dp_solve).
+ *
+ * Time objective: R starts at ht({}), a lower bound on the answer's charged
+ * time, and each pass drops the pairs whose bound exceeds R. When V is
+ * reached, R is at least the optimum, so the answer is the uncut DP's (see
+ * mp__bound_t); otherwise R grows to the least cut bound (or by an eighth).
+ * An upper bound from the approx family caps R: a pass at the cap succeeds.
+ * Without a hint, a first one-pair-per-state pass (the least kept memory at
+ * each state decides which continuations fit) tells whether any plan exists.
+ * The memory objective is the same on kept memory with hk. */
+static int mp__solve_bounded(mp__dp_t *c, mp_objective_t obj, uint64_t budget,
+                             const mp__hint_t *hint) {
   size_t last = c->fam.n_sets - 1;
-  double tv = c->t[last];
   mp__bound_t bd;
-  double r = tv / 128;
-  int rc;
-  /* Feasibility first (one pair per state): no plan, nothing more to do;
-   * otherwise its least kept memory at V is the memory objective's answer,
-   * so that objective needs one more pass, cut exactly there, for the ties. */
-  mp__bound_init(&bd, budget);
-  if ((rc = mp__run(c, MP__MINKEPT, &bd)) != 0) return rc;
-  if (c->front_len[last] == 0) return 0;
-  mp__bound_init(&bd, budget);
-  if (obj == MP_OBJECTIVE_MEMORY) {
-    bd.max_kept = c->arena[c->front_off[last]].k;
-    return mp__run(c, MP__BOUNDED, &bd);
-  }
-  for (;;) {
+  int rc, feasible = hint->known && hint->feasible;
+  if (!feasible) {
+    /* hp first: a cheap certificate of infeasibility, and a cut for the
+     * feasibility pass at tight budgets. */
+    if ((rc = mp__reverse(c, MP__H_PEAK, budget, HUGE_VAL, budget)) != 0) return rc;
+    if (c->hp[0] > budget) {
+      c->front_len[last] = 0;
+      return 0;
+    }
     mp__bound_init(&bd, budget);
-    bd.max_loss = r;
-    if ((rc = mp__run(c, MP__BOUNDED, &bd)) != 0) return rc;
-    if (c->front_len[last] > 0 || !bd.pruned) return 0;
-    r = r > 0 ? r * 1.5 : 1;
-    if (r >= tv) r = HUGE_VAL;
+    bd.use_hp = 1;
+    if ((rc = mp__run(c, MP__MINKEPT, &bd)) != 0) return rc;
+    if (c->front_len[last] == 0) return 0;
+    if (obj == MP_OBJECTIVE_MEMORY) {
+      /* the least kept memory at V is the answer's: one pass cut there */
+      uint64_t kstar = c->arena[c->front_off[last]].k;
+      if ((rc = mp__reverse(c, MP__H_KEPT, budget, HUGE_VAL, kstar)) != 0) return rc;
+      mp__bound_init(&bd, budget);
+      bd.rk = kstar;
+      return mp__run(c, MP__BOUNDED, &bd);
+    }
+  }
+  if (obj == MP_OBJECTIVE_MEMORY) {
+    uint64_t cap = feasible ? hint->kept : UINT64_MAX, r;
+    if ((rc = mp__reverse(c, MP__H_KEPT, budget, HUGE_VAL, cap)) != 0) return rc;
+    r = c->hk[0];
+    for (;;) {
+      mp__bound_init(&bd, budget);
+      bd.rk = r;
+      if ((rc = mp__run(c, MP__BOUNDED, &bd)) != 0) return rc;
+      if (c->front_len[last] > 0 || !bd.pruned || r == UINT64_MAX) return 0;
+      r = r >= cap ? UINT64_MAX : mp__next_u(r, bd.next_k, cap);
+    }
+  } else {
+    double cap = feasible ? hint->charged + c->tol : HUGE_VAL, r;
+    if ((rc = mp__reverse(c, MP__H_TIME, budget, cap, UINT64_MAX)) != 0) return rc;
+    r = c->ht[0];
+    for (;;) {
+      mp__bound_init(&bd, budget);
+      bd.rt = r;
+      if ((rc = mp__run(c, MP__BOUNDED, &bd)) != 0) return rc;
+      if (c->front_len[last] > 0 || !bd.pruned || r == HUGE_VAL) return 0;
+      r = r >= cap ? HUGE_VAL : mp__next_rt(r, bd.next_t, cap);
+    }
   }
 }
 
-/* The least peak over all plans: the min-peak pass with the peak bounded by
- * P, P growing by a quarter from a lower bound until V is reached. */
-static int mp__solve_minpeak(mp__dp_t *c, uint64_t known_infeasible, uint64_t *peak) {
+/* The least peak over all plans, known to exceed `known_infeasible`: the
+ * min-peak pass (Pareto on least peak, least kept) with every step's peak
+ * bounded by P and the pairs cut by hp (a pair (p, k) at L ends above
+ * max(p, k + hp(L))). P starts at the largest lower bound at hand and grows
+ * to the least cut bound (or by an eighth), capped by a budget known to
+ * have a plan: the approx family's least budget, or the single step {} -> V
+ * at 2 m(V). When V is reached the last pair's peak is the least: every
+ * path whose peak is at most P survives the cuts. */
+static int mp__solve_minpeak(mp__dp_t *c, uint64_t known_infeasible, const mp__hint_t *hint,
+                             uint64_t *peak) {
   size_t last = c->fam.n_sets - 1, v;
-  uint64_t p = known_infeasible, big = 0;
+  uint64_t p = known_infeasible, big = 0, cap = mp__sdbl(c->m[last]);
   mp__bound_t bd;
   int rc;
+  if (hint->known && !hint->feasible && hint->min_peak < cap) cap = hint->min_peak;
+  if ((rc = mp__reverse(c, MP__H_PEAK, UINT64_MAX, HUGE_VAL, cap)) != 0) return rc;
   for (v = 0; v < c->dag.n; v++)
     if (c->nm[v] > big) big = c->nm[v];
   big = mp__sdbl(big); /* the segment holding the largest node holds it twice */
   if (p < UINT64_MAX) p++;
   if (p < big) p = big;
+  if (p < c->hp[0]) p = c->hp[0];
   if (p == 0) p = 1;
+  if (p > cap) p = cap;
   for (;;) {
     mp__bound_init(&bd, p);
+    bd.use_hp = 1;
     if ((rc = mp__run(c, MP__MINPEAK, &bd)) != 0) return rc;
     if (c->front_len[last] > 0) {
       /* p strictly decreases along k: the last pair has the least peak */
@@ -654,7 +1031,7 @@ static int mp__solve_minpeak(mp__dp_t *c, uint64_t known_infeasible, uint64_t *p
       return 0;
     }
     if (p == UINT64_MAX) return MP_EINVAL; /* unreachable: {} -> V always fits */
-    p = p > UINT64_MAX / 5 * 4 ? UINT64_MAX : p + p / 4 + 1;
+    p = p >= cap ? UINT64_MAX : mp__next_u(p, bd.next_p, cap);
   }
 }
 
@@ -699,10 +1076,13 @@ static int mp__load_family(mp__dp_t *c, const mp_dp_options_t *o, double t0, cha
 }
 
 /* One solve on the loaded family: the bounded pass (frontier = 0) or the
- * frontier pass (frontier = 1). */
-static int mp__exec(mp__dp_t *c, int frontier, mp_objective_t obj, uint64_t budget) {
+ * frontier pass (frontier = 1). The hint only applies to the exact family. */
+static int mp__exec(mp__dp_t *c, int frontier, mp_objective_t obj, uint64_t budget,
+                    const mp__hint_t *hint) {
   mp__bound_t bd;
-  if (!frontier) return mp__solve_bounded(c, obj, budget);
+  mp__hint_t none;
+  memset(&none, 0, sizeof(none));
+  if (!frontier) return mp__solve_bounded(c, obj, budget, c->fam.exact ? hint : &none);
   mp__bound_init(&bd, UINT64_MAX);
   return mp__run(c, MP__FRONTIER, &bd);
 }
@@ -710,9 +1090,9 @@ static int mp__exec(mp__dp_t *c, int frontier, mp_objective_t obj, uint64_t budg
 /* mp__exec; when the exact DP passes its deadline, switch to the approx
  * family (which runs without a deadline, only the cancel callback). */
 static int mp__exec_with_fallback(mp__dp_t *c, const mp_dp_options_t *o, int frontier,
-                                  uint64_t budget, char *reason, size_t reason_len,
-                                  int *exact_used) {
-  int rc = mp__exec(c, frontier, o->objective, budget);
+                                  uint64_t budget, const mp__hint_t *hint, char *reason,
+                                  size_t reason_len, int *exact_used) {
+  int rc = mp__exec(c, frontier, o->objective, budget, hint);
   if (rc == MP_ETIMEDOUT && c->fam.exact) {
     mp__dp_free_family(c);
     snprintf(reason, reason_len, "the deadline of %.0f ms passed during the exact DP",
@@ -722,8 +1102,48 @@ static int mp__exec_with_fallback(mp__dp_t *c, const mp_dp_options_t *o, int fro
     if ((rc = mp_lowerset_approx(&c->dag, &c->fam)) != 0) return rc;
     c->have_fam = 1;
     if ((rc = mp__dp_prepare(c)) != 0) return rc;
-    rc = mp__exec(c, frontier, o->objective, budget);
+    rc = mp__exec(c, frontier, o->objective, budget, hint);
   }
+  return rc;
+}
+
+/* The approx family's answer at the same budget and objective (its least
+ * feasible budget when it has no plan), as bounds for the exact DP. It costs
+ * a few percent of an exact solve and caps both the branch-and-bound loop
+ * and the reverse passes. `bact` is the activation budget, `below_const`
+ * says the budget does not even cover the constant memory. */
+static int mp__approx_hint(const mp_graph_t *g, const mp_dp_options_t *o, uint64_t bact,
+                           int below_const, mp__hint_t *h) {
+  mp__dp_t a;
+  mp__hint_t none;
+  size_t last;
+  int rc;
+  memset(h, 0, sizeof(*h));
+  memset(&none, 0, sizeof(none));
+  if ((rc = mp__dp_init(&a, g, o->accounting)) != 0) goto out;
+  a.should_stop = o->should_stop;
+  a.stop_arg = o->stop_arg;
+  if ((rc = mp_lowerset_approx(&a.dag, &a.fam)) != 0) goto out;
+  a.have_fam = 1;
+  if ((rc = mp__dp_prepare(&a)) != 0) goto out;
+  last = a.fam.n_sets - 1;
+  if (!below_const) {
+    if ((rc = mp__solve_bounded(&a, o->objective, bact, &none)) != 0) goto out;
+    if (a.front_len[last] > 0) {
+      const mp__pair_t *P = a.arena + a.front_off[last];
+      size_t pick = o->objective == MP_OBJECTIVE_TIME ? a.front_len[last] - 1 : 0;
+      h->known = 1;
+      h->feasible = 1;
+      h->charged = a.t[last] - P[pick].a;
+      h->kept = P[pick].k;
+      goto out;
+    }
+  }
+  if ((rc = mp__solve_minpeak(&a, below_const ? 0 : bact, &none, &h->min_peak)) != 0) goto out;
+  h->known = 1;
+  h->feasible = 0;
+out:
+  mp__dp_free(&a);
   return rc;
 }
 
@@ -802,12 +1222,14 @@ int mp_dp_solve(const mp_graph_t *g, const mp_dp_options_t *opts, mp_dp_result_t
                 mp_error_t *err) {
   mp__dp_t c;
   mp_dp_options_t def;
+  mp__hint_t hint;
   uint64_t bact = 0;
   int rc, below_const = 0;
   double t0 = mp_lowerset_clock_ms();
   size_t last, len, pick;
 
   memset(res, 0, sizeof(*res));
+  memset(&hint, 0, sizeof(hint));
   if (opts == NULL) {
     mp_dp_options_init(&def);
     opts = &def;
@@ -828,8 +1250,9 @@ int mp_dp_solve(const mp_graph_t *g, const mp_dp_options_t *opts, mp_dp_result_t
                             &res->exact_used)) != 0)
     goto fail;
   last = c.fam.n_sets - 1;
+  if (c.fam.exact && (rc = mp__approx_hint(g, opts, bact, below_const, &hint)) != 0) goto fail;
   if (!below_const) {
-    rc = mp__exec_with_fallback(&c, opts, 0, bact, res->fallback_reason,
+    rc = mp__exec_with_fallback(&c, opts, 0, bact, &hint, res->fallback_reason,
                                 sizeof(res->fallback_reason), &res->exact_used);
     if (rc != 0) goto fail;
     last = c.fam.n_sets - 1;
@@ -852,7 +1275,8 @@ int mp_dp_solve(const mp_graph_t *g, const mp_dp_options_t *opts, mp_dp_result_t
   } else {
     /* Infeasible: the least budget at which this family has a plan. */
     uint64_t p = 0;
-    rc = mp__solve_minpeak(&c, below_const ? 0 : bact, &p);
+    if (!c.fam.exact) memset(&hint, 0, sizeof(hint)); /* after a fallback */
+    rc = mp__solve_minpeak(&c, below_const ? 0 : bact, &hint, &p);
     if (rc == MP_ETIMEDOUT) {
       /* the answer (no plan) stands; only the least budget is unknown */
       size_t n = strlen(res->fallback_reason);
@@ -895,6 +1319,7 @@ int mp_dp_frontier(const mp_graph_t *g, const mp_dp_options_t *opts, mp_dp_front
                    mp_error_t *err) {
   mp__dp_t c;
   mp_dp_options_t def;
+  mp__hint_t hint;
   int rc, exact_used = 0;
   double t0 = mp_lowerset_clock_ms();
   size_t last, len, i, np = 0;
@@ -914,7 +1339,8 @@ int mp_dp_frontier(const mp_graph_t *g, const mp_dp_options_t *opts, mp_dp_front
   if ((rc = mp__load_family(&c, opts, t0, out->fallback_reason, sizeof(out->fallback_reason),
                             &exact_used)) != 0)
     goto fail;
-  rc = mp__exec_with_fallback(&c, opts, 1, UINT64_MAX, out->fallback_reason,
+  memset(&hint, 0, sizeof(hint));
+  rc = mp__exec_with_fallback(&c, opts, 1, UINT64_MAX, &hint, out->fallback_reason,
                               sizeof(out->fallback_reason), &exact_used);
   if (rc != 0) goto fail;
   out->exact_used = exact_used;

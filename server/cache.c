@@ -1,0 +1,188 @@
+/* cache.c - a byte-bounded LRU: a chained hash table for lookup and a
+ * doubly linked list in recency order (head = most recent). An entry's cost
+ * is its key, its value and a fixed overhead, so a flood of tiny entries is
+ * bounded too. */
+#include "cache.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SRV__ENTRY_OVERHEAD 96
+
+typedef struct srv__entry_s {
+  char *key;
+  char *value;
+  size_t len;
+  uint64_t hash;
+  struct srv__entry_s *hnext;       /* bucket chain */
+  struct srv__entry_s *prev, *next; /* recency list */
+} srv__entry_t;
+
+struct srv_cache_s {
+  pthread_mutex_t mu;
+  srv__entry_t **buckets;
+  size_t n_buckets;
+  srv__entry_t *head, *tail;
+  uint64_t entries, bytes, max_bytes;
+};
+
+static uint64_t srv__hash(const char *s) {
+  uint64_t h = 1469598103934665603ull; /* FNV-1a */
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+static uint64_t srv__cost(const srv__entry_t *e) {
+  return (uint64_t)e->len + strlen(e->key) + SRV__ENTRY_OVERHEAD;
+}
+
+srv_cache_t *srv_cache_new(uint64_t max_bytes) {
+  srv_cache_t *c = calloc(1, sizeof(*c));
+  if (c == NULL) return NULL;
+  c->n_buckets = 1024;
+  c->buckets = calloc(c->n_buckets, sizeof(*c->buckets));
+  if (c->buckets == NULL) {
+    free(c);
+    return NULL;
+  }
+  c->max_bytes = max_bytes;
+  pthread_mutex_init(&c->mu, NULL);
+  return c;
+}
+
+static void srv__entry_free(srv__entry_t *e) {
+  free(e->key);
+  free(e->value);
+  free(e);
+}
+
+void srv_cache_free(srv_cache_t *c) {
+  srv__entry_t *e, *n;
+  if (c == NULL) return;
+  for (e = c->head; e; e = n) {
+    n = e->next;
+    srv__entry_free(e);
+  }
+  free(c->buckets);
+  pthread_mutex_destroy(&c->mu);
+  free(c);
+}
+
+static void srv__unlink(srv_cache_t *c, srv__entry_t *e) {
+  srv__entry_t **pp = &c->buckets[e->hash % c->n_buckets];
+  while (*pp != e) pp = &(*pp)->hnext;
+  *pp = e->hnext;
+  if (e->prev) e->prev->next = e->next; else c->head = e->next;
+  if (e->next) e->next->prev = e->prev; else c->tail = e->prev;
+  c->entries--;
+  c->bytes -= srv__cost(e);
+}
+
+static void srv__push_front(srv_cache_t *c, srv__entry_t *e) {
+  e->prev = NULL;
+  e->next = c->head;
+  if (c->head) c->head->prev = e; else c->tail = e;
+  c->head = e;
+}
+
+static void srv__grow(srv_cache_t *c) {
+  size_t nb = c->n_buckets * 2, i;
+  srv__entry_t **b = calloc(nb, sizeof(*b));
+  if (b == NULL) return; /* keep the old table: slower, still correct */
+  for (i = 0; i < c->n_buckets; i++) {
+    srv__entry_t *e = c->buckets[i], *n;
+    for (; e; e = n) {
+      n = e->hnext;
+      e->hnext = b[e->hash % nb];
+      b[e->hash % nb] = e;
+    }
+  }
+  free(c->buckets);
+  c->buckets = b;
+  c->n_buckets = nb;
+}
+
+static srv__entry_t *srv__find(srv_cache_t *c, const char *key, uint64_t h) {
+  srv__entry_t *e = c->buckets[h % c->n_buckets];
+  for (; e; e = e->hnext)
+    if (e->hash == h && strcmp(e->key, key) == 0) return e;
+  return NULL;
+}
+
+int srv_cache_get(srv_cache_t *c, const char *key, char **out, size_t *len) {
+  uint64_t h = srv__hash(key);
+  srv__entry_t *e;
+  char *copy;
+  pthread_mutex_lock(&c->mu);
+  e = srv__find(c, key, h);
+  if (e == NULL) {
+    pthread_mutex_unlock(&c->mu);
+    return SRV_ENOTFOUND;
+  }
+  /* move to front */
+  if (e != c->head) {
+    if (e->prev) e->prev->next = e->next;
+    if (e->next) e->next->prev = e->prev; else c->tail = e->prev;
+    srv__push_front(c, e);
+  }
+  copy = malloc(e->len + 1);
+  if (copy) {
+    memcpy(copy, e->value, e->len);
+    copy[e->len] = '\0';
+    *len = e->len;
+  }
+  pthread_mutex_unlock(&c->mu);
+  if (copy == NULL) return SRV_ENOMEM;
+  *out = copy;
+  return 0;
+}
+
+int srv_cache_put(srv_cache_t *c, const char *key, const char *value, size_t len) {
+  srv__entry_t *e, *old;
+  uint64_t cost;
+  e = calloc(1, sizeof(*e));
+  if (e == NULL) return SRV_ENOMEM;
+  e->key = strdup(key);
+  e->value = malloc(len + 1);
+  if (e->key == NULL || e->value == NULL) {
+    srv__entry_free(e);
+    return SRV_ENOMEM;
+  }
+  memcpy(e->value, value, len);
+  e->value[len] = '\0';
+  e->len = len;
+  e->hash = srv__hash(key);
+  cost = srv__cost(e);
+  pthread_mutex_lock(&c->mu);
+  if ((old = srv__find(c, key, e->hash)) != NULL) {
+    srv__unlink(c, old);
+    srv__entry_free(old);
+  }
+  if (cost > c->max_bytes) {
+    pthread_mutex_unlock(&c->mu);
+    srv__entry_free(e);
+    return 0;
+  }
+  while (c->bytes + cost > c->max_bytes && c->tail) {
+    srv__entry_t *victim = c->tail;
+    srv__unlink(c, victim);
+    srv__entry_free(victim);
+  }
+  if (c->entries + 1 > c->n_buckets) srv__grow(c);
+  e->hnext = c->buckets[e->hash % c->n_buckets];
+  c->buckets[e->hash % c->n_buckets] = e;
+  srv__push_front(c, e);
+  c->entries++;
+  c->bytes += cost;
+  pthread_mutex_unlock(&c->mu);
+  return 0;
+}
+
+void srv_cache_stats(srv_cache_t *c, uint64_t *entries, uint64_t *bytes, uint64_t *max_bytes) {
+  pthread_mutex_lock(&c->mu);
+  *entries = c->entries;
+  *bytes = c->bytes;
+  *max_bytes = c->max_bytes;
+  pthread_mutex_unlock(&c->mu);
+}

@@ -1,0 +1,26 @@
+/* cache.h - the in-memory LRU in front of the durable store, bounded in
+ * bytes. Keys are strings (result and frontier keys), values are byte
+ * strings (serialised JSON). Thread-safe: one mutex.
+ *
+ * Ownership: put copies key and value; get returns a malloc'd copy the
+ * caller frees, so an entry evicted right after a get is never a dangling
+ * pointer. */
+#ifndef SRV_CACHE_H
+#define SRV_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "server.h"
+
+srv_cache_t *srv_cache_new(uint64_t max_bytes);
+void srv_cache_free(srv_cache_t *c);
+
+/* 0 with *out (NUL-terminated copy) and *len, or SRV_ENOTFOUND, SRV_ENOMEM. */
+int srv_cache_get(srv_cache_t *c, const char *key, char **out, size_t *len);
+/* Insert or replace; values larger than the whole cache are not kept.
+ * 0 or SRV_ENOMEM. */
+int srv_cache_put(srv_cache_t *c, const char *key, const char *value, size_t len);
+void srv_cache_stats(srv_cache_t *c, uint64_t *entries, uint64_t *bytes, uint64_t *max_bytes);
+
+#endif

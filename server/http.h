@@ -1,0 +1,72 @@
+/* http.h - the HTTP layer: libmicrohttpd in its own epoll thread pool,
+ * request state, body limits, authentication, suspension, and the one
+ * place where responses are built, logged and counted.
+ *
+ * Contract with libmicrohttpd (see the project notes): the handler answers
+ * on the last call for a request (never the first, which would drop
+ * keep-alive), never while upload data is pending, and a suspended
+ * connection is always resumed by waits.c before the daemon stops. */
+#ifndef SRV_HTTP_H
+#define SRV_HTTP_H
+
+#include <jansson.h>
+#include <microhttpd.h>
+#include <stddef.h>
+
+#include "jobs.h"
+#include "server.h"
+
+typedef struct srv_req_s srv_req_t;
+typedef enum MHD_Result (*srv_resume_fn)(srv_req_t *r);
+
+struct srv_req_s {
+  srv_server_t *srv;
+  struct MHD_Connection *conn;
+  const char *method;        /* borrowed from libmicrohttpd for the request */
+  const char *url;
+  char request_id[80];
+  double t0;                 /* monotonic ms at the first byte */
+  const char *route;         /* the matched pattern, for logs and metrics */
+  char params[2][160];       /* path parameters ({id}, {hash}) */
+  int state;
+  char *body;                /* owned; NUL-terminated */
+  size_t body_len, body_cap;
+  int too_large;
+  /* while suspended */
+  srv_job_t *job;            /* a reference, released with the request */
+  srv_resume_fn on_resume;
+  void *ctx;                 /* route data kept across the suspension */
+  void (*ctx_free)(void *);
+  /* for the log line */
+  char graph_hash[65];
+  const char *cache;         /* "hit", "miss", "joined" or NULL */
+};
+
+int srv_http_start(srv_server_t *s, char *errbuf, size_t errlen);
+/* Stop accepting, then stop the daemon (every waiter must be resumed). */
+void srv_http_stop(srv_server_t *s);
+
+/* ---- for the routes ---- */
+
+/* Send `body` (stolen) as JSON. */
+enum MHD_Result srv_respond_json(srv_req_t *r, unsigned status, json_t *body);
+/* Send bytes; `data` is copied. extra_name/extra_value (may be NULL) add
+ * one header. */
+enum MHD_Result srv_respond_bytes(srv_req_t *r, unsigned status, const char *ctype, const void *data,
+                                  size_t len, const char *extra_name, const char *extra_value);
+/* Send a JSON text we already hold (malloc'd; taken over). */
+enum MHD_Result srv_respond_text_owned(srv_req_t *r, unsigned status, char *json_text, size_t len);
+/* {"error": {"code", "message", "path"}, "request_id"} */
+enum MHD_Result srv_respond_error(srv_req_t *r, unsigned status, const char *code, const char *path,
+                                  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+enum MHD_Result srv_respond_error_hdr(srv_req_t *r, unsigned status, const char *code, const char *path,
+                                      const char *hname, const char *hvalue, const char *message);
+
+/* Park the request until `job` finishes or timeout_s pass, then call
+ * on_resume (on an HTTP thread). */
+enum MHD_Result srv_suspend(srv_req_t *r, srv_job_t *job, double timeout_s, srv_resume_fn on_resume);
+
+/* A query argument, or NULL. */
+const char *srv_req_arg(srv_req_t *r, const char *key);
+
+#endif

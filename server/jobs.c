@@ -1,0 +1,733 @@
+/* jobs.c - the bounded queue, the worker threads and the life of a job
+ * (see jobs.h for the design and the choice of pthreads).
+ *
+ * One mutex guards the queue, the list of active jobs and the mutable
+ * fields of every job. The slow parts (planning, the store's fsync'd
+ * writes, serialising results) run outside it. */
+#include "jobs.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache.h"
+#include "formats.h"
+#include "frontier.h"
+#include "frontier_json.h"
+#include "log.h"
+#include "metrics.h"
+#include "plan_json.h"
+#include "store.h"
+
+/* Why a running solver was asked to stop (job->stop). */
+enum { SRV__RUN = 0, SRV__STOP_CANCEL = 1, SRV__STOP_DEADLINE = 2, SRV__STOP_SHUTDOWN = 3 };
+
+struct srv_job_s {
+  /* immutable after creation */
+  srv_jobs_t *owner;
+  srv_job_kind_t kind;
+  char id[33];
+  char key[256];
+  srv_plan_params_t p;       /* for frontiers: graph_hash and solver only */
+  double created_ms;
+  /* guarded by owner->mu */
+  srv_job_status_t status;
+  double started_ms, finished_ms;
+  char err_code[32];
+  char err_msg[512];
+  int refs;
+  int in_store;              /* the job row is committed */
+  mp_graph_t *graph;         /* owned; loaded from the store when NULL */
+  struct srv_job_s *qnext;   /* FIFO link */
+  struct srv_job_s *aprev, *anext; /* active list */
+  /* read by the solver without the lock */
+  atomic_int stop;
+  double deadline_mono;
+};
+
+struct srv_jobs_s {
+  srv_jobs_config_t cfg;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  srv_job_t *qhead, *qtail;
+  size_t depth;              /* jobs in the FIFO */
+  size_t reserved;           /* accepted, being written to the store */
+  size_t running;
+  srv_job_t *active;         /* queued or running, plans and frontiers */
+  int paused, stopping;
+  pthread_t *threads;
+  unsigned n_threads;
+};
+
+const char *srv_job_status_name(srv_job_status_t s) {
+  static const char *const names[] = {"queued", "running", "done", "failed", "cancelled"};
+  return (unsigned)s < 5 ? names[s] : "unknown";
+}
+
+void srv_jobs_plan_key(const srv_plan_params_t *p, char key[256]) {
+  snprintf(key, 256, "plan|%s|%llu|%s|%s|%s|%s", p->graph_hash, (unsigned long long)p->budget,
+           mp_solver_name(p->solver), mp_objective_name(p->objective), mp_accounting_name(p->accounting),
+           SRV_PLANNER_VERSION);
+}
+
+void srv_jobs_frontier_key(const char *graph_hash, mp_solver_t solver, char key[256]) {
+  snprintf(key, 256, "frontier|%s|%s|%s", graph_hash, mp_solver_name(solver), SRV_PLANNER_VERSION);
+}
+
+/* ---- references and the active list (callers hold mu) ---- */
+
+static void srv__job_free(srv_job_t *job) {
+  mp_graph_free(job->graph);
+  free(job);
+}
+
+void srv_job_ref(srv_job_t *job) {
+  pthread_mutex_lock(&job->owner->mu);
+  job->refs++;
+  pthread_mutex_unlock(&job->owner->mu);
+}
+
+void srv_job_unref(srv_job_t *job) {
+  int last;
+  if (job == NULL) return;
+  pthread_mutex_lock(&job->owner->mu);
+  last = --job->refs == 0;
+  pthread_mutex_unlock(&job->owner->mu);
+  if (last) srv__job_free(job);
+}
+
+static void srv__active_add(srv_jobs_t *j, srv_job_t *job) {
+  job->aprev = NULL;
+  job->anext = j->active;
+  if (j->active) j->active->aprev = job;
+  j->active = job;
+  job->refs++;
+}
+
+static void srv__active_remove(srv_jobs_t *j, srv_job_t *job) {
+  if (job->aprev) job->aprev->anext = job->anext; else j->active = job->anext;
+  if (job->anext) job->anext->aprev = job->aprev;
+  job->aprev = job->anext = NULL;
+  job->refs--; /* never the last: the caller holds one */
+}
+
+static srv_job_t *srv__active_by_key(srv_jobs_t *j, const char *key) {
+  srv_job_t *job;
+  for (job = j->active; job; job = job->anext)
+    if (strcmp(job->key, key) == 0 && job->status <= SRV_JOB_RUNNING) return job;
+  return NULL;
+}
+
+static void srv__push(srv_jobs_t *j, srv_job_t *job) {
+  job->qnext = NULL;
+  if (j->qtail) j->qtail->qnext = job; else j->qhead = job;
+  j->qtail = job;
+  j->depth++;
+  job->refs++;
+  pthread_cond_signal(&j->cv);
+}
+
+/* Remove a queued job from the FIFO; returns whether it was there. */
+static int srv__unqueue(srv_jobs_t *j, srv_job_t *job) {
+  srv_job_t **pp = &j->qhead, *prev = NULL;
+  while (*pp && *pp != job) {
+    prev = *pp;
+    pp = &(*pp)->qnext;
+  }
+  if (*pp == NULL) return 0;
+  *pp = job->qnext;
+  if (j->qtail == job) j->qtail = prev;
+  j->depth--;
+  job->refs--;
+  return 1;
+}
+
+static srv_job_t *srv__job_new(srv_jobs_t *j, srv_job_kind_t kind) {
+  srv_job_t *job = calloc(1, sizeof(*job));
+  if (job == NULL) return NULL;
+  job->owner = j;
+  job->kind = kind;
+  job->refs = 1;
+  job->created_ms = srv_now_ms();
+  atomic_init(&job->stop, SRV__RUN);
+  srv_random_hex(job->id, 16);
+  return job;
+}
+
+/* ---- lookups ---- */
+
+int srv_jobs_result(srv_jobs_t *jobs, const char *key, char **out, size_t *len, char job_id[33]) {
+  int rc;
+  if (job_id) job_id[0] = '\0';
+  /* The cache keeps the computing job's id as a prefix line "id\n". */
+  if (srv_cache_get(jobs->cfg.cache, key, out, len) == 0) {
+    char *nl = memchr(*out, '\n', *len);
+    if (nl) {
+      size_t idl = (size_t)(nl - *out);
+      if (job_id && idl < 33) {
+        memcpy(job_id, *out, idl);
+        job_id[idl] = '\0';
+      }
+      memmove(*out, nl + 1, *len - idl - 1);
+      *len -= idl + 1;
+      (*out)[*len] = '\0';
+    }
+    return 0;
+  }
+  {
+    char jid[33];
+    rc = srv_store_get_result(jobs->cfg.store, key, out, len, jid);
+    if (rc != 0) return rc;
+    if (job_id) memcpy(job_id, jid, 33);
+    /* refill memory */
+    {
+      size_t il = strlen(jid);
+      char *buf = malloc(il + 1 + *len);
+      if (buf) {
+        memcpy(buf, jid, il);
+        buf[il] = '\n';
+        memcpy(buf + il + 1, *out, *len);
+        srv_cache_put(jobs->cfg.cache, key, buf, il + 1 + *len);
+        free(buf);
+      }
+    }
+  }
+  return 0;
+}
+
+static int srv__remember(srv_jobs_t *jobs, const char *key, const char *job_id, const char *text, size_t len) {
+  size_t il = strlen(job_id);
+  char *buf;
+  int rc = srv_store_put_result(jobs->cfg.store, key, text, len, job_id);
+  buf = malloc(il + 1 + len);
+  if (buf) {
+    memcpy(buf, job_id, il);
+    buf[il] = '\n';
+    memcpy(buf + il + 1, text, len);
+    srv_cache_put(jobs->cfg.cache, key, buf, il + 1 + len);
+    free(buf);
+  }
+  return rc;
+}
+
+srv_job_t *srv_jobs_find(srv_jobs_t *jobs, const char *id) {
+  srv_job_t *job;
+  pthread_mutex_lock(&jobs->mu);
+  for (job = jobs->active; job; job = job->anext)
+    if (job->kind == SRV_JOB_PLAN && strcmp(job->id, id) == 0) {
+      job->refs++;
+      break;
+    }
+  pthread_mutex_unlock(&jobs->mu);
+  return job;
+}
+
+void srv_job_snapshot(srv_job_t *job, srv_job_snapshot_t *o) {
+  pthread_mutex_lock(&job->owner->mu);
+  o->kind = job->kind;
+  o->status = job->status;
+  memcpy(o->id, job->id, sizeof(o->id));
+  memcpy(o->key, job->key, sizeof(o->key));
+  memcpy(o->graph_hash, job->p.graph_hash, sizeof(o->graph_hash));
+  memcpy(o->err_code, job->err_code, sizeof(o->err_code));
+  memcpy(o->err_msg, job->err_msg, sizeof(o->err_msg));
+  pthread_mutex_unlock(&job->owner->mu);
+}
+
+int srv_job_is_final(srv_job_t *job) {
+  int f;
+  pthread_mutex_lock(&job->owner->mu);
+  f = job->status >= SRV_JOB_DONE;
+  pthread_mutex_unlock(&job->owner->mu);
+  return f;
+}
+
+json_t *srv_job_to_json(srv_job_t *job) {
+  srv_job_row_t r;
+  memset(&r, 0, sizeof(r));
+  pthread_mutex_lock(&job->owner->mu);
+  memcpy(r.id, job->id, sizeof(r.id));
+  snprintf(r.status, sizeof(r.status), "%s", srv_job_status_name(job->status));
+  memcpy(r.graph_hash, job->p.graph_hash, sizeof(r.graph_hash));
+  r.budget = job->p.budget;
+  snprintf(r.solver, sizeof(r.solver), "%s", mp_solver_name(job->p.solver));
+  snprintf(r.objective, sizeof(r.objective), "%s", mp_objective_name(job->p.objective));
+  snprintf(r.accounting, sizeof(r.accounting), "%s", mp_accounting_name(job->p.accounting));
+  r.created_ms = job->created_ms;
+  r.started_ms = job->started_ms;
+  r.finished_ms = job->finished_ms;
+  memcpy(r.request_id, job->p.request_id, sizeof(r.request_id));
+  pthread_mutex_unlock(&job->owner->mu);
+  return srv_job_row_to_json(&r);
+}
+
+void srv_jobs_stats(srv_jobs_t *jobs, uint64_t *queued, uint64_t *capacity, uint64_t *running,
+                    uint64_t *workers) {
+  pthread_mutex_lock(&jobs->mu);
+  *queued = jobs->depth + jobs->reserved;
+  *capacity = jobs->cfg.queue_size;
+  *running = jobs->running;
+  *workers = jobs->cfg.workers;
+  pthread_mutex_unlock(&jobs->mu);
+}
+
+/* ---- submission ---- */
+
+static int srv__submit(srv_jobs_t *jobs, srv_job_kind_t kind, const srv_plan_params_t *p, const char *key,
+                       mp_graph_t **graph, const char *graph_json, size_t graph_json_len, srv_job_t **out,
+                       char **result, size_t *result_len, char *result_job_id) {
+  srv_job_t *job;
+  int rc;
+
+  *out = NULL;
+  if (srv_jobs_result(jobs, key, result, result_len, result_job_id) == 0) {
+    srv_metrics_cache(jobs->cfg.metrics, 1);
+    return SRV_SUBMIT_CACHED;
+  }
+  pthread_mutex_lock(&jobs->mu);
+  if (jobs->paused) {
+    pthread_mutex_unlock(&jobs->mu);
+    return SRV_EDRAINING;
+  }
+  if ((job = srv__active_by_key(jobs, key)) != NULL) {
+    job->refs++;
+    pthread_mutex_unlock(&jobs->mu);
+    srv_metrics_dedup(jobs->cfg.metrics);
+    *out = job;
+    return SRV_SUBMIT_JOINED;
+  }
+  if (jobs->depth + jobs->reserved >= jobs->cfg.queue_size) {
+    pthread_mutex_unlock(&jobs->mu);
+    return SRV_EFULL;
+  }
+  if ((job = srv__job_new(jobs, kind)) == NULL) {
+    pthread_mutex_unlock(&jobs->mu);
+    return SRV_ENOMEM;
+  }
+  srv_metrics_cache(jobs->cfg.metrics, 0);
+  job->p = *p;
+  snprintf(job->key, sizeof(job->key), "%s", key);
+  if (kind == SRV_JOB_FRONTIER) job->id[0] = 'f'; /* never a plan id: plans are pure hex */
+  job->graph = graph ? *graph : NULL;
+  if (graph) *graph = NULL;
+  srv__active_add(jobs, job);
+  jobs->reserved++;
+  pthread_mutex_unlock(&jobs->mu);
+
+  /* The job row is committed (fsync'd) before anyone hears of the job. */
+  rc = 0;
+  if (kind == SRV_JOB_PLAN) {
+    srv_job_row_t row;
+    memset(&row, 0, sizeof(row));
+    memcpy(row.id, job->id, sizeof(row.id));
+    strcpy(row.status, "queued");
+    memcpy(row.graph_hash, p->graph_hash, sizeof(row.graph_hash));
+    memcpy(row.result_key, key, sizeof(row.result_key));
+    row.budget = p->budget;
+    snprintf(row.solver, sizeof(row.solver), "%s", mp_solver_name(p->solver));
+    snprintf(row.objective, sizeof(row.objective), "%s", mp_objective_name(p->objective));
+    snprintf(row.accounting, sizeof(row.accounting), "%s", mp_accounting_name(p->accounting));
+    row.timeline = p->timeline;
+    row.created_ms = job->created_ms;
+    memcpy(row.request_id, p->request_id, sizeof(row.request_id));
+    rc = srv_store_accept_job(jobs->cfg.store, &row, graph_json, graph_json_len,
+                              job->graph ? job->graph->n_nodes : 0);
+  } else if (graph_json) {
+    rc = srv_store_put_graph(jobs->cfg.store, p->graph_hash, graph_json, graph_json_len,
+                             job->graph ? job->graph->n_nodes : 0);
+  }
+
+  pthread_mutex_lock(&jobs->mu);
+  jobs->reserved--;
+  if (rc != 0) {
+    /* Not accepted: give the graph back so the caller frees it. */
+    job->status = SRV_JOB_FAILED;
+    srv__active_remove(jobs, job);
+    if (graph) {
+      *graph = job->graph;
+      job->graph = NULL;
+    }
+    pthread_mutex_unlock(&jobs->mu);
+    srv_job_unref(job);
+    return SRV_ESTORE;
+  }
+  job->in_store = kind == SRV_JOB_PLAN;
+  if (job->status == SRV_JOB_QUEUED) {
+    srv__push(jobs, job);
+    pthread_mutex_unlock(&jobs->mu);
+  } else {
+    /* Cancelled while its row was being written: the cancel could not
+     * record it, so record it here. */
+    pthread_mutex_unlock(&jobs->mu);
+    if (kind == SRV_JOB_PLAN) srv_store_update_job(jobs->cfg.store, job->id, "cancelled", 0, srv_now_ms(), NULL);
+  }
+  *out = job;
+  return SRV_SUBMIT_QUEUED;
+}
+
+int srv_jobs_submit_plan(srv_jobs_t *jobs, const srv_plan_params_t *p, mp_graph_t **graph,
+                         const char *graph_json, size_t graph_json_len, srv_job_t **job, char **result,
+                         size_t *result_len, char result_job_id[33]) {
+  char key[256];
+  srv_jobs_plan_key(p, key);
+  return srv__submit(jobs, SRV_JOB_PLAN, p, key, graph, graph_json, graph_json_len, job, result, result_len,
+                     result_job_id);
+}
+
+int srv_jobs_submit_frontier(srv_jobs_t *jobs, const char *graph_hash, mp_solver_t solver,
+                             mp_graph_t **graph, srv_job_t **job, char **result, size_t *result_len) {
+  srv_plan_params_t p;
+  char key[256];
+  memset(&p, 0, sizeof(p));
+  snprintf(p.graph_hash, sizeof(p.graph_hash), "%s", graph_hash);
+  p.solver = solver;
+  srv_jobs_frontier_key(graph_hash, solver, key);
+  /* A frontier's graph is already in the store when it came by hash; a
+   * graph sent inline is stored by the caller (routes.c). */
+  return srv__submit(jobs, SRV_JOB_FRONTIER, &p, key, graph, NULL, 0, job, result, result_len, NULL);
+}
+
+/* ---- cancellation ---- */
+
+static void srv__finish_notify(srv_jobs_t *jobs, srv_job_t *job) {
+  if (jobs->cfg.on_finished) jobs->cfg.on_finished(job, jobs->cfg.arg);
+}
+
+int srv_jobs_cancel(srv_jobs_t *jobs, const char *id) {
+  srv_job_t *job;
+  int was_queued, in_store;
+  pthread_mutex_lock(&jobs->mu);
+  for (job = jobs->active; job; job = job->anext)
+    if (job->kind == SRV_JOB_PLAN && strcmp(job->id, id) == 0) break;
+  if (job == NULL || job->status > SRV_JOB_RUNNING) {
+    pthread_mutex_unlock(&jobs->mu);
+    if (job == NULL) {
+      srv_job_row_t row;
+      int rc = srv_store_get_job(jobs->cfg.store, id, &row);
+      if (rc != 0) return rc == SRV_ENOTFOUND ? SRV_ENOTFOUND : rc;
+      rc = (strcmp(row.status, "queued") == 0 || strcmp(row.status, "running") == 0) ? SRV_ENOTFOUND
+                                                                                         : SRV_ECONFLICT;
+      srv_job_row_clear(&row);
+      return rc;
+    }
+    return SRV_ECONFLICT;
+  }
+  if (job->status == SRV_JOB_RUNNING) {
+    atomic_store(&job->stop, SRV__STOP_CANCEL);
+    pthread_mutex_unlock(&jobs->mu);
+    return 0;
+  }
+  was_queued = srv__unqueue(jobs, job);
+  job->status = SRV_JOB_CANCELLED;
+  job->finished_ms = srv_now_ms();
+  in_store = job->in_store;
+  job->refs++;
+  srv__active_remove(jobs, job);
+  pthread_mutex_unlock(&jobs->mu);
+  (void)was_queued;
+  if (in_store) srv_store_update_job(jobs->cfg.store, job->id, "cancelled", 0, job->finished_ms, NULL);
+  srv_metrics_plan_done(jobs->cfg.metrics, (int)job->p.solver, "cancelled", 0);
+  srv__finish_notify(jobs, job);
+  srv_job_unref(job);
+  return 0;
+}
+
+/* ---- the workers ---- */
+
+static int srv__should_stop(void *arg) {
+  srv_job_t *job = arg;
+  int expected = SRV__RUN;
+  if (atomic_load(&job->stop) != SRV__RUN) return 1;
+  if (srv_mono_ms() > job->deadline_mono) {
+    atomic_compare_exchange_strong(&job->stop, &expected, SRV__STOP_DEADLINE);
+    return 1;
+  }
+  return 0;
+}
+
+static char *srv__error_json(const char *code, const char *msg) {
+  json_t *o = json_pack("{s:s,s:s}", "code", code, "message", msg);
+  char *t = o ? json_dumps(o, JSON_COMPACT) : NULL;
+  json_decref(o);
+  return t;
+}
+
+/* Run one job; fills the result text or the error. Returns the final
+ * status (QUEUED when interrupted by shutdown). */
+static srv_job_status_t srv__run(srv_jobs_t *jobs, srv_job_t *job, char **text, size_t *len,
+                                 char *code, size_t code_len, char *msg, size_t msg_len) {
+  mp_plan_options_t o;
+  mp_error_t err;
+  mp_graph_t *g = job->graph;
+  json_t *out = NULL;
+  int rc, stop;
+
+  *text = NULL;
+  mp_error_clear(&err);
+  if (g == NULL) {
+    char *gj = NULL;
+    size_t gl = 0;
+    rc = srv_store_get_graph(jobs->cfg.store, job->p.graph_hash, &gj, &gl);
+    if (rc != 0) {
+      snprintf(code, code_len, "graph_missing");
+      snprintf(msg, msg_len, "the graph %s is not in the store", job->p.graph_hash);
+      return SRV_JOB_FAILED;
+    }
+    rc = mp_graph_load_buffer(gj, gl, MP_FORMAT_NATIVE, NULL, &jobs->cfg.limits, &g, NULL, &err);
+    free(gj);
+    if (rc != 0) {
+      snprintf(code, code_len, "graph_invalid");
+      snprintf(msg, msg_len, "the stored graph does not load: %.400s", err.message);
+      return SRV_JOB_FAILED;
+    }
+    pthread_mutex_lock(&jobs->mu);
+    job->graph = g;
+    pthread_mutex_unlock(&jobs->mu);
+  }
+
+  mp_plan_options_init(&o);
+  o.solver = job->p.solver;
+  o.objective = job->p.objective;
+  o.accounting = job->p.accounting;
+  o.budget = job->p.budget;
+  /* The per-plan deadline is enforced through should_stop, not through
+   * o.deadline_ms: the planner's own deadline makes the exact DP fall back
+   * to approx, which is a different, softer contract. --plan-timeout is a
+   * hard limit: past it the plan fails and the worker is free again. */
+  o.should_stop = srv__should_stop;
+  o.stop_arg = job;
+
+  if (job->kind == SRV_JOB_PLAN) {
+    mp_plan_result_t r;
+    memset(&r, 0, sizeof(r));
+    rc = mp_plan(g, &o, &r, &err);
+    if (rc == 0) out = mp_plan_result_to_json(g, &r, job->p.graph_hash, 1, 1);
+    mp_plan_result_free(&r);
+  } else {
+    mp_frontier_t f;
+    memset(&f, 0, sizeof(f));
+    rc = mp_frontier(g, &o, &f, &err);
+    if (rc == 0) out = mp_frontier_to_json(&f, job->p.graph_hash);
+    mp_frontier_free(&f);
+  }
+  stop = atomic_load(&job->stop);
+  if (rc == 0 && out == NULL) {
+    snprintf(code, code_len, "out_of_memory");
+    snprintf(msg, msg_len, "out of memory while writing the result");
+    return SRV_JOB_FAILED;
+  }
+  if (rc == 0) {
+    *text = json_dumps(out, JSON_COMPACT);
+    json_decref(out);
+    if (*text == NULL) {
+      snprintf(code, code_len, "out_of_memory");
+      snprintf(msg, msg_len, "out of memory while writing the result");
+      return SRV_JOB_FAILED;
+    }
+    *len = strlen(*text);
+    return SRV_JOB_DONE;
+  }
+  if (rc == MP_ECANCELED || rc == MP_ETIMEDOUT) {
+    if (stop == SRV__STOP_SHUTDOWN) return SRV_JOB_QUEUED;
+    if (stop == SRV__STOP_CANCEL) {
+      snprintf(code, code_len, "cancelled");
+      snprintf(msg, msg_len, "cancelled by a client");
+      return SRV_JOB_CANCELLED;
+    }
+    snprintf(code, code_len, "deadline_exceeded");
+    snprintf(msg, msg_len, "the %s passed the deadline of %g s (--plan-timeout) and was stopped",
+             job->kind == SRV_JOB_PLAN ? "plan" : "frontier", jobs->cfg.plan_timeout_s);
+    return SRV_JOB_FAILED;
+  }
+  snprintf(code, code_len, "planner_%s", mp_err_name(rc));
+  {
+    size_t i;
+    for (i = 0; code[i]; i++)
+      if (code[i] >= 'A' && code[i] <= 'Z') code[i] = (char)(code[i] - 'A' + 'a');
+  }
+  snprintf(msg, msg_len, "%s", err.message[0] ? err.message : mp_err_name(rc));
+  return SRV_JOB_FAILED;
+}
+
+static void *srv__worker(void *arg) {
+  srv_jobs_t *jobs = arg;
+  for (;;) {
+    srv_job_t *job;
+    srv_job_status_t st;
+    char *text = NULL, code[32] = "", msg[512] = "";
+    size_t len = 0;
+    double t0;
+
+    pthread_mutex_lock(&jobs->mu);
+    while (!jobs->stopping && (jobs->paused || jobs->qhead == NULL)) pthread_cond_wait(&jobs->cv, &jobs->mu);
+    if (jobs->stopping) {
+      pthread_mutex_unlock(&jobs->mu);
+      return NULL;
+    }
+    job = jobs->qhead;
+    jobs->qhead = job->qnext;
+    if (jobs->qhead == NULL) jobs->qtail = NULL;
+    jobs->depth--;
+    /* the queue's reference becomes the worker's */
+    job->status = SRV_JOB_RUNNING;
+    job->started_ms = srv_now_ms();
+    job->deadline_mono = srv_mono_ms() + jobs->cfg.plan_timeout_s * 1000.0;
+    jobs->running++;
+    pthread_mutex_unlock(&jobs->mu);
+
+    if (job->kind == SRV_JOB_PLAN)
+      srv_store_update_job(jobs->cfg.store, job->id, "running", job->started_ms, 0, NULL);
+    srv_metrics_computation(jobs->cfg.metrics, job->kind == SRV_JOB_FRONTIER);
+    t0 = srv_mono_ms();
+    st = srv__run(jobs, job, &text, &len, code, sizeof(code), msg, sizeof(msg));
+
+    if (st == SRV_JOB_DONE && srv__remember(jobs, job->key, job->id, text, len) != 0) {
+      st = SRV_JOB_FAILED;
+      snprintf(code, sizeof(code), "store_failed");
+      snprintf(msg, sizeof(msg), "the result could not be stored");
+    }
+    free(text);
+    if (job->kind == SRV_JOB_PLAN) {
+      char *ej = st == SRV_JOB_FAILED || st == SRV_JOB_CANCELLED ? srv__error_json(code, msg) : NULL;
+      if (st == SRV_JOB_QUEUED)
+        srv_store_update_job(jobs->cfg.store, job->id, "queued", 0, 0, NULL);
+      else
+        srv_store_update_job(jobs->cfg.store, job->id, srv_job_status_name(st), 0, srv_now_ms(), ej);
+      free(ej);
+      if (st != SRV_JOB_QUEUED)
+        srv_metrics_plan_done(jobs->cfg.metrics, (int)job->p.solver, srv_job_status_name(st),
+                              (srv_mono_ms() - t0) / 1000.0);
+    }
+    srv_log(st == SRV_JOB_FAILED ? SRV_LOG_WARN : SRV_LOG_INFO, "job finished",
+            json_pack("{s:s,s:s,s:s,s:s,s:s,s:f}", "job_id", job->id, "kind",
+                      job->kind == SRV_JOB_PLAN ? "plan" : "frontier", "graph_hash", job->p.graph_hash, "status",
+                      srv_job_status_name(st), "reason", msg, "dur_ms", srv_mono_ms() - t0));
+
+    pthread_mutex_lock(&jobs->mu);
+    job->status = st;
+    job->finished_ms = st == SRV_JOB_QUEUED ? 0 : srv_now_ms();
+    snprintf(job->err_code, sizeof(job->err_code), "%s", code);
+    snprintf(job->err_msg, sizeof(job->err_msg), "%s", msg);
+    jobs->running--;
+    mp_graph_free(job->graph);
+    job->graph = NULL;
+    srv__active_remove(jobs, job);
+    pthread_mutex_unlock(&jobs->mu);
+    srv__finish_notify(jobs, job);
+    srv_job_unref(job);
+  }
+}
+
+/* ---- life cycle ---- */
+
+int srv_jobs_new(const srv_jobs_config_t *cfg, srv_jobs_t **out) {
+  srv_jobs_t *j = calloc(1, sizeof(*j));
+  if (j == NULL) return SRV_ENOMEM;
+  j->cfg = *cfg;
+  pthread_mutex_init(&j->mu, NULL);
+  pthread_cond_init(&j->cv, NULL);
+  *out = j;
+  return 0;
+}
+
+int srv_jobs_recover(srv_jobs_t *jobs, size_t *n) {
+  srv_job_row_t *rows;
+  size_t cnt, i;
+  int rc = srv_store_pending_jobs(jobs->cfg.store, &rows, &cnt);
+  *n = 0;
+  if (rc != 0) return rc;
+  for (i = 0; i < cnt; i++) {
+    srv_job_t *job = srv__job_new(jobs, SRV_JOB_PLAN);
+    if (job == NULL) {
+      rc = SRV_ENOMEM;
+      break;
+    }
+    memcpy(job->id, rows[i].id, sizeof(job->id));
+    snprintf(job->key, sizeof(job->key), "%s", rows[i].result_key);
+    memcpy(job->p.graph_hash, rows[i].graph_hash, sizeof(job->p.graph_hash));
+    job->p.budget = rows[i].budget;
+    if (mp_solver_parse(rows[i].solver, &job->p.solver) != 0 ||
+        mp_objective_parse(rows[i].objective, &job->p.objective) != 0 ||
+        mp_accounting_parse(rows[i].accounting, &job->p.accounting) != 0) {
+      srv_store_update_job(jobs->cfg.store, job->id, "failed", 0, srv_now_ms(),
+                           "{\"code\":\"bad_row\",\"message\":\"the stored job has unknown parameters\"}");
+      srv__job_free(job);
+      continue;
+    }
+    job->p.timeline = rows[i].timeline;
+    memcpy(job->p.request_id, rows[i].request_id, sizeof(job->p.request_id));
+    job->created_ms = rows[i].created_ms;
+    job->in_store = 1;
+    pthread_mutex_lock(&jobs->mu);
+    srv__active_add(jobs, job);
+    srv__push(jobs, job); /* recovery ignores the bound: these were accepted */
+    job->refs--;          /* the creation reference: active + queue hold it now */
+    pthread_mutex_unlock(&jobs->mu);
+    (*n)++;
+  }
+  for (i = 0; i < cnt; i++) srv_job_row_clear(&rows[i]);
+  free(rows);
+  return rc;
+}
+
+int srv_jobs_start(srv_jobs_t *jobs) {
+  unsigned i;
+  jobs->threads = calloc(jobs->cfg.workers, sizeof(*jobs->threads));
+  if (jobs->threads == NULL) return SRV_ENOMEM;
+  for (i = 0; i < jobs->cfg.workers; i++) {
+    if (pthread_create(&jobs->threads[i], NULL, srv__worker, jobs) != 0) break;
+    jobs->n_threads++;
+  }
+  return jobs->n_threads == jobs->cfg.workers ? 0 : SRV_ENOMEM;
+}
+
+void srv_jobs_pause(srv_jobs_t *jobs) {
+  pthread_mutex_lock(&jobs->mu);
+  jobs->paused = 1;
+  pthread_mutex_unlock(&jobs->mu);
+}
+
+uint64_t srv_jobs_running(srv_jobs_t *jobs) {
+  uint64_t r;
+  pthread_mutex_lock(&jobs->mu);
+  r = jobs->running;
+  pthread_mutex_unlock(&jobs->mu);
+  return r;
+}
+
+void srv_jobs_interrupt(srv_jobs_t *jobs) {
+  srv_job_t *job;
+  pthread_mutex_lock(&jobs->mu);
+  for (job = jobs->active; job; job = job->anext)
+    if (job->status == SRV_JOB_RUNNING) atomic_store(&job->stop, SRV__STOP_SHUTDOWN);
+  pthread_mutex_unlock(&jobs->mu);
+}
+
+void srv_jobs_free(srv_jobs_t *jobs) {
+  unsigned i;
+  if (jobs == NULL) return;
+  pthread_mutex_lock(&jobs->mu);
+  jobs->stopping = 1;
+  pthread_cond_broadcast(&jobs->cv);
+  pthread_mutex_unlock(&jobs->mu);
+  srv_jobs_interrupt(jobs);
+  for (i = 0; i < jobs->n_threads; i++) pthread_join(jobs->threads[i], NULL);
+  free(jobs->threads);
+  /* What is still queued stays queued in the store for the next start. */
+  while (jobs->qhead) {
+    srv_job_t *job = jobs->qhead;
+    jobs->qhead = job->qnext;
+    job->refs--;
+    if (job->refs == 0) srv__job_free(job);
+  }
+  while (jobs->active) {
+    srv_job_t *job = jobs->active;
+    srv__active_remove(jobs, job);
+    job->refs++; /* _remove assumes a caller reference */
+    if (--job->refs == 0) srv__job_free(job);
+  }
+  pthread_cond_destroy(&jobs->cv);
+  pthread_mutex_destroy(&jobs->mu);
+  free(jobs);
+}

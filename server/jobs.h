@@ -1,0 +1,145 @@
+/* jobs.h - the work queue and the planner workers.
+ *
+ * A job is one computation: a plan (public, with an id, persisted in the
+ * store before it is acknowledged) or a frontier (internal, for /v1/fit and
+ * the frontier route; only its result is persisted). Jobs wait in a bounded
+ * FIFO and run on --workers threads of our own.
+ *
+ * Why our own pthreads and not libuv's threadpool: the pool is global and
+ * shared with libuv's file-system work, its queue is unbounded and has no
+ * way to drop a queued item other than uv_cancel racing the pool; here the
+ * queue must be bounded (503 when full), must let DELETE remove a queued
+ * plan, must stop handing out work while draining, and must know how many
+ * plans are running. A mutex, a condition variable and N threads give all
+ * of that in a few lines, and leave the libuv loop to signals and timers.
+ *
+ * Identical work is shared: while a job with a given cache key is queued or
+ * running, a second submission with the same key joins it (same id) instead
+ * of computing again.
+ *
+ * Ownership: srv_job_t objects are reference counted. Every function that
+ * returns one returns a new reference; release it with srv_job_unref().
+ * Fields marked "immutable" may be read without a lock; the others through
+ * the accessors (srv_job_snapshot, srv_job_to_json). */
+#ifndef SRV_JOBS_H
+#define SRV_JOBS_H
+
+#include <jansson.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "graph.h"
+#include "plan.h"
+#include "server.h"
+
+typedef enum {
+  SRV_JOB_QUEUED = 0,
+  SRV_JOB_RUNNING = 1,
+  SRV_JOB_DONE = 2,
+  SRV_JOB_FAILED = 3,
+  SRV_JOB_CANCELLED = 4
+} srv_job_status_t;
+
+typedef enum { SRV_JOB_PLAN = 0, SRV_JOB_FRONTIER = 1 } srv_job_kind_t;
+
+const char *srv_job_status_name(srv_job_status_t s);
+
+typedef struct srv_job_s srv_job_t;
+
+/* What a plan is keyed by (besides the planner version). */
+typedef struct srv_plan_params_s {
+  char graph_hash[65];
+  uint64_t budget;
+  mp_solver_t solver;
+  mp_objective_t objective;
+  mp_accounting_t accounting;
+  int timeline;
+  char request_id[80];
+} srv_plan_params_t;
+
+typedef struct srv_jobs_config_s {
+  unsigned workers;
+  unsigned queue_size;
+  double plan_timeout_s;
+  mp_limits_t limits;        /* for graphs reloaded from the store */
+  srv_store_t *store;        /* borrowed */
+  srv_cache_t *cache;        /* borrowed */
+  srv_metrics_t *metrics;    /* borrowed */
+  /* Called (from any thread, without locks held) when a job reaches a final
+   * state, or goes back to queued at shutdown. The job is borrowed. */
+  void (*on_finished)(srv_job_t *job, void *arg);
+  void *arg;
+} srv_jobs_config_t;
+
+int srv_jobs_new(const srv_jobs_config_t *cfg, srv_jobs_t **out);
+/* Re-queue every job the store has as queued or running (after a crash or
+ * a drain). Call before srv_jobs_start. *n receives the count. */
+int srv_jobs_recover(srv_jobs_t *jobs, size_t *n);
+int srv_jobs_start(srv_jobs_t *jobs);
+
+/* Outcomes of a submission (positive) or errors (negative SRV_E*). */
+enum { SRV_SUBMIT_CACHED = 1, SRV_SUBMIT_JOINED = 2, SRV_SUBMIT_QUEUED = 3 };
+
+/* The cache key of a plan (no longer than 255 bytes). */
+void srv_jobs_plan_key(const srv_plan_params_t *p, char key[256]);
+void srv_jobs_frontier_key(const char *graph_hash, mp_solver_t solver, char key[256]);
+
+/* Submit a plan. *graph (may be NULL when the graph is in the store) is
+ * taken over when a job is created and set to NULL; otherwise it stays the
+ * caller's. graph_json (the canonical native JSON, may be NULL when the
+ * store already has it) is written with the job row in one transaction.
+ * CACHED: *result (malloc'd) and result_job_id are set. JOINED / QUEUED:
+ * *job is a new reference. Errors: SRV_EFULL, SRV_EDRAINING, SRV_ESTORE,
+ * SRV_ENOMEM. */
+int srv_jobs_submit_plan(srv_jobs_t *jobs, const srv_plan_params_t *p, mp_graph_t **graph,
+                         const char *graph_json, size_t graph_json_len, srv_job_t **job, char **result,
+                         size_t *result_len, char result_job_id[33]);
+
+/* Submit a frontier computation; the same outcomes (no job row). */
+int srv_jobs_submit_frontier(srv_jobs_t *jobs, const char *graph_hash, mp_solver_t solver,
+                             mp_graph_t **graph, srv_job_t **job, char **result, size_t *result_len);
+
+/* A result or frontier by cache key: memory, then the store (which refills
+ * memory). 0 with a malloc'd copy, or SRV_ENOTFOUND. */
+int srv_jobs_result(srv_jobs_t *jobs, const char *key, char **out, size_t *len, char job_id[33]);
+
+/* An active (queued or running) plan by id, or NULL. New reference. */
+srv_job_t *srv_jobs_find(srv_jobs_t *jobs, const char *id);
+
+/* Cancel a plan. 0 when cancelled (queued) or cancelling (running);
+ * SRV_ENOTFOUND; SRV_ECONFLICT when it already finished. */
+int srv_jobs_cancel(srv_jobs_t *jobs, const char *id);
+
+void srv_job_ref(srv_job_t *job);
+void srv_job_unref(srv_job_t *job);
+
+typedef struct srv_job_snapshot_s {
+  srv_job_kind_t kind;
+  srv_job_status_t status;
+  char id[33];
+  char key[256];
+  char graph_hash[65];
+  char err_code[32];
+  char err_msg[512];
+} srv_job_snapshot_t;
+void srv_job_snapshot(srv_job_t *job, srv_job_snapshot_t *out);
+int srv_job_is_final(srv_job_t *job);
+/* A plan job as the API shows it (id, status, parameters, timings, error).
+ * New reference or NULL. */
+json_t *srv_job_to_json(srv_job_t *job);
+
+void srv_jobs_stats(srv_jobs_t *jobs, uint64_t *queued, uint64_t *capacity, uint64_t *running,
+                    uint64_t *workers);
+
+/* Draining: workers take no new job; srv_jobs_running() says how many are
+ * still running; srv_jobs_interrupt() stops them (they go back to queued
+ * in the store, to be finished by the next start). */
+void srv_jobs_pause(srv_jobs_t *jobs);
+uint64_t srv_jobs_running(srv_jobs_t *jobs);
+void srv_jobs_interrupt(srv_jobs_t *jobs);
+
+/* Stop and join the workers, release every job. */
+void srv_jobs_free(srv_jobs_t *jobs);
+
+#endif

@@ -1,0 +1,43 @@
+/* metrics.h - the daemon's counters and histograms, rendered in the
+ * Prometheus text format 0.0.4 for GET /metrics.
+ *
+ * Counters are updated from any thread (one mutex; the updates are a few
+ * additions, far cheaper than the requests they count). Gauges that other
+ * modules own (queue depth, running jobs, cache size) are passed in at
+ * render time, so this module never reaches into them. */
+#ifndef SRV_METRICS_H
+#define SRV_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "server.h"
+
+srv_metrics_t *srv_metrics_new(void);
+void srv_metrics_free(srv_metrics_t *m);
+
+/* One finished HTTP request. `route` is a route pattern (static string). */
+void srv_metrics_request(srv_metrics_t *m, const char *route, unsigned status);
+/* A result or frontier lookup answered from the cache (hit) or not (miss). */
+void srv_metrics_cache(srv_metrics_t *m, int hit);
+/* A submission joined a computation already queued or running. */
+void srv_metrics_dedup(srv_metrics_t *m);
+/* A worker started a computation (plan or frontier). */
+void srv_metrics_computation(srv_metrics_t *m, int frontier);
+/* A plan finished: solver asked, final status, wall time in seconds. */
+void srv_metrics_plan_done(srv_metrics_t *m, int solver, const char *status, double seconds);
+
+void srv_metrics_cache_counts(srv_metrics_t *m, uint64_t *hits, uint64_t *misses);
+
+typedef struct srv_gauges_s {
+  uint64_t queue_depth, queue_capacity, running, workers;
+  uint64_t cache_entries, cache_bytes, cache_max_bytes;
+  int draining;
+  double uptime_s;
+} srv_gauges_t;
+
+/* The exposition text (malloc'd, caller frees), length in *len. NULL when
+ * out of memory. */
+char *srv_metrics_render(srv_metrics_t *m, const srv_gauges_t *g, size_t *len);
+
+#endif

@@ -1,0 +1,1019 @@
+/* test_server.c - memplan-server end to end: the real daemon on a free
+ * loopback port, a fresh data directory per test, and HTTP through the curl
+ * command line. Covers the API (submit, poll, long poll, cache, shared
+ * computations, cancel, fit, frontier, graph stats, listing), the limits
+ * and error bodies, the queue bound, auth, TLS, metrics, the log, SIGTERM
+ * draining, SIGHUP, and recovery after kill -9.
+ *
+ * Plans of known duration come from generated "wide" graphs: k parallel
+ * chains of length l between a source and a sink have (l+1)^k lower sets,
+ * so the exact DP's running time is chosen by (k, l): 4x10 takes about a
+ * second at -O2, 4x20 (194,481 lower sets) runs far longer than any test and is
+ * always cancelled or interrupted. No test sleeps a fixed time where it can
+ * poll instead. The binary is $MEMPLAN_SERVER (default build/memplan-server). */
+#include <check.h>
+#include <errno.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "suites.h"
+#include "test_util.h"
+
+/* ---- helpers: clock, files, commands ---- */
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+}
+
+static void nap_ms(int ms) {
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+static const char *server_bin(void) {
+  const char *p = getenv("MEMPLAN_SERVER");
+  return p && p[0] ? p : "build/memplan-server";
+}
+
+static void write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  ck_assert_msg(f != NULL, "cannot write %s", path);
+  fputs(text, f);
+  fclose(f);
+}
+
+static char *read_text(const char *path) {
+  size_t len;
+  return mp_test_read_file(path, &len);
+}
+
+/* ---- the daemon under test ---- */
+
+typedef struct {
+  char dir[128];     /* temp dir: data/, port, log, request and reply files */
+  pid_t pid;
+  int port;
+  int tls;
+  int nreq;
+} srv_t;
+
+static void srv_mkdir(srv_t *s) {
+  memset(s, 0, sizeof(*s));
+  snprintf(s->dir, sizeof(s->dir), "/tmp/mp-srv-test-XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(s->dir));
+}
+
+static int http(srv_t *s, const char *method, const char *path, const char *body, const char *extra,
+                json_t **out, char **headers);
+
+/* Start the daemon on s->dir (created by srv_mkdir, kept across restarts)
+ * with extra flags (space-separated, no quoting). Waits for /healthz. */
+static void srv_start_in(srv_t *s, const char *flags) {
+  char portfile[256], cmdline[2048], *argv[64], *tok, *save = NULL;
+  int argc = 0;
+  double t0;
+  pid_t pid;
+
+  snprintf(portfile, sizeof(portfile), "%s/port", s->dir);
+  unlink(portfile);
+  snprintf(cmdline, sizeof(cmdline),
+           "%s --listen 127.0.0.1:0 --port-file %s --data-dir %s/data --log-file %s/log --workers 2 %s",
+           server_bin(), portfile, s->dir, s->dir, flags ? flags : "");
+  for (tok = strtok_r(cmdline, " ", &save); tok && argc < 63; tok = strtok_r(NULL, " ", &save)) argv[argc++] = tok;
+  argv[argc] = NULL;
+  s->tls = strstr(flags ? flags : "", "--tls-cert") != NULL;
+  pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    char errpath[256];
+    FILE *e;
+    /* Die with the test process, even when an assertion ends it early. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    snprintf(errpath, sizeof(errpath), "%s/stderr", s->dir);
+    e = freopen(errpath, "a", stderr);
+    (void)e;
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  s->pid = pid;
+  t0 = now_ms();
+  for (;;) {
+    char *p = read_text(portfile);
+    int st;
+    if (p) {
+      s->port = atoi(p);
+      free(p);
+      if (s->port > 0 && http(s, "GET", "/healthz", NULL, NULL, NULL, NULL) == 200) return;
+    }
+    ck_assert_msg(waitpid(pid, &st, WNOHANG) == 0, "memplan-server exited during start-up (see %s)", s->dir);
+    ck_assert_msg(now_ms() - t0 < 30000, "memplan-server did not become healthy");
+    nap_ms(20);
+  }
+}
+
+static void srv_start(srv_t *s, const char *flags) {
+  srv_mkdir(s);
+  srv_start_in(s, flags);
+}
+
+/* Wait for the daemon to exit; returns its exit status, or -1 on a signal
+ * or timeout (after which it is killed). */
+static int srv_wait_exit(srv_t *s, double timeout_ms) {
+  double t0 = now_ms();
+  int st;
+  for (;;) {
+    pid_t r = waitpid(s->pid, &st, WNOHANG);
+    if (r == s->pid) {
+      s->pid = 0;
+      return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    }
+    if (now_ms() - t0 > timeout_ms) {
+      kill(s->pid, SIGKILL);
+      waitpid(s->pid, &st, 0);
+      s->pid = 0;
+      return -1;
+    }
+    nap_ms(20);
+  }
+}
+
+static void srv_kill(srv_t *s, int sig) {
+  if (s->pid > 0) kill(s->pid, sig);
+}
+
+/* End of a test: a clean SIGTERM shutdown (exit 0, which under the
+ * sanitizers also means no leak), no sanitizer report in the daemon's
+ * stderr, then the temp dir goes. */
+static void srv_cleanup(srv_t *s) {
+  char cmd[256], path[256], *err;
+  if (s->pid > 0) {
+    kill(s->pid, SIGTERM);
+    ck_assert_msg(srv_wait_exit(s, 60000) == 0, "memplan-server did not exit cleanly (see %s)", s->dir);
+  }
+  snprintf(path, sizeof(path), "%s/stderr", s->dir);
+  err = read_text(path);
+  if (err) {
+    int bad = strstr(err, "Sanitizer") != NULL || strstr(err, "runtime error") != NULL;
+    ck_assert_msg(!bad, "memplan-server reported:\n%s", err);
+    free(err);
+  }
+  snprintf(cmd, sizeof(cmd), "rm -rf %s", s->dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+
+/* One HTTP exchange through curl. `body` (may be NULL) is sent as is;
+ * `extra` adds curl arguments (headers). Returns the status code (0 when
+ * the connection failed); *out receives the body parsed as JSON when it is
+ * JSON, *headers the raw header block. */
+static int http(srv_t *s, const char *method, const char *path, const char *body, const char *extra,
+                json_t **out, char **headers) {
+  char cmd[4096], reqf[256], bodyf[256], hdrf[256], *text = NULL;
+  int n = ++s->nreq, status;
+  snprintf(reqf, sizeof(reqf), "%s/req%d", s->dir, n);
+  snprintf(bodyf, sizeof(bodyf), "%s/body%d", s->dir, n);
+  snprintf(hdrf, sizeof(hdrf), "%s/hdr%d", s->dir, n);
+  if (body) write_file(reqf, body);
+  snprintf(cmd, sizeof(cmd),
+           "curl -s -k --max-time 120 -o %s -D %s -w '%%{http_code}' -X %s %s%s %s '%s://127.0.0.1:%d%s'", bodyf,
+           hdrf, method, body ? "--data-binary @" : "", body ? reqf : "", extra ? extra : "",
+           s->tls ? "https" : "http", s->port, path);
+  mp_test_run(cmd, &text);
+  status = text ? atoi(text) : 0;
+  free(text);
+  if (out) {
+    char *b = read_text(bodyf);
+    *out = b ? json_loads(b, 0, NULL) : NULL;
+    free(b);
+  }
+  if (headers) *headers = read_text(hdrf);
+  unlink(reqf);
+  unlink(bodyf);
+  unlink(hdrf);
+  return status;
+}
+
+static const char *jstr(json_t *o, const char *key) {
+  const char *v = json_string_value(json_object_get(o, key));
+  return v ? v : "";
+}
+
+static const char *err_path(json_t *o) { return jstr(json_object_get(o, "error"), "path"); }
+static const char *err_code(json_t *o) { return jstr(json_object_get(o, "error"), "code"); }
+
+/* ---- request bodies ---- */
+
+/* A native graph of k parallel chains of length l (see the top comment). */
+static json_t *wide_graph(int k, int l) {
+  json_t *nodes = json_array(), *g;
+  int i, j;
+  char id[32], prev[32];
+  json_array_append_new(nodes, json_pack("{s:s,s:i,s:i}", "id", "in", "bytes", 1000, "time", 1));
+  for (i = 0; i < k; i++) {
+    strcpy(prev, "in");
+    for (j = 0; j < l; j++) {
+      snprintf(id, sizeof(id), "c%d_%d", i, j);
+      json_array_append_new(nodes, json_pack("{s:s,s:[s],s:i,s:i}", "id", id, "inputs", prev, "bytes",
+                                             1000 + i * 10 + j, "time", 1 + j % 3));
+      strcpy(prev, id);
+    }
+  }
+  {
+    json_t *ins = json_array(), *sink;
+    for (i = 0; i < k; i++) {
+      snprintf(id, sizeof(id), "c%d_%d", i, l - 1);
+      json_array_append_new(ins, json_string(id));
+    }
+    sink = json_pack("{s:s,s:o,s:i,s:i}", "id", "out", "inputs", ins, "bytes", 1000, "time", 1);
+    json_array_append_new(nodes, sink);
+  }
+  g = json_pack("{s:s,s:o}", "format", "memplan.graph/1", "nodes", nodes);
+  return g;
+}
+
+/* A plan request body: `graph` stolen; extra is a JSON object text merged
+ * in (may be NULL). Returns a malloc'd string. */
+static char *plan_body(json_t *graph, json_int_t budget, const char *solver, const char *extra) {
+  json_t *o = json_pack("{s:o,s:I,s:s}", "graph", graph, "budget", budget, "solver", solver);
+  char *t;
+  if (extra) {
+    json_t *e = json_loads(extra, 0, NULL);
+    ck_assert_ptr_nonnull(e);
+    json_object_update(o, e);
+    json_decref(e);
+  }
+  t = json_dumps(o, JSON_COMPACT);
+  json_decref(o);
+  return t;
+}
+
+/* Kusumoto text of a shipped graph as a JSON string value. */
+static json_t *shipped(const char *name) {
+  char path[256];
+  size_t len;
+  char *text;
+  json_t *v;
+  snprintf(path, sizeof(path), "tests/graphs/%s", name);
+  text = mp_test_read_file(path, &len);
+  ck_assert_ptr_nonnull(text);
+  v = json_stringn(text, len);
+  free(text);
+  return v;
+}
+
+/* POST a plan; returns the status and the id in `id` (when there is one). */
+static int submit(srv_t *s, char *body, char id[64], json_t **out) {
+  json_t *o = NULL;
+  int st = http(s, "POST", "/v1/plans", body, NULL, &o, NULL);
+  free(body);
+  if (id) {
+    id[0] = '\0';
+    if (o && json_is_string(json_object_get(o, "id"))) snprintf(id, 64, "%s", jstr(o, "id"));
+  }
+  if (out)
+    *out = o;
+  else
+    json_decref(o);
+  return st;
+}
+
+/* The plan's status, polling until it is `want` or timeout_ms passes. */
+static char *wait_status(srv_t *s, const char *id, const char *want, double timeout_ms) {
+  static char last[32];
+  char path[128];
+  double t0 = now_ms();
+  snprintf(path, sizeof(path), "/v1/plans/%s", id);
+  for (;;) {
+    json_t *o = NULL;
+    http(s, "GET", path, NULL, NULL, &o, NULL);
+    snprintf(last, sizeof(last), "%s", o ? jstr(o, "status") : "?");
+    json_decref(o);
+    if (strcmp(last, want) == 0 || now_ms() - t0 > timeout_ms) return last;
+    nap_ms(20);
+  }
+}
+
+/* Long-poll a plan until it is final (or timeout_s). New reference. */
+static json_t *wait_final(srv_t *s, const char *id, int timeout_s) {
+  char path[160];
+  double t0 = now_ms();
+  snprintf(path, sizeof(path), "/v1/plans/%s?wait=%d", id, 10);
+  for (;;) {
+    json_t *o = NULL;
+    const char *st;
+    http(s, "GET", path, NULL, NULL, &o, NULL);
+    st = o ? jstr(o, "status") : "";
+    if (!strcmp(st, "done") || !strcmp(st, "failed") || !strcmp(st, "cancelled")) return o;
+    json_decref(o);
+    ck_assert_msg(now_ms() - t0 < timeout_s * 1000.0, "plan %s did not finish in %d s", id, timeout_s);
+  }
+}
+
+/* A metric's value from /metrics (the first line starting with `series`). */
+static double metric(srv_t *s, const char *series) {
+  char cmd[512], *text = NULL, *p;
+  double v = -1;
+  snprintf(cmd, sizeof(cmd), "curl -s http://127.0.0.1:%d/metrics", s->port);
+  mp_test_run(cmd, &text);
+  ck_assert_ptr_nonnull(text);
+  for (p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+    if (strncmp(p, series, strlen(series)) == 0 && p[strlen(series)] == ' ') {
+      v = atof(p + strlen(series) + 1);
+      break;
+    }
+  free(text);
+  return v;
+}
+
+/* ---- tests ---- */
+
+/* Submit, poll to done, read the result with schedule and timeline; the
+ * identical submission is then a cache hit answered at once with 200. */
+START_TEST(test_submit_poll_cache) {
+  srv_t s;
+  char id[64], *hdr = NULL, *log;
+  json_t *o = NULL, *res;
+  srv_start(&s, NULL);
+  ck_assert_int_eq(submit(&s, plan_body(shipped("cg_resnet50.txt"), 6LL << 30, "auto", NULL), id, &o), 202);
+  ck_assert_str_eq(jstr(o, "status"), "queued");
+  ck_assert_uint_eq(strlen(jstr(o, "graph_hash")), 64);
+  ck_assert_uint_eq(strlen(id), 32);
+  json_decref(o);
+  ck_assert_str_eq(wait_status(&s, id, "done", 60000), "done");
+  {
+    char path[128];
+    snprintf(path, sizeof(path), "/v1/plans/%s", id);
+    ck_assert_int_eq(http(&s, "GET", path, NULL, "-H 'X-Request-ID: test-req-42'", &o, &hdr), 200);
+  }
+  ck_assert_ptr_nonnull(strstr(hdr, "X-Request-ID: test-req-42"));
+  free(hdr);
+  res = json_object_get(o, "result");
+  ck_assert(json_is_true(json_object_get(res, "feasible")));
+  ck_assert(json_is_array(json_object_get(res, "schedule")));
+  ck_assert(json_is_array(json_object_get(res, "timeline")));
+  ck_assert(json_is_number(json_object_get(o, "created_ms")));
+  ck_assert(json_is_number(json_object_get(o, "run_ms")));
+  json_decref(o);
+
+  /* the same plan again: answered from the cache, with the result */
+  ck_assert_int_eq(submit(&s, plan_body(shipped("cg_resnet50.txt"), 6LL << 30, "auto", NULL), NULL, &o), 200);
+  ck_assert_str_eq(jstr(o, "cache"), "hit");
+  ck_assert_str_eq(jstr(o, "id"), id);
+  ck_assert(json_is_true(json_object_get(json_object_get(o, "result"), "feasible")));
+  ck_assert_ptr_null(json_object_get(json_object_get(o, "result"), "timeline")); /* not asked for */
+  json_decref(o);
+  ck_assert(metric(&s, "memplan_cache_hits_total") >= 1);
+
+  /* listing, newest first */
+  ck_assert_int_eq(http(&s, "GET", "/v1/plans?status=done&limit=5", NULL, NULL, &o, NULL), 200);
+  ck_assert_uint_eq(json_array_size(json_object_get(o, "plans")), 1);
+  ck_assert_str_eq(jstr(json_array_get(json_object_get(o, "plans"), 0), "id"), id);
+  json_decref(o);
+
+  /* one JSON log line per request, with the fields asked for */
+  {
+    char path[256];
+    snprintf(path, sizeof(path), "%s/log", s.dir);
+    log = read_text(path);
+    ck_assert_ptr_nonnull(log);
+    ck_assert_ptr_nonnull(strstr(log, "\"request_id\":\"test-req-42\""));
+    ck_assert_ptr_nonnull(strstr(log, "\"route\":\"/v1/plans/{id}\""));
+    ck_assert_ptr_nonnull(strstr(log, "\"cache\":\"hit\""));
+    ck_assert_ptr_nonnull(strstr(log, "\"dur_ms\":"));
+    ck_assert_ptr_nonnull(strstr(log, "\"msg\":\"config\""));
+    free(log);
+  }
+  srv_kill(&s, SIGTERM);
+  ck_assert_int_eq(srv_wait_exit(&s, 30000), 0);
+  srv_cleanup(&s);
+}
+END_TEST
+
+/* "wait" holds the connection until the plan is done: one request, 200
+ * with the result. GET ?wait= does the same for a known id. */
+START_TEST(test_long_poll) {
+  srv_t s;
+  json_t *o = NULL;
+  char id[64];
+  srv_start(&s, NULL);
+  ck_assert_int_eq(submit(&s, plan_body(wide_graph(4, 10), 2000000, "exact", "{\"wait\": 60}"), id, &o), 200);
+  ck_assert_str_eq(jstr(o, "status"), "done");
+  ck_assert(json_is_object(json_object_get(o, "result")));
+  json_decref(o);
+  /* a short wait on a long plan comes back 202 with the status */
+  ck_assert_int_eq(submit(&s, plan_body(wide_graph(4, 20), 1000000, "exact", "{\"wait\": 0.3}"), id, &o), 202);
+  ck_assert_str_eq(jstr(o, "status"), "running");
+  json_decref(o);
+  {
+    char path[128];
+    snprintf(path, sizeof(path), "/v1/plans/%s", id);
+    ck_assert_int_eq(http(&s, "DELETE", path, NULL, NULL, NULL, NULL), 202);
+  }
+  o = wait_final(&s, id, 30);
+  ck_assert_str_eq(jstr(o, "status"), "cancelled");
+  json_decref(o);
+  srv_cleanup(&s);
+}
+END_TEST
+
+/* Four identical submissions at once share one computation. */
+START_TEST(test_shared_computation) {
+  srv_t s;
+  char cmd[2048], reqf[256], *out = NULL, *body, *line, *save = NULL, first[64] = "";
+  int n = 0;
+  json_t *o;
+  srv_start(&s, NULL);
+  snprintf(reqf, sizeof(reqf), "%s/same.json", s.dir);
+  body = plan_body(wide_graph(4, 10), 1000000, "exact", NULL);
+  write_file(reqf, body);
+  free(body);
+  snprintf(cmd, sizeof(cmd),
+           "for i in 1 2 3 4; do curl -s -X POST --data-binary @%s http://127.0.0.1:%d/v1/plans & done; wait",
+           reqf, s.port);
+  mp_test_run(cmd, &out);
+  ck_assert_ptr_nonnull(out);
+  /* the four answers arrive concatenated: split on "}{" boundaries */
+  for (line = out; line && *line; n++) {
+    json_error_t e;
+    json_t *one = json_loadb(line, strlen(line), JSON_DISABLE_EOF_CHECK, &e);
+    ck_assert_msg(one != NULL, "bad answer: %s", line);
+    if (first[0] == '\0') snprintf(first, sizeof(first), "%s", jstr(one, "id"));
+    ck_assert_str_eq(jstr(one, "id"), first);
+    json_decref(one);
+    line += e.position;
+  }
+  (void)save;
+  free(out);
+  ck_assert_int_eq(n, 4);
+  o = wait_final(&s, first, 60);
+  ck_assert_str_eq(jstr(o, "status"), "done");
+  json_decref(o);
+  ck_assert(metric(&s, "memplan_computations_total{kind=\"plan\"}") == 1);
+  ck_assert(metric(&s, "memplan_plans_deduplicated_total") == 3);
+  srv_cleanup(&s);
+}
+END_TEST
+
+/* DELETE stops a running plan promptly and removes a queued one. */
+START_TEST(test_cancel) {
+  srv_t s;
+  char a[64], b[64], path[128];
+  json_t *o;
+  double t0;
+  srv_start(&s, "--workers 1");
+  ck_assert_int_eq(submit(&s, plan_body(wide_graph(4, 20), 1000000, "exact", NULL), a, NULL), 202);
+  ck_assert_int_eq(submit(&s, plan_body(wide_graph(4, 20), 2000000, "exact", NULL), b, NULL), 202);
+  ck_assert_str_eq(wait_status(&s, a, "running", 30000), "running");
+  /* queued: cancelled at once */
+  snprintf(path, sizeof(path), "/v1/plans/%s", b);
+  ck_assert_int_eq(http(&s, "DELETE", path, NULL, NULL, &o, NULL), 200);
+  ck_assert_str_eq(jstr(o, "status"), "cancelled");
+  json_decref(o);
+  ck_assert_int_eq(http(&s, "DELETE", path, NULL, NULL, &o, NULL), 409);
+  ck_assert_str_eq(err_code(o), "already_finished");
+  json_decref(o);
+  /* running: the solver stops through should_stop */
+  snprintf(path, sizeof(path), "/v1/plans/%s", a);
+  t0 = now_ms();
+  ck_assert_int_eq(http(&s, "DELETE", path, NULL, NULL, NULL, NULL), 202);
+  o = wait_final(&s, a, 30);
+  ck_assert_str_eq(jstr(o, "status"), "cancelled");
+  ck_assert_msg(now_ms() - t0 < 5000, "cancel took %.0f ms", now_ms() - t0);
+  json_decref(o);
+  ck_assert_int_eq(http(&s, "DELETE", "/v1/plans/0123456789abcdef0123456789abcdef", NULL, NULL, &o, NULL), 404);
+  ck_assert_str_eq(err_code(o), "not_found");
+  json_decref(o);
+  srv_cleanup(&s);
+}
+END_TEST
+
+/* A plan past --plan-timeout fails with a reason saying so. */
+START_TEST(test_plan_timeout) {
+  srv_t s;
+  char id[64];
+  json_t *o;
+  srv_start(&s, "--plan-timeout 0.5");
+  ck_assert_int_eq(submit(&s, plan_body(wide_graph(4, 20), 1000000, "exact", NULL), id, NULL), 202);
+  o = wait_final(&s, id, 30);
+  ck_assert_str_eq(jstr(o, "status"), "failed");
+  ck_assert_str_eq(jstr(json_object_get(o, "error"), "code"), "deadline_exceeded");
+  ck_assert_ptr_nonnull(strstr(jstr(json_object_get(o, "error"), "message"), "--plan-timeout"));
+  json_decref(o);
+  srv_cleanup(&s);
+}
+END_TEST
+
+/* One worker, a queue of one: the third plan gets 503 with Retry-After,
+ * and readiness reports the full queue. */
+START_TEST(test_queue_full) {
+  srv_t s;
+  char a[64], b[64], path[128], *hdr = NULL;
+  json_t *o;
+  srv_start(&s, "--workers 1 --queue-size 1");
+  ck_assert_int_eq(submit(&s, plan_body(wide_graph(4, 20), 1000000, "exact", NULL), a, NULL), 202);
+  ck_assert_str_eq(wait_status(&s, a, "running", 30000), "running");
+  ck_assert_int_eq(submit(&s, plan_body(wide_graph(4, 20), 2000000, "exact", NULL), b, NULL), 202);
+  {
+    char *body = plan_body(wide_graph(4, 20), 3000000, "exact", NULL);
+    ck_assert_int_eq(http(&s, "POST", "/v1/plans", body, NULL, &o, &hdr), 503);
+    free(body);
+  }
+  ck_assert_str_eq(err_code(o), "queue_full");
+  ck_assert_ptr_nonnull(strstr(hdr, "Retry-After: "));
+  json_decref(o);
+  free(hdr);
+  ck_assert_int_eq(http(&s, "GET", "/readyz", NULL, NULL, NULL, NULL), 503);
+  ck_assert(metric(&s, "memplan_queue_depth") == 1);
+  ck_assert(metric(&s, "memplan_running_jobs") == 1);
+  snprintf(path, sizeof(path), "/v1/plans/%s", b);
+  ck_assert_int_eq(http(&s, "DELETE", path, NULL, NULL, NULL, NULL), 200);
+  snprintf(path, sizeof(path), "/v1/plans/%s", a);
+  ck_assert_int_eq(http(&s, "DELETE", path, NULL, NULL, NULL, NULL), 202);
+  json_decref(wait_final(&s, a, 30));
+  ck_assert_int_eq(http(&s, "GET", "/readyz", NULL, NULL, NULL, NULL), 200);
+  srv_cleanup(&s);
+}
+END_TEST
+
+/* Each bad input: status, error code and the path of the field. */
+typedef struct {
+  const char *method, *path, *body;
+  int status;
+  const char *code, *err_path;
+} bad_case_t;
+
+START_TEST(test_bad_inputs) {
+  static const bad_case_t cases[] = {
+    {"POST", "/v1/plans", "{\"graph\": ", 400, "invalid_json", "$"},
+    {"POST", "/v1/plans", "", 400, "empty_body", "$"},
+    {"POST", "/v1/plans", "[1]", 400, "invalid_request", "$"},
+    {"POST", "/v1/plans", "{\"a\":1,\"a\":2}", 400, "invalid_json", "$"},
+    {"POST", "/v1/plans", "{\"graph\": \"2 1\\n\"}", 400, "invalid_request", "$.budget"},
+    {"POST", "/v1/plans", "{\"graph\": \"x\", \"budget\": \"12G\"}", 400, "invalid_request", "$.budget"},
+    {"POST", "/v1/plans", "{\"graph\": \"x\", \"budget\": -5}", 400, "invalid_request", "$.budget"},
+    {"POST", "/v1/plans", "{\"graph\": \"x\", \"budjet\": 5}", 400, "invalid_request", "$.budjet"},
+    {"POST", "/v1/plans", "{\"graph\": \"x\", \"budget\": 5, \"solver\": \"fast\"}", 400, "invalid_request",
+     "$.solver"},
+    {"POST", "/v1/plans", "{\"graph\": \"x\", \"budget\": 5, \"wait\": \"long\"}", 400, "invalid_request", "$.wait"},
+    {"POST", "/v1/plans", "{\"graph\": 7, \"budget\": 5}", 400, "invalid_request", "$.graph"},
+    {"POST", "/v1/plans",
+     "{\"graph\": {\"format\": \"memplan.graph/1\", \"nodes\": [{\"id\": \"a\", \"bytes\": 1},"
+     " {\"id\": \"b\", \"inputs\": [\"a\"], \"bytes\": \"lots\"}]}, \"budget\": 5}",
+     400, "invalid_graph", "$.graph.nodes[1].bytes"},
+    {"POST", "/v1/plans",
+     "{\"graph\": {\"format\": \"memplan.graph/1\", \"nodes\": [{\"id\": \"a\", \"bytes\": 1},"
+     " {\"id\": \"b\", \"inputs\": [\"zz\"], \"bytes\": 1}]}, \"budget\": 5}",
+     400, "invalid_graph", "$.graph.nodes[1].inputs[0]"},
+    {"POST", "/v1/plans",
+     "{\"graph_hash\": \"0000000000000000000000000000000000000000000000000000000000000000\", \"budget\": 5}", 404,
+     "unknown_graph", "$.graph_hash"},
+    {"POST", "/v1/plans", "{\"graph_hash\": \"abc\", \"budget\": 5}", 400, "invalid_request", "$.graph_hash"},
+    {"POST", "/v1/fit", "{\"graph\": \"x\", \"budgets\": [\"1GiB\", \"x\"]}", 400, "invalid_request",
+     "$.budgets[1]"},
+    {"POST", "/v1/fit", "{\"graph\": \"x\", \"budgets\": []}", 400, "invalid_request", "$.budgets"},
+    {"GET", "/v1/plans?limit=0", NULL, 400, "invalid_query", "?limit"},
+    {"GET", "/v1/plans?status=lost", NULL, 400, "invalid_query", "?status"},
+    {"GET", "/v1/plans?after=nope", NULL, 400, "invalid_query", "?after"},
+    {"GET", "/v1/plans/0123456789abcdef0123456789abcdef", NULL, 404, "not_found", "$.id"},
+    {"GET", "/v1/plans/0123456789abcdef0123456789abcdef?wait=-1", NULL, 400, "invalid_query", "?wait"},
+    {"GET", "/v1/graphs/0000000000000000000000000000000000000000000000000000000000000000", NULL, 404, "not_found",
+     "$.hash"},
+    {"GET", "/no/such/route", NULL, 404, "not_found", ""},
+    {"POST", "/healthz", "{}", 405, "method_not_allowed", ""},
+  };
+  srv_t s;
+  size_t i;
+  srv_start(&s, "--max-nodes 50");
+  for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    json_t *o = NULL;
+    int st = http(&s, cases[i].method, cases[i].path, cases[i].body, NULL, &o, NULL);
+    ck_assert_msg(st == cases[i].status, "case %zu (%s %s): status %d, want %d", i, cases[i].method,
+                  cases[i].path, st, cases[i].status);
+    ck_assert_msg(o != NULL, "case %zu: the body is not JSON", i);
+    ck_assert_msg(strcmp(err_code(o), cases[i].code) == 0, "case %zu: code %s, want %s", i, err_code(o),
+                  cases[i].code);
+    ck_assert_msg(strcmp(err_path(o), cases[i].err_path) == 0, "case %zu: path '%s', want '%s'", i, err_path(o),
+                  cases[i].err_path);
+    ck_assert_msg(json_is_string(json_object_get(json_object_get(o, "error"), "message")), "case %zu", i);
+    json_decref(o);
+  }
+  /* 405 names the allowed methods */
+  {
+    char *hdr = NULL;
+    ck_assert_int_eq(http(&s, "PUT", "/v1/plans", "{}", NULL, NULL, &hdr), 405);
+    ck_assert_ptr_nonnull(strstr(hdr, "Allow: POST, GET"));
+    free(hdr);
+  }
+  /* too many nodes: 413 naming the graph's nodes */
+  {
+    json_t *o = NULL;
+    char *body = plan_body(wide_graph(3, 20), 5, "auto", NULL);
+    ck_assert_int_eq(http(&s, "POST", "/v1/plans", body, NULL, &o, NULL), 413);
+    free(body);
+    ck_assert_str_eq(err_code(o), "graph_too_large");
+    ck_assert_ptr_nonnull(strstr(err_path(o), "$.graph.nodes"));
+    json_decref(o);
+  }
+  /* nesting deeper than --max-json-depth */
+  {
+    char deep[400];
+    json_t *o = NULL;
+    int i2;
+    for (i2 = 0; i2 < 150; i2++) deep[i2] = '[';
+    for (; i2 < 300; i2++) deep[i2] = ']';
+    deep[300] = '\0';
+    ck_assert_int_eq(http(&s, "POST", "/v1/plans", deep, NULL, &o, NULL), 400);
+    ck_assert_str_eq(err_code(o), "too_deep");
+    json_decref(o);
+  }
+  /* still alive and well */
+  ck_assert_int_eq(http(&s, "GET", "/healthz", NULL, NULL, NULL, NULL), 200);
+  srv_cleanup(&s);
+}
+END_TEST
+
+/* Bodies over --max-body-bytes get 413, declared or chunked. */
+START_TEST(test_oversize) {
+  srv_t s;
+  char *big = malloc(20001);
+  json_t *o = NULL;
+  memset(big, ' ', 20000);
+  big[0] = '{';
+  big[19999] = '}';
+  big[20000] = '\0';
+  srv_start(&s, "--max-body-bytes 4096");
+  ck_assert_int_eq(http(&s, "POST", "/v1/plans", big, NULL, &o, NULL), 413);
+  ck_assert_str_eq(err_code(o), "body_too_large");
+  json_decref(o);
+  ck_assert_int_eq(http(&s, "POST", "/v1/plans", big, "-H 'Transfer-Encoding: chunked'", &o, NULL), 413);
+  ck_assert_str_eq(err_code(o), "body_too_large");
+  json_decref(o);
+  free(big);
+  ck_assert_int_eq(http(&s, "GET", "/healthz", NULL, NULL, NULL, NULL), 200);
+  srv_cleanup(&s);
+}
+END_TEST
+
+/* /v1/fit from the frontier (computed once, then cached), the frontier
+ * route, and the graph statistics. */
+START_TEST(test_fit_frontier) {
+  srv_t s;
+  json_t *o = NULL, *b, *req;
+  char *body, hash[80], path[200];
+  srv_start(&s, NULL);
+  req = json_pack("{s:o,s:[s,s,i],s:s}", "graph", shipped("cg_resnet50.txt"), "budgets", "3GiB", "5GiB", 1000,
+                  "solver", "approx");
+  body = json_dumps(req, JSON_COMPACT);
+  json_decref(req);
+  ck_assert_int_eq(http(&s, "POST", "/v1/fit", body, NULL, &o, NULL), 200);
+  free(body);
+  ck_assert_str_eq(jstr(o, "cache"), "miss");
+  snprintf(hash, sizeof(hash), "%s", jstr(o, "graph_hash"));
+  ck_assert_uint_eq(strlen(hash), 64);
+  b = json_object_get(o, "budgets");
+  ck_assert_uint_eq(json_array_size(b), 3);
+  ck_assert(json_is_true(json_object_get(json_array_get(b, 0), "fits")));
+  ck_assert(json_is_number(json_object_get(json_array_get(b, 0), "overhead_pct")));
+  ck_assert(json_integer_value(json_object_get(json_array_get(b, 0), "peak")) <= 3LL << 30);
+  ck_assert(json_is_true(json_object_get(json_array_get(b, 1), "fits")));
+  ck_assert_int_eq(json_number_value(json_object_get(json_array_get(b, 1), "overhead_pct")), 0);
+  ck_assert(json_is_false(json_object_get(json_array_get(b, 2), "fits")));
+  json_decref(o);
+
+  /* by hash: answered from the cached frontier */
+  snprintf(path, sizeof(path), "{\"graph_hash\": \"%s\", \"budgets\": [\"4GiB\"], \"solver\": \"approx\"}", hash);
+  ck_assert_int_eq(http(&s, "POST", "/v1/fit", path, NULL, &o, NULL), 200);
+  ck_assert_str_eq(jstr(o, "cache"), "hit");
+  json_decref(o);
+
+  snprintf(path, sizeof(path), "/v1/graphs/%s/frontier?solver=approx", hash);
+  ck_assert_int_eq(http(&s, "GET", path, NULL, NULL, &o, NULL), 200);
+  ck_assert_uint_gt(json_array_size(json_object_get(o, "points")), 1);
+  ck_assert_str_eq(jstr(o, "cache"), "hit");
+  json_decref(o);
+  snprintf(path, sizeof(path), "/v1/graphs/%s/frontier?solver=memonger", hash);
+  ck_assert_int_eq(http(&s, "GET", path, NULL, NULL, &o, NULL), 200);
+  ck_assert_str_eq(jstr(o, "cache"), "miss");
+  json_decref(o);
+  snprintf(path, sizeof(path), "/v1/graphs/%s/frontier?solver=magic", hash);
+  ck_assert_int_eq(http(&s, "GET", path, NULL, NULL, &o, NULL), 400);
+  ck_assert_str_eq(err_path(o), "?solver");
+  json_decref(o);
+
+  snprintf(path, sizeof(path), "/v1/graphs/%s", hash);
+  ck_assert_int_eq(http(&s, "GET", path, NULL, NULL, &o, NULL), 200);
+  ck_assert_int_eq(json_integer_value(json_object_get(o, "nodes")), 176);
+  ck_assert_int_eq(json_integer_value(json_object_get(o, "peak_no_recompute")) -
+                       json_integer_value(json_object_get(o, "param_bytes")),
+                   3468165120LL);
+  json_decref(o);
+  srv_cleanup(&s);
+}
+END_TEST
+
+/* With --token-file, POST and DELETE need the bearer token; reads do not. */
+START_TEST(test_token) {
+  srv_t s;
+  char flags[512], tok[256];
+  json_t *o = NULL;
+  char *hdr = NULL;
+  srv_mkdir(&s);
+  snprintf(tok, sizeof(tok), "%s/token", s.dir);
+  write_file(tok, "s3cret-token\n");
+  snprintf(flags, sizeof(flags), "--token-file %s", tok);
+  srv_start_in(&s, flags);
+  ck_assert_int_eq(http(&s, "POST", "/v1/plans", "{}", NULL, &o, &hdr), 401);
+  ck_assert_str_eq(err_code(o), "unauthorized");
+  ck_assert_ptr_nonnull(strstr(hdr, "WWW-Authenticate: Bearer"));
+  json_decref(o);
+  free(hdr);
+  ck_assert_int_eq(http(&s, "POST", "/v1/plans", "{}", "-H 'Authorization: Bearer wrong'", NULL, NULL), 401);
+  ck_assert_int_eq(http(&s, "DELETE", "/v1/plans/0123456789abcdef0123456789abcdef", NULL, NULL, NULL, NULL), 401);
+  {
+    char *body = plan_body(shipped("cg_vgg19.txt"), 8LL << 30, "none", "{\"wait\": 30}");
+    ck_assert_int_eq(http(&s, "POST", "/v1/plans", body, "-H 'Authorization: Bearer s3cret-token'", NULL, NULL),
+                     200);
+    free(body);
+  }
+  ck_assert_int_eq(http(&s, "GET", "/v1/plans", NULL, NULL, NULL, NULL), 200);
+  srv_cleanup(&s);
+}
+END_TEST
+
+/* HTTPS through libmicrohttpd with a self-signed certificate. */
+START_TEST(test_tls) {
+  srv_t s;
+  char cmd[1024], flags[512];
+  json_t *o = NULL;
+  srv_mkdir(&s);
+  snprintf(cmd, sizeof(cmd),
+           "openssl req -x509 -newkey rsa:2048 -nodes -keyout %s/key.pem -out %s/cert.pem -days 1 "
+           "-subj /CN=localhost >/dev/null 2>&1",
+           s.dir, s.dir);
+  ck_assert_int_eq(system(cmd), 0);
+  snprintf(flags, sizeof(flags), "--tls-cert %s/cert.pem --tls-key %s/key.pem", s.dir, s.dir);
+  srv_start_in(&s, flags);
+  ck_assert_int_eq(http(&s, "GET", "/v1/status", NULL, NULL, &o, NULL), 200);
+  ck_assert_str_eq(jstr(o, "version"), "0.1.0");
+  json_decref(o);
+  {
+    char *body = plan_body(shipped("cg_vgg19.txt"), 8LL << 30, "none", "{\"wait\": 30}");
+    ck_assert_int_eq(http(&s, "POST", "/v1/plans", body, NULL, &o, NULL), 200);
+    free(body);
+    ck_assert_str_eq(jstr(o, "status"), "done");
+    json_decref(o);
+  }
+  srv_cleanup(&s);
+}
+END_TEST
+
+/* SIGTERM: not ready, no new work, the running plan finishes, exit 0; the
+ * next start still has the plan, done. */
+START_TEST(test_sigterm_drain) {
+  srv_t s;
+  char id[64], path[128];
+  json_t *o = NULL;
+  srv_start(&s, "--workers 1 --grace 60");
+  ck_assert_int_eq(submit(&s, plan_body(wide_graph(4, 10), 1000000, "exact", NULL), id, NULL), 202);
+  ck_assert_str_eq(wait_status(&s, id, "running", 30000), "running");
+  srv_kill(&s, SIGTERM);
+  /* draining: readiness fails and new work is refused, while the plan runs */
+  {
+    double t0 = now_ms();
+    int st;
+    while ((st = http(&s, "GET", "/readyz", NULL, NULL, NULL, NULL)) == 200 && now_ms() - t0 < 5000) nap_ms(10);
+    if (st != 0) { /* 0: the plan already finished and the daemon is gone */
+      ck_assert_int_eq(st, 503);
+      st = submit(&s, plan_body(wide_graph(4, 10), 3000000, "exact", NULL), NULL, &o);
+      ck_assert(st == 503 || st == 0);
+      if (st == 503) ck_assert_str_eq(err_code(o), "draining");
+      json_decref(o);
+    }
+  }
+  ck_assert_int_eq(srv_wait_exit(&s, 60000), 0);
+  srv_start_in(&s, NULL);
+  snprintf(path, sizeof(path), "/v1/plans/%s", id);
+  ck_assert_int_eq(http(&s, "GET", path, NULL, NULL, &o, NULL), 200);
+  ck_assert_str_eq(jstr(o, "status"), "done");
+  ck_assert(json_is_object(json_object_get(o, "result")));
+  json_decref(o);
+  srv_cleanup(&s);
+}
+END_TEST
+
+/* kill -9 with a plan running and two queued: the restart finds all three
+ * and finishes them; the plan done before the crash is still readable. */
+START_TEST(test_kill9_recovery) {
+  srv_t s;
+  char done[64], a[64], b[64], c[64];
+  json_t *o = NULL;
+  srv_start(&s, "--workers 1");
+  ck_assert_int_eq(submit(&s, plan_body(shipped("cg_vgg19.txt"), 8LL << 30, "auto", "{\"wait\": 60}"), done, &o),
+                   200);
+  ck_assert_str_eq(jstr(o, "status"), "done");
+  json_decref(o);
+  ck_assert_int_eq(submit(&s, plan_body(wide_graph(4, 10), 1000000, "exact", NULL), a, NULL), 202);
+  ck_assert_int_eq(submit(&s, plan_body(wide_graph(4, 10), 2000000, "exact", NULL), b, NULL), 202);
+  ck_assert_int_eq(submit(&s, plan_body(shipped("cg_resnet50.txt"), 6LL << 30, "approx", NULL), c, NULL), 202);
+  ck_assert_str_eq(wait_status(&s, a, "running", 30000), "running");
+  srv_kill(&s, SIGKILL);
+  ck_assert_int_eq(srv_wait_exit(&s, 10000), -1);
+
+  srv_start_in(&s, "--workers 1");
+  o = wait_final(&s, a, 120);
+  ck_assert_str_eq(jstr(o, "status"), "done");
+  ck_assert(json_is_object(json_object_get(o, "result")));
+  json_decref(o);
+  o = wait_final(&s, b, 120);
+  ck_assert_str_eq(jstr(o, "status"), "done");
+  json_decref(o);
+  o = wait_final(&s, c, 120);
+  ck_assert_str_eq(jstr(o, "status"), "done");
+  json_decref(o);
+  o = wait_final(&s, done, 10);
+  ck_assert(json_is_true(json_object_get(json_object_get(o, "result"), "feasible")));
+  json_decref(o);
+  srv_kill(&s, SIGTERM);
+  ck_assert_int_eq(srv_wait_exit(&s, 30000), 0);
+  srv_cleanup(&s);
+}
+END_TEST
+
+/* /metrics in Prometheus text 0.0.4; /v1/status; the dashboard page. */
+START_TEST(test_metrics_status_dashboard) {
+  srv_t s;
+  char *hdr = NULL, cmd[512], *text = NULL;
+  json_t *o = NULL;
+  srv_start(&s, "--workers 3");
+  ck_assert_int_eq(http(&s, "GET", "/healthz", NULL, NULL, NULL, NULL), 200);
+  ck_assert_int_eq(http(&s, "GET", "/livez", NULL, NULL, NULL, NULL), 200);
+  ck_assert_int_eq(http(&s, "GET", "/readyz", NULL, NULL, NULL, NULL), 200);
+  snprintf(cmd, sizeof(cmd), "curl -s -D - http://127.0.0.1:%d/metrics", s.port);
+  mp_test_run(cmd, &text);
+  ck_assert_ptr_nonnull(text);
+  ck_assert_ptr_nonnull(strstr(text, "Content-Type: text/plain; version=0.0.4; charset=utf-8"));
+  ck_assert_ptr_nonnull(strstr(text, "# TYPE memplan_http_requests_total counter"));
+  ck_assert_ptr_nonnull(strstr(text, "memplan_http_requests_total{route=\"/healthz\",status=\"200\"} "));
+  ck_assert_ptr_nonnull(strstr(text, "# TYPE memplan_plan_solve_seconds histogram"));
+  ck_assert_ptr_nonnull(strstr(text, "memplan_plan_solve_seconds_bucket{solver=\"exact\",le=\"+Inf\"} 0"));
+  ck_assert_ptr_nonnull(strstr(text, "# TYPE memplan_queue_depth gauge"));
+  ck_assert_ptr_nonnull(strstr(text, "memplan_cache_misses_total 0"));
+  ck_assert(text[strlen(text) - 1] == '\n');
+  free(text);
+  ck_assert_int_eq(http(&s, "GET", "/v1/status", NULL, NULL, &o, NULL), 200);
+  ck_assert_int_eq(json_integer_value(json_object_get(o, "workers")), 3);
+  ck_assert_int_eq(json_integer_value(json_object_get(o, "queue_capacity")), 64);
+  ck_assert(json_is_false(json_object_get(o, "draining")));
+  ck_assert(json_is_integer(json_object_get(json_object_get(o, "cache"), "max_bytes")));
+  ck_assert(json_is_integer(json_object_get(json_object_get(o, "plans"), "done")));
+  ck_assert(json_is_number(json_object_get(o, "uptime_s")));
+  json_decref(o);
+  ck_assert_int_eq(http(&s, "GET", "/", NULL, NULL, NULL, &hdr), 200);
+  ck_assert_ptr_nonnull(strstr(hdr, "Content-Type: text/html; charset=utf-8"));
+  free(hdr);
+  srv_cleanup(&s);
+}
+END_TEST
+
+/* --help lists every env twin; flag > env > default; SIGHUP reopens the log. */
+START_TEST(test_config_and_sighup) {
+  srv_t s;
+  char *out = NULL, cmd[512], logp[256], oldp[256], *text;
+  json_t *o = NULL;
+  double t0;
+  snprintf(cmd, sizeof(cmd), "%s --help", server_bin());
+  ck_assert_int_eq(mp_test_run(cmd, &out), 0);
+  ck_assert_ptr_nonnull(strstr(out, "MEMPLAN_LISTEN"));
+  ck_assert_ptr_nonnull(strstr(out, "MEMPLAN_WORKERS"));
+  ck_assert_ptr_nonnull(strstr(out, "MEMPLAN_DATA_DIR"));
+  ck_assert_ptr_nonnull(strstr(out, "--plan-timeout"));
+  free(out);
+  snprintf(cmd, sizeof(cmd), "%s --workers 0 2>/dev/null", server_bin());
+  ck_assert_int_eq(mp_test_run(cmd, NULL), 2);
+
+  setenv("MEMPLAN_WORKERS", "3", 1);
+  setenv("MEMPLAN_QUEUE_SIZE", "7", 1);
+  srv_start(&s, "--workers 1"); /* the helper passes --workers 2, then 1: the last flag wins */
+  unsetenv("MEMPLAN_WORKERS");
+  unsetenv("MEMPLAN_QUEUE_SIZE");
+  ck_assert_int_eq(http(&s, "GET", "/v1/status", NULL, NULL, &o, NULL), 200);
+  ck_assert_int_eq(json_integer_value(json_object_get(o, "workers")), 1);
+  ck_assert_int_eq(json_integer_value(json_object_get(o, "queue_capacity")), 7);
+  json_decref(o);
+
+  snprintf(logp, sizeof(logp), "%s/log", s.dir);
+  snprintf(oldp, sizeof(oldp), "%s/log.1", s.dir);
+  ck_assert_int_eq(rename(logp, oldp), 0);
+  srv_kill(&s, SIGHUP);
+  t0 = now_ms();
+  while (access(logp, F_OK) != 0 && now_ms() - t0 < 10000) nap_ms(10);
+  ck_assert_int_eq(http(&s, "GET", "/livez", NULL, NULL, NULL, NULL), 200);
+  text = read_text(logp);
+  ck_assert_ptr_nonnull(text);
+  ck_assert_ptr_nonnull(strstr(text, "\"route\":\"/livez\""));
+  free(text);
+  srv_cleanup(&s);
+}
+END_TEST
+
+/* proto/openapi.yaml parses, documents every route of the server's table,
+ * and every documented operation answers (not 404/405). */
+START_TEST(test_openapi) {
+  srv_t s;
+  char cmd[1024], *ops = NULL, *routes = NULL, id[64], hash[80], *line, *next;
+  json_t *rt, *o = NULL, *r;
+  size_t i;
+  int n = 0;
+  snprintf(cmd, sizeof(cmd),
+           "python3 -c 'import yaml,sys\n"
+           "d = yaml.safe_load(open(\"proto/openapi.yaml\"))\n"
+           "assert d[\"openapi\"].startswith(\"3.\")\n"
+           "for p, item in d[\"paths\"].items():\n"
+           "  for m in item:\n"
+           "    if m in (\"get\",\"post\",\"delete\",\"put\",\"patch\"): print(m.upper(), p)\n'");
+  ck_assert_int_eq(mp_test_run(cmd, &ops), 0);
+  snprintf(cmd, sizeof(cmd), "%s --routes", server_bin());
+  ck_assert_int_eq(mp_test_run(cmd, &routes), 0);
+  rt = json_loads(routes, 0, NULL);
+  ck_assert(json_is_array(rt));
+  json_array_foreach(rt, i, r) {
+    char want[256];
+    snprintf(want, sizeof(want), "%s %s\n", jstr(r, "method"), jstr(r, "path"));
+    ck_assert_msg(strstr(ops, want) != NULL, "route %s is not documented in proto/openapi.yaml", want);
+  }
+  json_decref(rt);
+  free(routes);
+
+  srv_start(&s, NULL);
+  ck_assert_int_eq(submit(&s, plan_body(shipped("cg_vgg19.txt"), 8LL << 30, "none", "{\"wait\": 30}"), id, &o),
+                   200);
+  snprintf(hash, sizeof(hash), "%s", jstr(o, "graph_hash"));
+  json_decref(o);
+  for (line = ops; line && *line; line = next) {
+    char method[16], path[256], real[512], *p, *q;
+    next = strchr(line, '\n');
+    if (next) *next++ = '\0';
+    ck_assert_int_eq(sscanf(line, "%15s %255s", method, path), 2);
+    /* substitute the path parameters with a real plan and graph */
+    real[0] = '\0';
+    for (p = path; *p; p = q) {
+      if (*p == '{') {
+        q = strchr(p, '}') + 1;
+        strcat(real, strncmp(p, "{id}", 4) == 0 ? id : hash);
+      } else {
+        size_t k = strlen(real);
+        real[k] = *p;
+        real[k + 1] = '\0';
+        q = p + 1;
+      }
+    }
+    {
+      int st = http(&s, method, real, strcmp(method, "POST") == 0 ? "{}" : NULL, NULL, NULL, NULL);
+      ck_assert_msg(st != 404 && st != 405 && st != 0, "%s %s answered %d", method, real, st);
+    }
+    n++;
+  }
+  ck_assert_int_ge(n, 13);
+  free(ops);
+  srv_cleanup(&s);
+}
+END_TEST
+
+Suite *suite_server(void) {
+  Suite *s = suite_create("server");
+  TCase *api = tcase_create("api"), *limits = tcase_create("limits"), *ops = tcase_create("ops");
+  tcase_set_timeout(api, 180);
+  tcase_set_timeout(limits, 180);
+  tcase_set_timeout(ops, 300);
+  tcase_add_test(api, test_submit_poll_cache);
+  tcase_add_test(api, test_long_poll);
+  tcase_add_test(api, test_shared_computation);
+  tcase_add_test(api, test_cancel);
+  tcase_add_test(api, test_fit_frontier);
+  tcase_add_test(limits, test_plan_timeout);
+  tcase_add_test(limits, test_queue_full);
+  tcase_add_test(limits, test_bad_inputs);
+  tcase_add_test(limits, test_oversize);
+  tcase_add_test(limits, test_token);
+  tcase_add_test(ops, test_tls);
+  tcase_add_test(ops, test_sigterm_drain);
+  tcase_add_test(ops, test_kill9_recovery);
+  tcase_add_test(ops, test_metrics_status_dashboard);
+  tcase_add_test(ops, test_config_and_sighup);
+  tcase_add_test(ops, test_openapi);
+  suite_add_tcase(s, api);
+  suite_add_tcase(s, limits);
+  suite_add_tcase(s, ops);
+  return s;
+}
