@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cache.h"
 #include "formats.h"
@@ -58,6 +59,10 @@ struct srv_jobs_s {
   int paused, stopping;
   pthread_t *threads;
   unsigned n_threads;
+  /* Test hook: MEMPLAN_TEST_PLAN_DELAY_MS holds every job this long before
+   * it plans (cancellable), so end-to-end tests can observe a "running"
+   * plan however fast the planner gets. Read once at start; 0 in service. */
+  double test_delay_ms;
 };
 
 const char *srv_job_status_name(srv_job_status_t s) {
@@ -497,6 +502,11 @@ static srv_job_status_t srv__run(srv_jobs_t *jobs, srv_job_t *job, char **text, 
    * hard limit: past it the plan fails and the worker is free again. */
   o.should_stop = srv__should_stop;
   o.stop_arg = job;
+  if (jobs->test_delay_ms > 0) {
+    double until = srv_mono_ms() + jobs->test_delay_ms;
+    struct timespec ts = {0, 10 * 1000000L};
+    while (srv_mono_ms() < until && !srv__should_stop(job)) nanosleep(&ts, NULL);
+  }
 
   if (job->kind == SRV_JOB_PLAN) {
     mp_plan_result_t r;
@@ -625,6 +635,10 @@ int srv_jobs_new(const srv_jobs_config_t *cfg, srv_jobs_t **out) {
   srv_jobs_t *j = calloc(1, sizeof(*j));
   if (j == NULL) return SRV_ENOMEM;
   j->cfg = *cfg;
+  {
+    const char *d = getenv("MEMPLAN_TEST_PLAN_DELAY_MS");
+    j->test_delay_ms = d ? atof(d) : 0;
+  }
   pthread_mutex_init(&j->mu, NULL);
   pthread_cond_init(&j->cv, NULL);
   *out = j;

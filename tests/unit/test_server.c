@@ -403,6 +403,9 @@ END_TEST
 /* "wait" holds the connection until the plan is done: one request, 200
  * with the result. GET ?wait= does the same for a known id. */
 START_TEST(test_long_poll) {
+  /* hold each plan 1.5 s so that "running" is observable however fast
+   * the planner is (server/jobs.c: MEMPLAN_TEST_PLAN_DELAY_MS) */
+  setenv("MEMPLAN_TEST_PLAN_DELAY_MS", "1500", 1);
   srv_t s;
   json_t *o = NULL;
   char id[64];
@@ -429,6 +432,9 @@ END_TEST
 
 /* Four identical submissions at once share one computation. */
 START_TEST(test_shared_computation) {
+  /* hold each plan 1.5 s so that "running" is observable however fast
+   * the planner is (server/jobs.c: MEMPLAN_TEST_PLAN_DELAY_MS) */
+  setenv("MEMPLAN_TEST_PLAN_DELAY_MS", "1500", 1);
   srv_t s;
   char cmd[2048], reqf[256], *out = NULL, *body, *line, *save = NULL, first[64] = "";
   int n = 0;
@@ -467,6 +473,9 @@ END_TEST
 
 /* DELETE stops a running plan promptly and removes a queued one. */
 START_TEST(test_cancel) {
+  /* hold each plan 1.5 s so that "running" is observable however fast
+   * the planner is (server/jobs.c: MEMPLAN_TEST_PLAN_DELAY_MS) */
+  setenv("MEMPLAN_TEST_PLAN_DELAY_MS", "1500", 1);
   srv_t s;
   char a[64], b[64], path[128];
   json_t *o;
@@ -500,6 +509,8 @@ END_TEST
 
 /* A plan past --plan-timeout fails with a reason saying so. */
 START_TEST(test_plan_timeout) {
+  /* hold the plan past --plan-timeout however fast the planner is */
+  setenv("MEMPLAN_TEST_PLAN_DELAY_MS", "3000", 1);
   srv_t s;
   char id[64];
   json_t *o;
@@ -517,6 +528,9 @@ END_TEST
 /* One worker, a queue of one: the third plan gets 503 with Retry-After,
  * and readiness reports the full queue. */
 START_TEST(test_queue_full) {
+  /* hold each plan 1.5 s so that "running" is observable however fast
+   * the planner is (server/jobs.c: MEMPLAN_TEST_PLAN_DELAY_MS) */
+  setenv("MEMPLAN_TEST_PLAN_DELAY_MS", "1500", 1);
   srv_t s;
   char a[64], b[64], path[128], *hdr = NULL;
   json_t *o;
@@ -781,6 +795,9 @@ END_TEST
 /* SIGTERM: not ready, no new work, the running plan finishes, exit 0; the
  * next start still has the plan, done. */
 START_TEST(test_sigterm_drain) {
+  /* hold each plan 1.5 s so that "running" is observable however fast
+   * the planner is (server/jobs.c: MEMPLAN_TEST_PLAN_DELAY_MS) */
+  setenv("MEMPLAN_TEST_PLAN_DELAY_MS", "1500", 1);
   srv_t s;
   char id[64], path[128];
   json_t *o = NULL;
@@ -815,6 +832,9 @@ END_TEST
 /* kill -9 with a plan running and two queued: the restart finds all three
  * and finishes them; the plan done before the crash is still readable. */
 START_TEST(test_kill9_recovery) {
+  /* hold each plan 1.5 s so that "running" is observable however fast
+   * the planner is (server/jobs.c: MEMPLAN_TEST_PLAN_DELAY_MS) */
+  setenv("MEMPLAN_TEST_PLAN_DELAY_MS", "1500", 1);
   srv_t s;
   char done[64], a[64], b[64], c[64];
   json_t *o = NULL;
