@@ -46,7 +46,7 @@ TESTS := $(B)/check_all
 BENCH := $(B)/bench_planner
 SRV   := $(B)/memplan-server
 
-.PHONY: all deps run test test-only asan bench clean
+.PHONY: all deps run test test-only asan bench fuzz clean
 
 all: $(LIBA) $(CLI) $(SRV)
 
@@ -118,7 +118,18 @@ bench: deps $(BENCH)
 run: deps all
 	mkdir -p var && ./$(B)/memplan-server --listen 127.0.0.1:8080 --data-dir var
 
+# libFuzzer over the graph readers, the writer round trip and the planner
+# (tests/fuzz/fuzz_graph.c); new inputs land in build-fuzz/corpus.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	@mkdir -p build-fuzz/corpus
+	@echo "  FUZZ  tests/fuzz/fuzz_graph.c ($(FUZZ_SECONDS) s)"
+	$(Q)clang $(STD) -g -O1 -fsanitize=fuzzer,address,undefined $(INCS) $(PKGCFLAGS) \
+	  tests/fuzz/fuzz_graph.c $(LIB_SRC) -o build-fuzz/fuzz_graph $(LIBS)
+	./build-fuzz/fuzz_graph -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 \
+	  build-fuzz/corpus tests/fuzz/corpus
+
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(SRV_OBJ:.o=.d)
