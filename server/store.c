@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 
 #include "json_util.h"
@@ -282,9 +283,30 @@ out:
   return 0;
 }
 
+/* Milliseconds since the epoch as RFC 3339 UTC with milliseconds. */
+static json_t *srv__rfc3339(double ms) {
+  char buf[96];
+  time_t secs = (time_t)(ms / 1000.0);
+  struct tm tm;
+  if (gmtime_r(&secs, &tm) == NULL) return json_null();
+  snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+           tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms - (double)secs * 1000.0));
+  return json_string(buf);
+}
+
 json_t *srv_job_row_to_json(const srv_job_row_t *r) {
   json_t *o = json_object();
   if (o == NULL) return NULL;
+  /* Dashboards read the RFC 3339 times and solve_ms; the *_ms epoch
+   * figures are kept for programs. */
+  if (mp_json_set(o, "created_at", srv__rfc3339(r->created_ms)) ||
+      (r->started_ms > 0 && mp_json_set(o, "started_at", srv__rfc3339(r->started_ms))) ||
+      (r->finished_ms > 0 && mp_json_set(o, "finished_at", srv__rfc3339(r->finished_ms))) ||
+      (r->started_ms > 0 && r->finished_ms > 0 &&
+       mp_json_set(o, "solve_ms", mp_json_number(r->finished_ms - r->started_ms)))) {
+    json_decref(o);
+    return NULL;
+  }
   if (mp_json_set(o, "id", json_string(r->id)) || mp_json_set(o, "status", json_string(r->status)) ||
       mp_json_set(o, "graph_hash", json_string(r->graph_hash)) ||
       mp_json_set(o, "budget", mp_json_u64(r->budget)) || mp_json_set(o, "solver", json_string(r->solver)) ||

@@ -1010,6 +1010,42 @@ START_TEST(test_openapi) {
 }
 END_TEST
 
+/* The dashboard in a real browser against the real daemon: headless
+ * Chromium loads GET / with a finished plan selected, and
+ * tests/e2e/dashboard_test.sh checks the rendered DOM (status, plan rows,
+ * the timeline and frontier charts) and the screenshot. */
+START_TEST(test_dashboard_in_browser) {
+  srv_t s;
+  char id[64], cmd[1024], *out = NULL;
+  json_t *o = NULL;
+  int rc;
+  if (access("/usr/bin/chromium", X_OK) != 0) {
+    /* deploy/deps.sh installs it; without it this test cannot run */
+    ck_abort_msg("chromium is not installed (run deploy/deps.sh)");
+  }
+  srv_start(&s, "--workers 2");
+  ck_assert_int_eq(submit(&s, plan_body(shipped("cg_resnet50.txt"), 2LL << 30, "auto",
+                                        "{\"wait\": 60, \"timeline\": true}"),
+                          id, &o),
+                   200);
+  json_decref(o);
+  /* the frontier the page draws for this graph */
+  ck_assert_int_eq(submit(&s, plan_body(shipped("cg_vgg19.txt"), 4LL << 30, "approx", "{\"wait\": 60}"),
+                          NULL, NULL),
+                   200);
+  snprintf(cmd, sizeof(cmd),
+           "OUT_DIR=%s tests/e2e/dashboard_test.sh http://127.0.0.1:%d --plan %s 2>&1", s.dir,
+           s.port, id);
+  rc = mp_test_run(cmd, &out);
+  ck_assert_msg(rc == 0, "dashboard_test.sh failed (%d):\n%s", rc, out ? out : "");
+  ck_assert_ptr_nonnull(strstr(out, "dashboard_test: PASS"));
+  free(out);
+  srv_kill(&s, SIGTERM);
+  ck_assert_int_eq(srv_wait_exit(&s, 30000), 0);
+  srv_cleanup(&s);
+}
+END_TEST
+
 Suite *suite_server(void) {
   Suite *s = suite_create("server");
   TCase *api = tcase_create("api"), *limits = tcase_create("limits"), *ops = tcase_create("ops");
@@ -1032,6 +1068,7 @@ Suite *suite_server(void) {
   tcase_add_test(ops, test_metrics_status_dashboard);
   tcase_add_test(ops, test_config_and_sighup);
   tcase_add_test(ops, test_openapi);
+  tcase_add_test(ops, test_dashboard_in_browser);
   suite_add_tcase(s, api);
   suite_add_tcase(s, limits);
   suite_add_tcase(s, ops);
