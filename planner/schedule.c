@@ -257,9 +257,13 @@ int mp_schedule_from_strategy(const mp_graph_t *g, const mp_strategy_t *st, mp_s
     if (g->nodes[v].kind == MP_KIND_ACTIVATION)
       order[seg_off[st->seg[v]] + fill[st->seg[v]]++] = (uint32_t)v;
 
+  /* The forward pass runs segment by segment (topological order within
+   * each): while segment i is computed, only the kept values of earlier
+   * segments and segment i's own values are live, which is what the DP's
+   * step bound assumes. A global topological order could interleave
+   * segments and hold the kept values of a later segment early. */
   rc = mp__schedule_reserve(s, 3 * g->n_activations);
-  for (v = 0; v < n && rc == 0; v++)
-    if (g->nodes[v].kind == MP_KIND_ACTIVATION) rc = mp_schedule_push(s, MP_STEP_COMPUTE, (uint32_t)v);
+  for (p = 0; p < seg_off[nseg] && rc == 0; p++) rc = mp_schedule_push(s, MP_STEP_COMPUTE, order[p]);
 
   for (i = nseg; i > 0 && rc == 0; i--) {
     uint32_t sg = i - 1, stamp = i;

@@ -76,7 +76,8 @@ int mp_schedule_insert_frees(const mp_graph_t *g, mp_schedule_t *s);
 int mp_schedule_store_all(const mp_graph_t *g, mp_schedule_t **out);
 
 /* The schedule of a lower-set strategy (ALGORITHMS.md section 3):
- *  - forward: compute every activation in topological order;
+ *  - forward: compute the activations segment by segment, in topological
+ *    order within each segment (so segments never interleave);
  *  - for segments i = k-1 down to 0: recompute, in topological order, the
  *    nodes of segment i that are needed and not kept, then backward the
  *    nodes of segment i in reverse topological order;
