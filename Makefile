@@ -111,8 +111,10 @@ asan: deps
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	  test-only
 
-bench: deps $(BENCH)
+bench: deps $(BENCH) $(B)/memplan-server
 	./$(BENCH)
+	@echo
+	tests/bench/http_bench.sh $(B)/memplan-server
 
 # `make run` starts the daemon on 127.0.0.1:8080 with its store in ./var.
 run: deps all

@@ -33,6 +33,7 @@ typedef struct {
   size_t len;
   size_t pos;  /* offset of the next unread line */
   long line;   /* 1-based number of the line returned last */
+  size_t total; /* lines in the whole buffer, counted once */
 } mp__lines_t;
 
 /* Next line without its terminator ("\n" or "\r\n"); 0 at end of input. */
@@ -223,7 +224,7 @@ static int mp__parse_header(mp__ku_t *p) {
   p->n_vars = v[0];
   p->n_funcs = v[1];
   /* Check the counts against what the buffer can hold before allocating. */
-  rest = mp__count_lines(p->r.buf, p->r.len, p->r.pos);
+  rest = p->r.total - (size_t)p->r.line; /* lines not read yet */
   if (p->n_vars > rest)
     return mp_error_set_line(p->err, MP_EPARSE, 1, t[0].col,
                              "header declares %llu variables but only %zu lines follow",
@@ -351,7 +352,7 @@ static int mp__parse_record(mp__ku_t *p, uint64_t r) {
   if ((rc = mp__int_line(p, s, n, 2, kp, kp_names, "k p")) != 0) return rc;
   /* k + p lines plus the type and attribute lines must still be there;
    * this also keeps absurd counts from driving any allocation. */
-  rest = mp__count_lines(p->r.buf, p->r.len, p->r.pos);
+  rest = p->r.total - (size_t)p->r.line; /* lines not read yet */
   if (kp[0] > rest || kp[1] > rest || kp[0] + kp[1] + 2 > rest)
     return mp_error_set_line(p->err, MP_EPARSE, p->r.line, 0,
                              "%s declares %llu inputs and %llu outputs but only %zu lines remain",
@@ -546,6 +547,7 @@ int mp_kusumoto_parse(const char *buf, size_t len, const char *name, const mp_li
   memset(&p, 0, sizeof(p));
   p.r.buf = buf ? buf : "";
   p.r.len = buf ? len : 0;
+  p.r.total = mp__count_lines(p.r.buf, p.r.len, 0);
   p.lim = lim;
   p.err = err;
 

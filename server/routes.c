@@ -84,18 +84,32 @@ static json_t *srv__body_json(srv_req_t *r, enum MHD_Result *ret) {
   return root;
 }
 
+/* The graph's canonical native JSON (malloc'd), what the store keeps; 0 or
+ * an answered error (-1). */
+static int srv__canon(srv_req_t *r, const mp_graph_t *g, char **canon, size_t *canon_len,
+                      enum MHD_Result *ret) {
+  json_t *native = mp_graph_to_json(g);
+  *canon = native ? json_dumps(native, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+  json_decref(native);
+  if (*canon == NULL) {
+    *ret = srv_respond_error(r, 500, "internal", "", "out of memory");
+    return -1;
+  }
+  *canon_len = strlen(*canon);
+  return 0;
+}
+
 /* Load the request's graph; 0, or an answered error (returns -1). On
- * success *g is the graph, `hash` its hash and *canon (malloc'd) its
- * canonical native JSON. */
+ * success *g is the graph, `hash` its hash and, when canon is not NULL,
+ * *canon (malloc'd) its canonical native JSON. */
 static int srv__load_graph(srv_req_t *r, json_t *value, mp_graph_t **g, char hash[65], char **canon,
                            size_t *canon_len, enum MHD_Result *ret) {
   mp_limits_t lim;
   mp_error_t err;
-  json_t *native;
   int rc;
 
   *g = NULL;
-  *canon = NULL;
+  if (canon) *canon = NULL;
   mp_limits_default(&lim);
   lim.max_nodes = r->srv->cfg.max_nodes;
   mp_error_clear(&err);
@@ -115,19 +129,15 @@ static int srv__load_graph(srv_req_t *r, json_t *value, mp_graph_t **g, char has
       *ret = srv_respond_error(r, 400, "invalid_graph", path, "%s", msg);
     return -1;
   }
-  native = mp_graph_to_json(*g);
-  if (mp_graph_hash(*g, hash) != 0 || native == NULL ||
-      (*canon = json_dumps(native, JSON_COMPACT | JSON_SORT_KEYS)) == NULL) {
-    json_decref(native);
+  if (mp_graph_hash(*g, hash) != 0) {
     mp_graph_free(*g);
     *g = NULL;
     *ret = srv_respond_error(r, 500, "internal", "", "out of memory");
     return -1;
   }
-  json_decref(native);
-  *canon_len = strlen(*canon);
   memcpy(r->graph_hash, hash, 65);
-  return 0;
+  if (canon == NULL) return 0; /* the caller renders it later, if needed */
+  return srv__canon(r, *g, canon, canon_len, ret);
 }
 
 static int srv__graph_known(srv_server_t *s, const char *hash) {
@@ -202,9 +212,31 @@ static json_t *srv__plan_view(srv_server_t *s, const char *id, int with_timeline
 }
 
 /* Answer with the plan's current view: 200 when final, else `pending`. */
+/* The graph hash of a rendered view, for the request log. */
+static void srv__hash_from_text(srv_req_t *r, const char *text) {
+  const char *h = strstr(text, "\"graph_hash\":\"");
+  size_t n = 0;
+  if (h == NULL) return;
+  h += 14;
+  while (n + 1 < sizeof(r->graph_hash) && h[n] && h[n] != '"') n++;
+  memcpy(r->graph_hash, h, n);
+  r->graph_hash[n] = '\0';
+}
+
+/* A finished plan never changes, so its rendered view is kept in the LRU
+ * cache: a repeated GET (dashboards, pollers) is a lookup and a copy, with
+ * no store read, no JSON parse and no serialisation. */
 static enum MHD_Result srv__answer_plan(srv_req_t *r, const char *id, int with_timeline, unsigned pending) {
   int final, oom;
-  json_t *view = srv__plan_view(r->srv, id, with_timeline, &final, &oom);
+  char key[160], *text = NULL;
+  size_t len = 0;
+  json_t *view;
+  snprintf(key, sizeof(key), "view|%s|%d", id, with_timeline);
+  if (srv_cache_get(r->srv->cache, key, &text, &len) == 0) {
+    srv__hash_from_text(r, text);
+    return srv_respond_text_owned(r, 200, text, len);
+  }
+  view = srv__plan_view(r->srv, id, with_timeline, &final, &oom);
   if (view == NULL) {
     if (oom) return srv_respond_error(r, 500, "internal", "", "out of memory");
     return srv_respond_error(r, 404, "not_found", "$.id", "no plan with id %s", id);
@@ -213,7 +245,13 @@ static enum MHD_Result srv__answer_plan(srv_req_t *r, const char *id, int with_t
     const char *h = json_string_value(json_object_get(view, "graph_hash"));
     if (h) snprintf(r->graph_hash, sizeof(r->graph_hash), "%s", h);
   }
-  return srv_respond_json(r, final ? 200 : pending, view);
+  if (!final) return srv_respond_json(r, pending, view);
+  text = json_dumps(view, JSON_COMPACT);
+  json_decref(view);
+  if (text == NULL) return srv_respond_error(r, 500, "internal", "", "out of memory");
+  len = strlen(text);
+  srv_cache_put(r->srv->cache, key, text, len); /* best effort */
+  return srv_respond_text_owned(r, 200, text, len);
 }
 
 typedef struct {
@@ -237,7 +275,7 @@ static enum MHD_Result srv__plans_post(srv_req_t *r) {
   mp_graph_t *g = NULL;
   char *canon = NULL, *result = NULL;
   size_t canon_len = 0, result_len = 0;
-  char result_job[33];
+  char result_job[33], resp_key[300];
   srv_job_t *job = NULL;
   int rc;
 
@@ -250,7 +288,7 @@ static enum MHD_Result srv__plans_post(srv_req_t *r) {
   }
   memset(&p, 0, sizeof(p));
   if (req.graph) {
-    if (srv__load_graph(r, req.graph, &g, p.graph_hash, &canon, &canon_len, &ret) != 0) goto out;
+    if (srv__load_graph(r, req.graph, &g, p.graph_hash, NULL, NULL, &ret) != 0) goto out;
   } else {
     memcpy(p.graph_hash, req.graph_hash, 65);
     memcpy(r->graph_hash, req.graph_hash, 65);
@@ -266,6 +304,21 @@ static enum MHD_Result srv__plans_post(srv_req_t *r) {
   p.accounting = req.accounting;
   p.timeline = req.timeline;
   snprintf(p.request_id, sizeof(p.request_id), "%s", r->request_id);
+
+  /* A repeated submission is answered from the rendered response kept in
+   * the LRU cache: no store, no result parsing, no serialisation. */
+  {
+    char key[256];
+    srv_jobs_plan_key(&p, key);
+    snprintf(resp_key, sizeof(resp_key), "resp|%d|%s", req.timeline ? 1 : 0, key);
+    if (srv_cache_get(s->cache, resp_key, &result, &result_len) == 0) {
+      r->cache = "hit";
+      ret = srv_respond_text_owned(r, 200, result, result_len);
+      result = NULL;
+      goto out;
+    }
+  }
+  if (g && srv__canon(r, g, &canon, &canon_len, &ret) != 0) goto out;
 
   rc = srv_jobs_submit_plan(s->jobs, &p, &g, canon, canon_len, &job, &result, &result_len, result_job);
   if (rc < 0) {
@@ -287,7 +340,16 @@ static enum MHD_Result srv__plans_post(srv_req_t *r) {
     json_object_set_new(o, "graph_hash", json_string(p.graph_hash));
     json_object_set_new(o, "cache", json_string("hit"));
     json_object_set_new(o, "result", res);
-    ret = srv_respond_json(r, 200, o);
+    {
+      char *text = json_dumps(o, JSON_COMPACT);
+      json_decref(o);
+      if (text == NULL) {
+        ret = srv_respond_error(r, 500, "internal", "", "out of memory");
+        goto out;
+      }
+      srv_cache_put(s->cache, resp_key, text, strlen(text)); /* best effort */
+      ret = srv_respond_text_owned(r, 200, text, strlen(text));
+    }
     goto out;
   }
   r->cache = rc == SRV_SUBMIT_JOINED ? "joined" : "miss";
