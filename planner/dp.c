@@ -84,6 +84,8 @@ typedef struct {
 
   /* per set */
   uint64_t *m, *back, *mr;
+  uint64_t *gsrc;  /* default accounting: m of the nodes of L with a successor outside L */
+  uint64_t max_ws; /* default accounting: the largest workspace of any activation */
   double *t, *tr;
   uint32_t *fb_off, *fb; /* F'(L): boundary nodes that are not recompute:false */
   uint32_t *approx_top;  /* approx: the node whose closure set i is, or UINT32_MAX */
@@ -118,6 +120,7 @@ static void mp__dp_free_family(mp__dp_t *c) {
   c->have_fam = 0;
   free(c->m);
   free(c->back);
+  free(c->gsrc);
   free(c->mr);
   free(c->t);
   free(c->tr);
@@ -133,7 +136,7 @@ static void mp__dp_free_family(mp__dp_t *c) {
   free(c->ht);
   free(c->hk);
   free(c->hp);
-  c->m = c->back = c->mr = NULL;
+  c->m = c->back = c->mr = c->gsrc = NULL;
   c->t = c->tr = NULL;
   c->fb_off = c->fb = c->approx_top = NULL;
   c->arena = NULL;
@@ -174,6 +177,7 @@ static int mp__dp_init(mp__dp_t *c, const mp_graph_t *g, mp_accounting_t acc) {
     c->nt[v] = nd->time;
     /* The reference has no notion of recompute:false. */
     c->nofree[v] = acc == MP_ACCOUNTING_DEFAULT && !nd->recompute;
+    if (acc == MP_ACCOUNTING_DEFAULT && nd->workspace_bytes > c->max_ws) c->max_ws = nd->workspace_bytes;
   }
   return 0;
 }
@@ -190,6 +194,7 @@ static int mp__dp_prepare(mp__dp_t *c) {
 
   c->m = malloc(ns * sizeof(uint64_t));
   c->back = malloc(ns * sizeof(uint64_t));
+  c->gsrc = malloc(ns * sizeof(uint64_t));
   c->mr = malloc(ns * sizeof(uint64_t));
   c->t = malloc(ns * sizeof(double));
   c->tr = malloc(ns * sizeof(double));
@@ -205,7 +210,7 @@ static int mp__dp_prepare(mp__dp_t *c) {
   c->hp = malloc(ns * sizeof(uint64_t));
   mark = calloc(d->n ? d->n : 1, sizeof(uint32_t));
   list = malloc((d->n ? d->n : 1) * sizeof(uint32_t));
-  if (!c->m || !c->back || !c->mr || !c->t || !c->tr || !c->fb_off || !c->fb ||
+  if (!c->m || !c->back || !c->gsrc || !c->mr || !c->t || !c->tr || !c->fb_off || !c->fb ||
       !c->front_off || !c->front_len || !c->stamp || !c->vis || !c->fmark || !c->ht || !c->hk || !c->hp || !mark || !list)
     goto out;
   if (!f->exact) {
@@ -217,7 +222,7 @@ static int mp__dp_prepare(mp__dp_t *c) {
   c->fb_off[0] = 0;
   for (i = 0; i < ns; i++) {
     const uint64_t *b = f->bits + i * words;
-    uint64_t m = 0, mr = 0, ma = 0, mb = 0;
+    uint64_t m = 0, mr = 0, ma = 0, mb = 0, mg = 0;
     double t = 0, tr = 0;
     size_t na = 0, a;
     /* generation marks: 2*gen+1 = in A, 2*gen+2 = in B */
@@ -248,6 +253,7 @@ static int mp__dp_prepare(mp__dp_t *c) {
             ma = mp__sadd(ma, c->nm[s]);
           }
         }
+        if (boundary) mg = mp__sadd(mg, c->nm[v]);
         if (boundary && !c->nofree[v]) {
           if (nfb == cap_fb) {
             uint32_t *nf = realloc(c->fb, 2 * cap_fb * sizeof(uint32_t));
@@ -278,6 +284,7 @@ static int mp__dp_prepare(mp__dp_t *c) {
     c->mr[i] = mr;
     c->tr[i] = tr;
     c->back[i] = mp__sadd(ma, mb);
+    c->gsrc[i] = mg;
     if (nfb > UINT32_MAX) goto out;
     c->fb_off[i + 1] = (uint32_t)nfb;
   }
@@ -420,8 +427,26 @@ static int mp__poll(mp__dp_t *c) {
   return 0;
 }
 
-/* The step's peak minus the kept memory: 2 * (m(L_j) - m(L_i)) + back(L_j). */
+/* The step's peak minus the kept memory.
+ *
+ * Reference accounting: 2 * (m(L_j) - m(L_i)) + back(L_j), the paper's model.
+ *
+ * Default accounting: 2 * (m(L_j) - m(L_i)) + g(L_i) + the largest
+ * workspace, where g(L) is the bytes of the nodes of L with a successor
+ * outside L. This bounds what memplan's simulator sees while the schedule
+ * (schedule.c) runs segment V = L_j \ L_i: besides the kept values of
+ * earlier segments (the pair's k), at most the values and the gradients of V
+ * (2 m(V)), and the gradients of earlier nodes that later backward steps have
+ * already created, which are nodes of L_i with a successor outside L_i. Every
+ * value and gradient of a later segment was freed by its own backward step,
+ * so back(L_j), which counts nodes outside L_j, is not what the real
+ * schedule holds: three chains joined at one sink showed the paper's term
+ * missing the sink's input gradients. Like back(L_j), the cost only grows as
+ * L_i shrinks (g(L_i') <= g(L_i) + m(L_i' \ L_i) for L_i subset of L_i'),
+ * which the walks' pruning relies on. */
 static inline uint64_t mp__step_cost(const mp__dp_t *c, size_t i, size_t j) {
+  if (c->acc == MP_ACCOUNTING_DEFAULT)
+    return mp__sadd(mp__sadd(mp__sdbl(c->m[j] - c->m[i]), c->gsrc[i]), c->max_ws);
   return mp__sadd(mp__sdbl(c->m[j] - c->m[i]), c->back[j]);
 }
 
@@ -614,13 +639,13 @@ static void mp__walk(mp__dp_t *c, size_t j, mp__wlim_t *wl, size_t *nv_out) {
 typedef enum { MP__H_TIME = 0, MP__H_KEPT = 1, MP__H_PEAK = 2 } mp__hkind_t;
 
 static int mp__reverse(mp__dp_t *c, mp__hkind_t kind, uint64_t budget, double cap_t,
-                       uint64_t cap_u) {
+                       uint64_t cap_u, double *ht) {
   size_t ns = c->fam.n_sets, last = ns - 1, j, nv, q;
   mp__wlim_t wl;
   int rc;
   if (kind == MP__H_TIME) {
-    for (j = 0; j < ns; j++) c->ht[j] = HUGE_VAL;
-    c->ht[last] = 0;
+    for (j = 0; j < ns; j++) ht[j] = HUGE_VAL;
+    ht[last] = 0;
   } else {
     uint64_t *h = kind == MP__H_KEPT ? c->hk : c->hp;
     for (j = 0; j < ns; j++) h[j] = UINT64_MAX;
@@ -635,13 +660,13 @@ static int mp__reverse(mp__dp_t *c, mp__hkind_t kind, uint64_t budget, double ca
       if ((rc = mp__poll(c)) != 0) return rc;
     }
     if (kind == MP__H_TIME) {
-      double hj = c->ht[j];
+      double hj = ht[j];
       if (hj > cap_t) continue;
       mp__wlim_init(&wl, budget, cap_t - hj, UINT64_MAX);
       mp__walk(c, j, &wl, &nv);
       for (q = 0; q < nv; q++) {
         double v = c->vis[q].ch + hj;
-        if (v < c->ht[c->vis[q].i]) c->ht[c->vis[q].i] = v;
+        if (v < ht[c->vis[q].i]) ht[c->vis[q].i] = v;
       }
     } else if (kind == MP__H_KEPT) {
       uint64_t hj = c->hk[j];
@@ -924,13 +949,13 @@ typedef struct {
  * fraction more, so that the number of passes stays logarithmic; never past
  * the cap (a value known to succeed). */
 static double mp__next_rt(double r, double cut, double cap) {
-  double g = r + r / 8;
+  double g = r + r / 2;
   double n = cut > g ? cut : g;
   return n > cap ? cap : n;
 }
 
 static uint64_t mp__next_u(uint64_t r, uint64_t cut, uint64_t cap) {
-  uint64_t g = mp__sadd(r, r / 8 + 1);
+  uint64_t g = mp__sadd(r, r / 2 + 1);
   uint64_t n = cut > g ? cut : g;
   return n > cap ? cap : n;
 }
@@ -945,47 +970,44 @@ static uint64_t mp__next_u(uint64_t r, uint64_t cut, uint64_t cap) {
  * An upper bound from the approx family caps R: a pass at the cap succeeds.
  * Without a hint, a first one-pair-per-state pass (the least kept memory at
  * each state decides which continuations fit) tells whether any plan exists.
- * The memory objective is the same on kept memory with hk. */
+ * The memory objective always takes that pass: its least kept memory at V
+ * is the answer's, and one pass cut there with hk gives the ties. */
 static int mp__solve_bounded(mp__dp_t *c, mp_objective_t obj, uint64_t budget,
                              const mp__hint_t *hint) {
   size_t last = c->fam.n_sets - 1;
   mp__bound_t bd;
   int rc, feasible = hint->known && hint->feasible;
-  if (!feasible) {
-    /* hp first: a cheap certificate of infeasibility, and a cut for the
-     * feasibility pass at tight budgets. */
-    if ((rc = mp__reverse(c, MP__H_PEAK, budget, HUGE_VAL, budget)) != 0) return rc;
-    if (c->hp[0] > budget) {
-      c->front_len[last] = 0;
-      return 0;
-    }
+  double cap_plan = feasible ? hint->charged : HUGE_VAL;
+  if (!feasible || obj == MP_OBJECTIVE_MEMORY) {
     mp__bound_init(&bd, budget);
-    bd.use_hp = 1;
+    if (!feasible) {
+      /* hp first: a cheap certificate of infeasibility, and a cut for the
+       * feasibility pass at tight budgets. */
+      if ((rc = mp__reverse(c, MP__H_PEAK, budget, HUGE_VAL, budget, NULL)) != 0) return rc;
+      if (c->hp[0] > budget) {
+        c->front_len[last] = 0;
+        return 0;
+      }
+      bd.use_hp = 1;
+    }
     if ((rc = mp__run(c, MP__MINKEPT, &bd)) != 0) return rc;
     if (c->front_len[last] == 0) return 0;
+    /* Its pair at V is a plan: its charged time caps the time loop below. */
+    cap_plan = c->t[last] - c->arena[c->front_off[last]].a;
     if (obj == MP_OBJECTIVE_MEMORY) {
-      /* the least kept memory at V is the answer's: one pass cut there */
+      /* The least kept memory at V is the answer's (an iteration on hk
+       * alone is slower: the relaxed bound is weak when the budget binds).
+       * One pass cut there gives its ties. */
       uint64_t kstar = c->arena[c->front_off[last]].k;
-      if ((rc = mp__reverse(c, MP__H_KEPT, budget, HUGE_VAL, kstar)) != 0) return rc;
+      if ((rc = mp__reverse(c, MP__H_KEPT, budget, HUGE_VAL, kstar, NULL)) != 0) return rc;
       mp__bound_init(&bd, budget);
       bd.rk = kstar;
       return mp__run(c, MP__BOUNDED, &bd);
     }
   }
-  if (obj == MP_OBJECTIVE_MEMORY) {
-    uint64_t cap = feasible ? hint->kept : UINT64_MAX, r;
-    if ((rc = mp__reverse(c, MP__H_KEPT, budget, HUGE_VAL, cap)) != 0) return rc;
-    r = c->hk[0];
-    for (;;) {
-      mp__bound_init(&bd, budget);
-      bd.rk = r;
-      if ((rc = mp__run(c, MP__BOUNDED, &bd)) != 0) return rc;
-      if (c->front_len[last] > 0 || !bd.pruned || r == UINT64_MAX) return 0;
-      r = r >= cap ? UINT64_MAX : mp__next_u(r, bd.next_k, cap);
-    }
-  } else {
-    double cap = feasible ? hint->charged + c->tol : HUGE_VAL, r;
-    if ((rc = mp__reverse(c, MP__H_TIME, budget, cap, UINT64_MAX)) != 0) return rc;
+  {
+    double cap = cap_plan + c->tol, r;
+    if ((rc = mp__reverse(c, MP__H_TIME, budget, cap, UINT64_MAX, c->ht)) != 0) return rc;
     r = c->ht[0];
     for (;;) {
       mp__bound_init(&bd, budget);
@@ -1012,7 +1034,7 @@ static int mp__solve_minpeak(mp__dp_t *c, uint64_t known_infeasible, const mp__h
   mp__bound_t bd;
   int rc;
   if (hint->known && !hint->feasible && hint->min_peak < cap) cap = hint->min_peak;
-  if ((rc = mp__reverse(c, MP__H_PEAK, UINT64_MAX, HUGE_VAL, cap)) != 0) return rc;
+  if ((rc = mp__reverse(c, MP__H_PEAK, UINT64_MAX, HUGE_VAL, cap, NULL)) != 0) return rc;
   for (v = 0; v < c->dag.n; v++)
     if (c->nm[v] > big) big = c->nm[v];
   big = mp__sdbl(big); /* the segment holding the largest node holds it twice */

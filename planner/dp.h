@@ -23,6 +23,12 @@
  *    recomputed: it is kept like a W node (its bytes added to kept, its time
  *    to the retained time) in every segment but the last, where the whole
  *    segment is resident anyway.
+ *    The step bound differs too: kept + 2 * (m(L_j) - m(L_i)) + g(L_i) +
+ *    the largest workspace, where g(L) is the bytes of the nodes of L with a
+ *    successor outside L. That is what memplan's schedule really holds while
+ *    a segment runs (dp.c, mp__step_cost), so the model peak bounds the
+ *    simulated peak; the paper's back(L_j) does not (gradients flowing into
+ *    earlier segments at a join are missing from it).
  *  Neither uses bwd_reads: in this model a segment is fully re-materialised
  *  before its backward runs, so a backward that reads its own output finds it;
  *  what the real schedule holds is the simulator's business.

@@ -4,6 +4,7 @@
  * the frontier against direct solves, the fallback and cancellation paths,
  * and the reference figures of ALGORITHMS.md section 10. */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +133,16 @@ static uint64_t bback(const tdag_t *d, uint32_t L) {
   return bmass(d, A) + bmass(d, B);
 }
 
+/* g(L): the nodes of L with a successor outside L (their gradients may be
+ * live while an earlier segment runs; dp.c, mp__step_cost). */
+static uint64_t bsrc(const tdag_t *d, uint32_t L) {
+  uint32_t G = 0;
+  int v;
+  for (v = 0; v < d->n; v++)
+    if ((L >> v & 1u) && (d->succ[v] & ~L)) G |= 1u << v;
+  return bmass(d, G);
+}
+
 /* One step Li -> Lj of the model: its cost (peak minus kept), what it keeps
  * and the time it does not charge. */
 static void bstep(const brute_t *x, uint32_t Li, uint32_t Lj, uint64_t *cost, uint64_t *mw,
@@ -139,7 +150,8 @@ static void bstep(const brute_t *x, uint32_t Li, uint32_t Lj, uint64_t *cost, ui
   const tdag_t *d = x->d;
   uint32_t seg = Lj & ~Li, W = 0;
   int v;
-  *cost = 2 * (bmass(d, Lj) - bmass(d, Li)) + bback(d, Lj);
+  *cost = 2 * (bmass(d, Lj) - bmass(d, Li)) +
+          (x->acc == MP_ACCOUNTING_DEFAULT ? bsrc(d, Li) : bback(d, Lj));
   for (v = 0; v < d->n; v++)
     if ((seg >> v & 1u) && (d->succ[v] & ~Lj)) W |= 1u << v;
   if (x->acc == MP_ACCOUNTING_DEFAULT && Lj != x->full)
@@ -547,6 +559,266 @@ START_TEST(test_frontier_matches_solve) {
 }
 END_TEST
 
+
+/* ---- A straightforward reference DP (8 to 40 nodes) ------------------------- */
+
+/* The exact DP written the plain way, to hold the optimised one to: every
+ * lower set as a 64-bit mask, sorted by size; every nested pair (Li, Lj) with
+ * every quantity recomputed from the masks; at each state every pair
+ * (a, k, p) kept unless another pair is at least as good in all three. No
+ * bounds, no walk, no incremental sums. At V: the time objective's answer is
+ * the largest a, then least k; the memory objective's the least k, then
+ * largest a; the peak reported is the least among paths with that (a, k);
+ * with no plan, the least peak over all plans is the least budget. */
+#define RMAX 40
+typedef struct {
+  int n;
+  uint64_t pred[RMAX], succ[RMAX];
+  uint64_t m[RMAX];
+  double t[RMAX];
+  int nofree[RMAX];
+  uint64_t cst;
+} rdag_t;
+
+typedef struct {
+  double a;
+  uint64_t k, p;
+} rpair_t;
+
+static mp_graph_t *rdag_build(const rdag_t *d) {
+  mp_graph_t *g = mp_graph_new();
+  mp_node_spec_t s;
+  mp_error_t err;
+  char ids[RMAX][8];
+  const char *inp[RMAX + 1];
+  int v, u;
+  mp_node_spec_init(&s);
+  s.id = "w";
+  s.kind = MP_KIND_PARAM;
+  s.bytes = d->cst;
+  ck_assert_int_eq(mp_graph_add_node(g, &s, NULL, &err), 0);
+  for (v = 0; v < d->n; v++) {
+    size_t k = 0;
+    snprintf(ids[v], sizeof(ids[v]), "n%d", v);
+    mp_node_spec_init(&s);
+    s.id = ids[v];
+    if (v == 0) inp[k++] = "w";
+    for (u = 0; u < v; u++)
+      if (d->pred[v] >> u & 1u) inp[k++] = ids[u];
+    s.inputs = inp;
+    s.n_inputs = k;
+    s.bytes = d->m[v];
+    s.time = d->t[v];
+    s.recompute = !d->nofree[v];
+    ck_assert_int_eq(mp_graph_add_node(g, &s, NULL, &err), 0);
+  }
+  ck_assert_int_eq(mp_graph_finalize(g, NULL, &err), 0);
+  return g;
+}
+
+static uint64_t rmass(const rdag_t *d, uint64_t s) {
+  uint64_t m = 0;
+  int v;
+  for (v = 0; v < d->n; v++)
+    if (s >> v & 1u) m += d->m[v];
+  return m;
+}
+
+static double rtime(const rdag_t *d, uint64_t s) {
+  double t = 0;
+  int v;
+  for (v = 0; v < d->n; v++)
+    if (s >> v & 1u) t += d->t[v];
+  return t;
+}
+
+static int cmp_u64_popc(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  int px = __builtin_popcountll(x), py = __builtin_popcountll(y);
+  if (px != py) return px - py;
+  return x < y ? -1 : x > y;
+}
+
+typedef struct {
+  int found;
+  double a;
+  uint64_t k, p, min_peak;
+} rans_t;
+
+/* sets: every lower set (n_sets of them); budget: activation budget. */
+static rans_t ref_dp(const rdag_t *d, const uint64_t *sets, int n_sets, mp_accounting_t acc,
+                     mp_objective_t obj, uint64_t budget) {
+  rpair_t **st = calloc((size_t)n_sets, sizeof(*st));
+  int *len = calloc((size_t)n_sets, sizeof(int)), i, j, q, r;
+  uint64_t full = sets[n_sets - 1];
+  rans_t ans;
+  memset(&ans, 0, sizeof(ans));
+  ck_assert(st != NULL && len != NULL);
+  st[0] = malloc(sizeof(rpair_t));
+  st[0][0].a = 0;
+  st[0][0].k = 0;
+  st[0][0].p = 0;
+  len[0] = 1;
+  for (j = 1; j < n_sets; j++) {
+    uint64_t Lj = sets[j], A = 0, B = 0, back;
+    int cap = 16, v;
+    st[j] = malloc((size_t)cap * sizeof(rpair_t));
+    for (v = 0; v < d->n; v++)
+      if (!(Lj >> v & 1u) && (d->pred[v] & Lj)) A |= 1ull << v;
+    for (v = 0; v < d->n; v++)
+      if (!(Lj >> v & 1u) && (d->succ[v] & A)) B |= 1ull << v;
+    back = rmass(d, A) + rmass(d, B);
+    for (i = 0; i < j; i++) {
+      uint64_t Li = sets[i], seg = Lj & ~Li, W = 0, cost, mw;
+      double tw;
+      if ((Li & Lj) != Li || Li == Lj) continue;
+      for (v = 0; v < d->n; v++)
+        if ((seg >> v & 1u) && ((d->succ[v] & ~Lj) ||
+                                (acc == MP_ACCOUNTING_DEFAULT && Lj != full && d->nofree[v])))
+          W |= 1ull << v;
+      if (acc == MP_ACCOUNTING_DEFAULT) {
+        /* dp.c's default-accounting term: g(L_i), the nodes of L_i with a
+         * successor outside L_i */
+        uint64_t G = 0;
+        for (v = 0; v < d->n; v++)
+          if ((Li >> v & 1u) && (d->succ[v] & ~Li)) G |= 1ull << v;
+        cost = 2 * (rmass(d, Lj) - rmass(d, Li)) + rmass(d, G);
+      } else {
+        cost = 2 * (rmass(d, Lj) - rmass(d, Li)) + back;
+      }
+      mw = rmass(d, W);
+      tw = (acc == MP_ACCOUNTING_DEFAULT && Lj == full) ? rtime(d, seg) : rtime(d, W);
+      for (q = 0; q < len[i]; q++) {
+        rpair_t x = st[i][q];
+        int dom = 0, o = 0;
+        if (x.k + cost > budget) continue;
+        x.p = x.p > x.k + cost ? x.p : x.k + cost;
+        x.a += tw;
+        x.k += mw;
+        for (r = 0; r < len[j] && !dom; r++)
+          dom = st[j][r].a >= x.a && st[j][r].k <= x.k && st[j][r].p <= x.p;
+        if (dom) continue;
+        for (r = 0; r < len[j]; r++)
+          if (!(x.a >= st[j][r].a && x.k <= st[j][r].k && x.p <= st[j][r].p)) st[j][o++] = st[j][r];
+        len[j] = o;
+        if (len[j] == cap) {
+          cap *= 2;
+          st[j] = realloc(st[j], (size_t)cap * sizeof(rpair_t));
+          ck_assert_ptr_nonnull(st[j]);
+        }
+        st[j][len[j]++] = x;
+      }
+    }
+  }
+  j = n_sets - 1;
+  for (q = 0; q < len[j]; q++) {
+    const rpair_t *x = &st[j][q];
+    int better;
+    if (!ans.found) better = 1;
+    else if (obj == MP_OBJECTIVE_TIME)
+      better = x->a > ans.a + 1e-9 || (fabs(x->a - ans.a) <= 1e-9 &&
+                                      (x->k < ans.k || (x->k == ans.k && x->p < ans.p)));
+    else
+      better = x->k < ans.k || (x->k == ans.k && (x->a > ans.a + 1e-9 ||
+                                                 (fabs(x->a - ans.a) <= 1e-9 && x->p < ans.p)));
+    if (better) {
+      ans.a = x->a;
+      ans.k = x->k;
+      ans.p = x->p;
+    }
+    if (!ans.found || x->p < ans.min_peak) ans.min_peak = x->p;
+    ans.found = 1;
+  }
+  for (i = 0; i < n_sets; i++) free(st[i]);
+  free(st);
+  free(len);
+  return ans;
+}
+
+/* Every lower set of d, sorted by size; 0 when there are more than `limit`. */
+static int rdag_sets(const rdag_t *d, uint64_t *sets, int limit) {
+  int n = 1, h, v;
+  sets[0] = 0;
+  for (h = 0; h < n; h++) /* breadth first, deduplicated by a linear scan */
+    for (v = 0; v < d->n; v++) {
+      uint64_t s = sets[h] | (1ull << v);
+      int k, dup = 0;
+      if ((sets[h] >> v & 1u) || (d->pred[v] & ~sets[h])) continue;
+      for (k = h + 1; k < n && !dup; k++) dup = sets[k] == s;
+      if (dup) continue;
+      if (n == limit) return 0;
+      sets[n++] = s;
+    }
+  qsort(sets, (size_t)n, sizeof(uint64_t), cmp_u64_popc);
+  return n;
+}
+
+START_TEST(test_exact_matches_reference_dp) {
+  static uint64_t sets[700];
+  rdag_t d;
+  int seed, n_sets = 0, ai, oi, bi, checked = 0;
+  rng_state = 20240611;
+  for (seed = 0; seed < 24; seed++) {
+    mp_graph_t *g;
+    int v, u;
+    /* 8 to 40 nodes, mostly narrow (layered-ish) so the lower sets stay few */
+    for (;;) {
+      int n = 8 + (int)(rnd() % 33), width = 1 + (int)(rnd() % 3);
+      memset(&d, 0, sizeof(d));
+      d.n = n;
+      d.cst = 1 + rnd() % 50;
+      for (v = 0; v < n; v++) {
+        d.m[v] = 1 + rnd() % 100;
+        d.t[v] = rnd() % 11;
+        d.nofree[v] = rnd() % 9 == 0;
+        for (u = v - 2 * width > 0 ? v - 2 * width : 0; u < v; u++)
+          if (u == v - 1 || rnd() % 100 < 45) {
+            d.pred[v] |= 1ull << u;
+            d.succ[u] |= 1ull << v;
+          }
+      }
+      if ((n_sets = rdag_sets(&d, sets, 700)) > 0) break;
+    }
+    g = rdag_build(&d);
+    for (ai = 0; ai < 2; ai++) {
+      mp_accounting_t acc = ai ? MP_ACCOUNTING_REFERENCE : MP_ACCOUNTING_DEFAULT;
+      uint64_t cst = acc == MP_ACCOUNTING_DEFAULT ? d.cst : 0, minp, top;
+      rans_t inf = ref_dp(&d, sets, n_sets, acc, MP_OBJECTIVE_TIME, UINT64_MAX);
+      ck_assert(inf.found);
+      minp = inf.min_peak;
+      top = 2 * rmass(&d, sets[n_sets - 1]);
+      for (bi = 0; bi <= 10; bi++) {
+        uint64_t b = bi == 0 ? minp - 1 : bi == 10 ? UINT64_MAX - cst
+                                                   : minp + (top - minp) * (uint64_t)(bi - 1) / 8;
+        for (oi = 0; oi < 2; oi++) {
+          mp_objective_t obj = oi ? MP_OBJECTIVE_MEMORY : MP_OBJECTIVE_TIME;
+          rans_t want = ref_dp(&d, sets, n_sets, acc, obj, b);
+          mp_dp_result_t r = solve(g, 1, obj, acc, b + cst);
+          ck_assert_int_eq(r.exact_used, 1);
+          ck_assert_uint_eq(r.n_lower_sets, (size_t)n_sets);
+          ck_assert_int_eq(r.feasible, want.found);
+          if (want.found) {
+            ck_assert_double_eq_tol(r.retained_time, want.a, 1e-9);
+            ck_assert_uint_eq(r.kept_bytes, want.k);
+            ck_assert_uint_eq(r.model_peak, want.p + cst);
+            ck_assert_int_eq(mp_strategy_check(g, r.strategy, NULL), 0);
+          } else {
+            ck_assert_uint_eq(r.min_feasible_budget, minp + cst);
+          }
+          mp_dp_result_free(&r);
+          checked++;
+        }
+      }
+    }
+    /* and the frontier's lookup equals a direct solve there too */
+    check_frontier(g, 1, seed % 2 ? MP_OBJECTIVE_MEMORY : MP_OBJECTIVE_TIME,
+                   seed % 3 ? MP_ACCOUNTING_DEFAULT : MP_ACCOUNTING_REFERENCE, 6);
+    mp_graph_free(g);
+  }
+  ck_assert_int_eq(checked, 24 * 2 * 11 * 2);
+}
+END_TEST
+
 /* ---- Fallback, cancellation, constant memory --------------------------------- */
 
 static int stop_now(void *arg) {
@@ -806,6 +1078,7 @@ Suite *suite_solver_dp(void) {
   tcase_add_test(tc, test_exact_matches_brute_force);
   tcase_add_test(tc, test_exact_never_worse_than_approx);
   tcase_add_test(tc, test_frontier_matches_solve);
+  tcase_add_test(tc, test_exact_matches_reference_dp);
   tcase_add_test(tc, test_fallback_and_cancel);
   tcase_add_test(tc, test_constant_memory_and_nofree);
   suite_add_tcase(s, tc);
