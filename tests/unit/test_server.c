@@ -19,7 +19,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -1046,6 +1050,61 @@ START_TEST(test_dashboard_in_browser) {
 }
 END_TEST
 
+/* A raw TCP connection to the daemon; -1 on failure. */
+static int raw_connect(int port) {
+  struct sockaddr_in a;
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  memset(&a, 0, sizeof(a));
+  a.sin_family = AF_INET;
+  a.sin_port = htons((uint16_t)port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/* Whether the server closed the connection within `ms` (EOF or reset). */
+static int raw_closed(int fd, int ms) {
+  struct pollfd p = {fd, POLLIN, 0};
+  char c;
+  if (poll(&p, 1, ms) <= 0) return 0;
+  return recv(fd, &c, 1, MSG_DONTWAIT) <= 0;
+}
+
+/* --max-connections-per-ip: a client's connections beyond the limit are
+ * closed at once; its others, and later ones, are served. --request-timeout:
+ * an idle connection is closed. */
+START_TEST(test_connection_limits) {
+  srv_t s;
+  int a, b, c, d;
+  srv_start(&s, "--max-connections-per-ip 2 --request-timeout 2");
+  a = raw_connect(s.port);
+  b = raw_connect(s.port);
+  ck_assert_int_ge(a, 0);
+  ck_assert_int_ge(b, 0);
+  c = raw_connect(s.port);
+  ck_assert_msg(c < 0 || raw_closed(c, 3000), "a third connection from one address stayed open");
+  ck_assert(!raw_closed(a, 300));
+  if (c >= 0) close(c);
+  close(b);
+  /* with b gone, a new connection is served (a still counts) */
+  ck_assert_int_eq(http(&s, "GET", "/healthz", NULL, NULL, NULL, NULL), 200);
+  /* a says nothing: the idle timeout (2 s) closes it */
+  ck_assert_msg(raw_closed(a, 6000), "an idle connection outlived --request-timeout");
+  close(a);
+  d = raw_connect(s.port);
+  ck_assert_int_ge(d, 0);
+  close(d);
+  ck_assert_int_eq(http(&s, "GET", "/healthz", NULL, NULL, NULL, NULL), 200);
+  srv_kill(&s, SIGTERM);
+  ck_assert_int_eq(srv_wait_exit(&s, 30000), 0);
+  srv_cleanup(&s);
+}
+END_TEST
+
 Suite *suite_server(void) {
   Suite *s = suite_create("server");
   TCase *api = tcase_create("api"), *limits = tcase_create("limits"), *ops = tcase_create("ops");
@@ -1062,6 +1121,7 @@ Suite *suite_server(void) {
   tcase_add_test(limits, test_bad_inputs);
   tcase_add_test(limits, test_oversize);
   tcase_add_test(limits, test_token);
+  tcase_add_test(limits, test_connection_limits);
   tcase_add_test(ops, test_tls);
   tcase_add_test(ops, test_sigterm_drain);
   tcase_add_test(ops, test_kill9_recovery);
