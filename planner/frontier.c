@@ -82,6 +82,58 @@ static void mp__collect(void *arg, mp__cand_t *c) {
   if (k->rc == 0) k->rc = mp__push(k->f, k->cap, c->sim.peak_bytes, c->sim.time_recompute);
 }
 
+/* Graphs up to this many activations get the DP's one-pass frontier (every
+ * point exact); larger ones a sampled staircase (mp__sampled), because the
+ * one pass keeps three-way Pareto sets without the budget's pruning and
+ * grows too slow: minutes on ResNet-152. */
+#define MP__FULL_PASS_MAX_NODES 64
+#define MP__SAMPLES 32
+
+/* A staircase from single-budget solves: the least feasible budget, then
+ * MP__SAMPLES budgets up to the model's no-recompute budget. Each solve's
+ * plan gives the point (its model peak, its recomputation): at any budget
+ * from that peak on, the DP finds a plan at least as good, because a larger
+ * budget only adds feasible steps. So every point bounds what mp_plan()
+ * returns, and the first point is exactly where plans begin. When the exact
+ * DP falls back once, the remaining solves use approx. */
+static int mp__sampled(const mp_graph_t *g, mp_dp_options_t *d, mp_frontier_t *out, size_t *cap,
+                       mp_error_t *err) {
+  mp_dp_result_t r;
+  uint64_t lo, hi;
+  int k, rc, first = 1;
+  d->budget = UINT64_MAX;
+  if ((rc = mp_dp_solve(g, d, &r, err)) != 0) return rc;
+  out->exact = r.exact_used;
+  out->solver_used = r.exact_used ? MP_SOLVER_EXACT : MP_SOLVER_APPROX;
+  if (d->exact && !r.exact_used) {
+    memcpy(out->exact_reason, r.fallback_reason, sizeof(out->exact_reason));
+    d->exact = 0;
+  }
+  hi = r.model_peak;
+  mp_dp_result_free(&r);
+  d->budget = 0;
+  if ((rc = mp_dp_solve(g, d, &r, err)) != 0) return rc;
+  lo = r.feasible ? 0 : r.min_feasible_budget;
+  mp_dp_result_free(&r);
+  if (lo == 0 || lo > hi) lo = hi;
+  for (k = 0; k <= MP__SAMPLES; k++) {
+    d->budget = lo + (uint64_t)((double)(hi - lo) * k / MP__SAMPLES);
+    if ((rc = mp_dp_solve(g, d, &r, err)) != 0) return rc;
+    if (d->exact && !r.exact_used) {
+      if (first) memcpy(out->exact_reason, r.fallback_reason, sizeof(out->exact_reason));
+      out->exact = 0;
+      out->solver_used = MP_SOLVER_APPROX;
+      d->exact = 0;
+    }
+    first = 0;
+    if (r.feasible && r.model_peak < out->peak_no_recompute)
+      rc = mp__push(out, cap, r.model_peak, r.recompute_time);
+    mp_dp_result_free(&r);
+    if (rc != 0) return mp_error_set(err, rc, "", "out of memory");
+  }
+  return 0;
+}
+
 int mp_frontier(const mp_graph_t *g, const mp_plan_options_t *o, mp_frontier_t *out,
                 mp_error_t *err) {
   double t0 = mp__now_ms();
@@ -123,26 +175,31 @@ int mp_frontier(const mp_graph_t *g, const mp_plan_options_t *o, mp_frontier_t *
     d.deadline_ms = o->deadline_ms;
     d.should_stop = o->should_stop;
     d.stop_arg = o->stop_arg;
-    for (pass = 0; pass < 2; pass++) {
-      if ((rc = mp_dp_frontier(g, &d, &df, err)) != 0) goto fail;
-      if (pass == 0) {
-        out->exact = df.exact_used;
-        out->solver_used = df.exact_used ? MP_SOLVER_EXACT : MP_SOLVER_APPROX;
-        if (d.exact && !df.exact_used)
-          memcpy(out->exact_reason, df.fallback_reason, sizeof(out->exact_reason));
+    if (g->n_activations <= MP__FULL_PASS_MAX_NODES) {
+      for (pass = 0; pass < 2; pass++) {
+        if ((rc = mp_dp_frontier(g, &d, &df, err)) != 0) goto fail;
+        if (pass == 0) {
+          out->exact = df.exact_used;
+          out->solver_used = df.exact_used ? MP_SOLVER_EXACT : MP_SOLVER_APPROX;
+          if (d.exact && !df.exact_used)
+            memcpy(out->exact_reason, df.fallback_reason, sizeof(out->exact_reason));
+        }
+        for (i = 0; i < df.n_points && rc == 0; i++)
+          if (df.points[i].budget < out->peak_no_recompute)
+            rc = mp__push(out, &cap, df.points[i].budget, df.points[i].recompute_time);
+        mp_dp_frontier_free(&df);
+        if (rc != 0) {
+          mp_error_set(err, rc, "", "out of memory");
+          goto fail;
+        }
+        if (!out->exact) break; /* approx already done */
+        d.exact = 0;
       }
-      for (i = 0; i < df.n_points && rc == 0; i++)
-        if (df.points[i].budget < out->peak_no_recompute)
-          rc = mp__push(out, &cap, df.points[i].budget, df.points[i].recompute_time);
-      mp_dp_frontier_free(&df);
-      if (rc != 0) {
-        mp_error_set(err, rc, "", "out of memory");
-        goto fail;
-      }
-      if (!out->exact) break; /* approx already done */
-      d.exact = 0;
+    } else if ((rc = mp__sampled(g, &d, out, &cap, err)) != 0) {
+      goto fail;
     }
     co.solver = MP_SOLVER_MEMONGER;
+    co.deadline_ms = 0; /* the deadline bounds the exact DP, which fell back if it hit it */
     rc = mp__chen_search(g, &co, t0, mp__collect, &k, err);
     if (rc == 0 && k.rc != 0) rc = mp_error_set(err, k.rc, "", "out of memory");
     if (rc != 0) goto fail;

@@ -377,6 +377,7 @@ static int mp__plan_dp(const mp_graph_t *g, const mp_plan_options_t *o, double t
     {
       mp_plan_options_t co = *o;
       co.solver = MP_SOLVER_MEMONGER;
+      co.deadline_ms = 0; /* the deadline bounds the exact DP, which fell back if it hit it */
       if ((rc = mp__chen_search(g, &co, t0, mp__portfolio_visit, &pf, err)) != 0) goto fail;
     }
   }

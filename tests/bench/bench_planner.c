@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "dp.h"
+#include "frontier.h"
 #include "formats.h"
 #include "lowerset.h"
 #include "plan.h"
@@ -54,8 +55,8 @@ static void plan_at(const mp_graph_t *g, mp_solver_t solver, uint64_t budget, ch
 }
 
 static void bench_graph(const char *label, mp_graph_t *g) {
-  mp_dp_options_t o;
-  mp_dp_frontier_t f;
+  mp_plan_options_t po;
+  mp_frontier_t f;
   mp_error_t err;
   size_t nls = 0;
   double t0, tf;
@@ -65,30 +66,28 @@ static void bench_graph(const char *label, mp_graph_t *g) {
   static const mp_solver_t solvers[3] = {MP_SOLVER_EXACT, MP_SOLVER_APPROX, MP_SOLVER_MEMONGER};
 
   rc = mp_lowerset_count(g, 10000000, &nls);
-  mp_dp_options_init(&o);
+  mp_plan_options_init(&po);
+  po.deadline_ms = 20000; /* past 20 s the exact frontier falls back to approx */
   t0 = now_ms();
-  if (mp_dp_frontier(g, &o, &f, &err) != 0) {
+  if (mp_frontier(g, &po, &f, &err) != 0) {
     printf("%-12s frontier failed: %s\n", label, err.message);
     return;
   }
   tf = now_ms() - t0;
-  if (f.n_points == 0) {
-    printf("%-12s no feasible plan at any budget\n", label);
-    mp_dp_frontier_free(&f);
-    return;
-  }
+  /* Three budgets: the least any candidate family meets, plain
+   * backpropagation's peak, and their midpoint. */
   b[0] = f.points[0].budget;
-  b[2] = f.points[f.n_points - 1].budget;
+  b[2] = f.peak_no_recompute;
   b[1] = b[0] + (b[2] - b[0]) / 2;
   for (i = 0; i < 3; i++)
     for (k = 0; k < 3; k++) plan_at(g, solvers[k], b[i], cells[i][k], sizeof(cells[i][k]));
-  printf("%-12s nodes %5zu  lower sets %8zu%s  frontier %9.1f ms (%zu points%s)  peak RSS %ld MiB\n",
+  printf("%-12s nodes %5zu  lower sets %8zu%s  frontier (auto) %9.1f ms, %zu points%s  peak RSS %ld MiB\n",
          label, g->n_activations, nls, rc == 0 ? "" : "+", tf, f.n_points,
-         f.exact_used ? "" : ", approx fallback", peak_rss_kib() / 1024);
+         f.exact ? "" : " (exact fell back)", peak_rss_kib() / 1024);
   for (i = 0; i < 3; i++)
-    printf("    budget %6.2f GiB  exact %-26s approx %-26s memonger %s\n",
+    printf("    budget %6.3f GiB  exact %-26s approx %-26s memonger %s\n",
            (double)b[i] / (1 << 30), cells[i][0], cells[i][1], cells[i][2]);
-  mp_dp_frontier_free(&f);
+  mp_frontier_free(&f);
 }
 
 /* A layered DAG: 1000 nodes in layers of 10, each node reading 6 distinct
@@ -124,21 +123,27 @@ static mp_graph_t *layered_dag(void) {
 }
 
 static void bench_layered(void) {
+  static const double fractions[] = {0.5, 0.8, 1.5};
   mp_graph_t *g = layered_dag();
-  mp_dp_options_t o;
-  mp_dp_result_t r;
-  double t0, dt;
-  mp_dp_options_init(&o);
-  o.exact = 0;
-  o.budget = g->const_bytes + g->activation_bytes / 3;
-  t0 = now_ms();
-  if (mp_dp_solve(g, &o, &r, NULL) != 0) exit(1);
-  dt = now_ms() - t0;
-  printf("%-12s nodes %5zu  edges %5zu  approx at 1/3 of activations: %.1f ms (%s, recompute %g)  "
-         "peak RSS %ld MiB\n",
-         "layered1000", g->n_activations, g->n_edges, dt, r.feasible ? "feasible" : "infeasible",
-         r.recompute_time, peak_rss_kib() / 1024);
-  mp_dp_result_free(&r);
+  size_t i;
+  printf("%-12s nodes %5zu  edges %5zu  (approx DP alone, memplan accounting)\n", "layered1000",
+         g->n_activations, g->n_edges);
+  for (i = 0; i < sizeof(fractions) / sizeof(fractions[0]); i++) {
+    mp_dp_options_t o;
+    mp_dp_result_t r;
+    double t0, dt;
+    mp_dp_options_init(&o);
+    o.exact = 0;
+    o.budget = g->const_bytes + (uint64_t)((double)g->activation_bytes * fractions[i]);
+    t0 = now_ms();
+    if (mp_dp_solve(g, &o, &r, NULL) != 0) exit(1);
+    dt = now_ms() - t0;
+    printf("    budget %.1fx activations: %9.1f ms  %s, recompute %g\n", fractions[i], dt,
+           r.feasible ? "feasible" : "infeasible", r.recompute_time);
+    fflush(stdout);
+    mp_dp_result_free(&r);
+  }
+  printf("    peak RSS %ld MiB\n", peak_rss_kib() / 1024);
   mp_graph_free(g);
 }
 

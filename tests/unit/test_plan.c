@@ -387,7 +387,7 @@ Suite *suite_plan(void) {
   tcase_add_test(tc, test_fuzz_regressions);
   tcase_add_loop_test(tp, test_plan_reports_simulator_figures, 0, 5);
   tcase_add_test(tp, test_plan_none_and_infeasible);
-  tcase_add_loop_test(tp, test_frontier_bounds_plans, 0, 3);
+  tcase_add_loop_test(tp, test_frontier_bounds_plans, 0, 5);
   tcase_add_loop_test(tp, test_bars_with_exact, 0, 5);
   /* GoogLeNet and PSPNet: approx and memonger here; exact in `make bench` */
   tcase_add_loop_test(tp, test_bars_approx_memonger, 5, 7);
