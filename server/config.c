@@ -64,6 +64,8 @@ static const srv__opt_t srv__opts[] = {
    1048576, "per-connection memory for the request line and headers"},
   {"request-timeout", "MEMPLAN_REQUEST_TIMEOUT", SRV__UINT, SRV__F(request_timeout_s), "30", 0, 86400,
    "seconds a connection may stay idle (0: none)"},
+  {"max-upload-seconds", "MEMPLAN_MAX_UPLOAD_SECONDS", SRV__UINT, SRV__F(max_upload_s), "120", 1, 86400,
+   "seconds a request body may take to arrive, however steadily it trickles"},
   {"http-threads", "MEMPLAN_HTTP_THREADS", SRV__UINT, SRV__F(http_threads), "2", 1, 64,
    "HTTP event threads"},
   {"grace", "MEMPLAN_GRACE", SRV__SECONDS, SRV__F(grace_s), "25", 0, 0,

@@ -31,6 +31,7 @@ typedef struct srv_config_s {
   unsigned max_connections_per_ip;
   unsigned max_header_bytes;
   unsigned request_timeout_s;
+  unsigned max_upload_s;      /* total time to receive a body */
   unsigned http_threads;
   double grace_s;
   char token_file[SRV_PATH_MAX];

@@ -206,6 +206,14 @@ static enum MHD_Result srv__handler(void *cls, struct MHD_Connection *conn, cons
   if (*upload_data_size > 0) {
     size_t n = *upload_data_size;
     *upload_data_size = 0;
+    /* The idle timeout cannot stop a body that trickles in a byte at a
+     * time; past --max-upload-seconds the connection is dropped (no answer
+     * can be queued mid-upload). */
+    if (srv_mono_ms() - r->t0 > 1000.0 * s->cfg.max_upload_s) {
+      srv_log(SRV_LOG_WARN, "upload too slow, connection closed",
+              json_pack("{s:s,s:s}", "request_id", r->request_id, "route", r->url ? r->url : ""));
+      return MHD_NO;
+    }
     if (r->too_large) return MHD_YES;
     if ((uint64_t)r->body_len + n > s->cfg.max_body_bytes) {
       /* Chunked uploads have no Content-Length: count, discard, answer 413

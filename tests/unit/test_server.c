@@ -1105,6 +1105,31 @@ START_TEST(test_connection_limits) {
 }
 END_TEST
 
+/* A body that trickles in, a byte every 200 ms, never idles long enough for
+ * --request-timeout; --max-upload-seconds drops it anyway. */
+START_TEST(test_slow_upload) {
+  srv_t s;
+  static const char head[] = "POST /v1/plans HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                             "Content-Length: 100000\r\n\r\n{";
+  int fd, i, closed = 0;
+  srv_start(&s, "--max-upload-seconds 1 --request-timeout 30");
+  fd = raw_connect(s.port);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(send(fd, head, sizeof(head) - 1, MSG_NOSIGNAL), (ssize_t)(sizeof(head) - 1));
+  for (i = 0; i < 40 && !closed; i++) {
+    if (send(fd, " ", 1, MSG_NOSIGNAL) != 1) closed = 1;
+    else closed = raw_closed(fd, 200);
+  }
+  ck_assert_msg(closed, "a trickling upload outlived --max-upload-seconds");
+  ck_assert_int_le(i, 25); /* about 1 s, well before 8 s */
+  close(fd);
+  ck_assert_int_eq(http(&s, "GET", "/healthz", NULL, NULL, NULL, NULL), 200);
+  srv_kill(&s, SIGTERM);
+  ck_assert_int_eq(srv_wait_exit(&s, 30000), 0);
+  srv_cleanup(&s);
+}
+END_TEST
+
 Suite *suite_server(void) {
   Suite *s = suite_create("server");
   TCase *api = tcase_create("api"), *limits = tcase_create("limits"), *ops = tcase_create("ops");
@@ -1122,6 +1147,7 @@ Suite *suite_server(void) {
   tcase_add_test(limits, test_oversize);
   tcase_add_test(limits, test_token);
   tcase_add_test(limits, test_connection_limits);
+  tcase_add_test(limits, test_slow_upload);
   tcase_add_test(ops, test_tls);
   tcase_add_test(ops, test_sigterm_drain);
   tcase_add_test(ops, test_kill9_recovery);
