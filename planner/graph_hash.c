@@ -42,48 +42,35 @@ static int mp__put_f64(EVP_MD_CTX *c, double d) {
 }
 
 
+/* Nodes are sorted through pointers, so the comparator needs no context. */
+static int mp__cmp_node_id(const void *a, const void *b) {
+  return strcmp((*(const mp_node_t *const *)a)->id, (*(const mp_node_t *const *)b)->id);
+}
+
 int mp_graph_hash(const mp_graph_t *g, char out_hex[65]) {
   static const char hex[] = "0123456789abcdef";
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int mdlen = 0, i;
-  uint32_t *ord;
+  const mp_node_t **ord;
   EVP_MD_CTX *c;
   size_t v;
   int ok;
 
-  ord = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof(uint32_t));
+  ord = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof(*ord));
   c = EVP_MD_CTX_new();
   if (ord == NULL || c == NULL) {
     free(ord);
     EVP_MD_CTX_free(c);
     return MP_ENOMEM;
   }
-  for (v = 0; v < g->n_nodes; v++) ord[v] = (uint32_t)v;
+  for (v = 0; v < g->n_nodes; v++) ord[v] = &g->nodes[v];
+  qsort(ord, g->n_nodes, sizeof(*ord), mp__cmp_node_id);
   ok = EVP_DigestInit_ex(c, EVP_sha256(), NULL);
   ok = ok && EVP_DigestUpdate(c, "memplan.graph.canon/1\n", 22);
   ok = ok && mp__put_str(c, g->time_unit) && mp__put_u64(c, g->param_bytes) &&
        mp__put_u64(c, g->n_nodes);
-  if (ok) {
-    /* qsort_r is a GNU extension; a merge sort by hand keeps this reentrant. */
-    uint32_t *tmp = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof(uint32_t));
-    size_t width, lo;
-    if (tmp == NULL) ok = 0;
-    for (width = 1; ok && width < g->n_nodes; width *= 2) {
-      for (lo = 0; lo < g->n_nodes; lo += 2 * width) {
-        size_t mid = lo + width < g->n_nodes ? lo + width : g->n_nodes;
-        size_t hi = lo + 2 * width < g->n_nodes ? lo + 2 * width : g->n_nodes;
-        size_t a = lo, b = mid, o = lo;
-        while (a < mid && b < hi)
-          tmp[o++] = strcmp(g->nodes[ord[a]].id, g->nodes[ord[b]].id) <= 0 ? ord[a++] : ord[b++];
-        while (a < mid) tmp[o++] = ord[a++];
-        while (b < hi) tmp[o++] = ord[b++];
-      }
-      memcpy(ord, tmp, g->n_nodes * sizeof(uint32_t));
-    }
-    free(tmp);
-  }
   for (v = 0; ok && v < g->n_nodes; v++) {
-    const mp_node_t *nd = &g->nodes[ord[v]];
+    const mp_node_t *nd = ord[v];
     uint32_t k;
     ok = mp__put_str(c, nd->id) && mp__put_str(c, nd->op) && mp__put_u64(c, nd->kind) &&
          mp__put_u64(c, nd->bytes) && mp__put_u64(c, nd->workspace_bytes) &&

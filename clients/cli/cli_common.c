@@ -64,10 +64,12 @@ int mp_cli_parse(int argc, char **argv, const char *allowed, int min_pos, int ma
       o->compact = 1;
       continue;
     }
-    if ((strcmp(name, "--timeline") == 0 || strcmp(name, "--summary") == 0) &&
-        mp__allowed(allowed, name)) {
-      if (name[2] == 't') o->timeline = 1;
-      else o->summary = 1;
+    if (strcmp(name, "--timeline") == 0 && mp__allowed(allowed, name)) {
+      o->timeline = 1;
+      continue;
+    }
+    if (strcmp(name, "--summary") == 0 && mp__allowed(allowed, name)) {
+      o->summary = 1;
       continue;
     }
     if (strcmp(name, "--format") != 0 && strcmp(name, "--max-nodes") != 0 &&

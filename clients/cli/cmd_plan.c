@@ -42,7 +42,10 @@ int mp_cli_plan(int argc, char **argv) {
   mp_error_clear(&err);
   if ((rc = mp_graph_hash(g, hash)) != 0 || (rc = mp_plan(g, &po, &r, &err)) != 0) {
     if (err.code == 0) mp_error_set(&err, rc, "", "planning failed");
-    rc = rc == MP_EINVAL ? mp_cli_report(o.pos[0], &err) : (mp_cli_report(o.pos[0], &err), MP_CLI_EXIT_INTERNAL);
+    mp_cli_report(o.pos[0], &err);
+    /* bad options are the user's; anything else (a planner bug, memory,
+     * cancellation) is internal */
+    rc = rc == MP_EINVAL ? MP_CLI_EXIT_USAGE : MP_CLI_EXIT_INTERNAL;
     mp_graph_free(g);
     return rc;
   }
