@@ -63,6 +63,9 @@ typedef struct mp_node_spec_s {
   const char *stage;             /* memonger's mirror_stage hint, may be NULL */
   mp_bwd_reads_t bwd_reads;
   uint64_t workspace_bytes;      /* scratch memory while the op runs (optional) */
+  int grad_inplace;              /* 1: this node's gradient may be written over
+                                  * its value once the value is dead (device.h,
+                                  * intra-layer reuse); default 0 */
   const char *where;             /* location for errors: "$.nodes[4]" or "line 12" */
 } mp_node_spec_t;
 
@@ -81,6 +84,7 @@ typedef struct mp_node_s {
   mp_kind_t kind;
   int recompute;
   mp_bwd_reads_t bwd_reads;
+  int grad_inplace;              /* see mp_node_spec_t */
   uint32_t *inputs;              /* node indices in operand order (may repeat) */
   uint32_t n_inputs;
 } mp_node_t;

@@ -24,16 +24,20 @@
 #include "memonger.h"
 #include "plan_internal.h"
 
-static const char *const mp__solver_names[] = {"auto", "exact", "approx", "memonger", "sqrt",
-                                               "none"};
+static const char *const mp__solver_names[] = {"auto", "exact",  "approx", "memonger", "sqrt",
+                                               "none", "swap",   "hybrid", "layrub"};
 
 const char *mp_solver_name(mp_solver_t s) {
-  return (unsigned)s <= MP_SOLVER_NONE ? mp__solver_names[s] : "?";
+  return (unsigned)s <= MP_SOLVER_LAYRUB ? mp__solver_names[s] : "?";
+}
+
+int mp_solver_swaps(mp_solver_t s) {
+  return s == MP_SOLVER_SWAP || s == MP_SOLVER_HYBRID || s == MP_SOLVER_LAYRUB;
 }
 
 int mp_solver_parse(const char *s, mp_solver_t *out) {
   int i;
-  for (i = 0; i <= MP_SOLVER_NONE; i++)
+  for (i = 0; i <= MP_SOLVER_LAYRUB; i++)
     if (strcmp(s, mp__solver_names[i]) == 0) {
       *out = (mp_solver_t)i;
       return 0;
@@ -58,11 +62,13 @@ void mp_plan_options_init(mp_plan_options_t *o) {
   o->objective = MP_OBJECTIVE_TIME;
   o->accounting = MP_ACCOUNTING_DEFAULT;
   o->budget = UINT64_MAX;
+  mp_device_init(&o->device);
 }
 
 void mp_plan_result_free(mp_plan_result_t *r) {
   if (r == NULL) return;
   free(r->checkpoints);
+  free(r->swapped);
   mp_schedule_free(r->schedule);
   mp_sim_report_free(&r->sim);
   memset(r, 0, sizeof(*r));
@@ -406,8 +412,9 @@ int mp_plan(const mp_graph_t *g, const mp_plan_options_t *o, mp_plan_result_t *r
   int rc;
   memset(r, 0, sizeof(*r));
   if (!g->finalized) return mp_error_set(err, MP_EINVAL, "", "graph is not finalized");
-  if ((unsigned)o->solver > MP_SOLVER_NONE)
+  if ((unsigned)o->solver > MP_SOLVER_LAYRUB)
     return mp_error_set(err, MP_EINVAL, "$.solver", "unknown solver");
+  if ((rc = mp_device_check(&o->device, err)) != 0) return rc;
   r->solver = o->solver;
   r->objective = o->objective;
   r->accounting = o->accounting;
@@ -429,7 +436,17 @@ int mp_plan(const mp_graph_t *g, const mp_plan_options_t *o, mp_plan_result_t *r
     rc = mp__adopt(g, &c, r);
     break;
   }
+  case MP_SOLVER_SWAP:
+  case MP_SOLVER_HYBRID:
+  case MP_SOLVER_LAYRUB:
+    rc = mp__plan_migrate(g, o, t0, r, err);
+    break;
   case MP_SOLVER_AUTO:
+    if (o->swap) {
+      rc = mp__plan_migrate(g, o, t0, r, err);
+      break;
+    }
+    /* fall through */
   case MP_SOLVER_EXACT:
   case MP_SOLVER_APPROX:
     rc = mp__plan_dp(g, o, t0, r, err);

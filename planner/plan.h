@@ -17,6 +17,8 @@
  * conservative); `source` says which candidate answered.
  *   memonger  Chen's greedy segmentation with memonger's threshold search;
  *   sqrt      Chen's sqrt(n) checkpointing at articulation points.
+ *   swap, hybrid, layrub   data migration (swap.h), timed by the simulator's
+ *             event model under o->device.
  *
  * Ownership: mp_plan() fills a caller-provided result; release it with
  * mp_plan_result_free() (safe on a zeroed or failed result). The graph is
@@ -28,6 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "device.h"
 #include "dp.h"
 #include "error.h"
 #include "graph.h"
@@ -41,8 +44,15 @@ typedef enum {
   MP_SOLVER_APPROX = 2,
   MP_SOLVER_MEMONGER = 3,
   MP_SOLVER_SQRT = 4,
-  MP_SOLVER_NONE = 5
+  MP_SOLVER_NONE = 5,
+  /* Data migration (swap.h): per activation KEEP, SWAP or RECOMPUTE. */
+  MP_SOLVER_SWAP = 6,   /* greedy over the tensors live at the peak */
+  MP_SOLVER_HYBRID = 7, /* the DP's recomputation plan plus swaps */
+  MP_SOLVER_LAYRUB = 8  /* Layrub's fixed policy: offload everything eligible */
 } mp_solver_t;
+
+/* 1 for swap, hybrid and layrub. */
+int mp_solver_swaps(mp_solver_t s);
 
 const char *mp_solver_name(mp_solver_t s);
 int mp_solver_parse(const char *s, mp_solver_t *out);        /* 0 or MP_EINVAL */
@@ -59,6 +69,12 @@ typedef struct mp_plan_options_s {
   double deadline_ms;         /* <= 0: none */
   int (*should_stop)(void *arg);
   void *stop_arg;
+  /* Data migration. `swap` lets `auto` use hybrid; the swap solvers always
+   * migrate. `device` sizes and times the copies (mp_device_init defaults)
+   * and every plan is simulated under it. A plan is feasible only if its
+   * pinned host peak fits device.host_bytes too. */
+  int swap;
+  mp_device_t device;
 } mp_plan_options_t;
 
 /* auto solver, time objective, default accounting, budget UINT64_MAX. */
@@ -91,6 +107,10 @@ typedef struct mp_plan_result_s {
   double model_recompute;      /* the DP's recompute time under the accounting */
   uint64_t model_peak;         /* the DP's model peak along the plan */
   double solve_ms;             /* wall-clock time of mp_plan */
+  /* Swap solvers: the activations the plan moves to host memory (ascending;
+   * also in sim.swapped) and the ones it recomputes are in sim. */
+  uint32_t *swapped;
+  size_t n_swapped;
 } mp_plan_result_t;
 
 /* Plan g under o. Returns 0 with *r filled, feasible or not; or MP_EINVAL,

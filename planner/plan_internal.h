@@ -31,4 +31,10 @@ int mp__chen_search(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
 
 double mp__now_ms(void);
 
+/* The data-migration solvers (swap.c): o->solver is swap, hybrid or layrub
+ * (or auto with o->swap, which plans as hybrid). Fills *r like mp_plan,
+ * simulating under o->device; t0 is mp_plan's start (deadline). */
+int mp__plan_migrate(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
+                     mp_plan_result_t *r, mp_error_t *err);
+
 #endif

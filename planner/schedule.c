@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const mp__step_op_names[MP_STEP_OP_COUNT] = {"compute", "recompute", "free",
-                                                                 "backward"};
+static const char *const mp__step_op_names[MP_STEP_OP_COUNT] = {
+    "compute", "recompute", "free", "backward", "swap_out", "swap_in", "wait"};
 
 const char *mp_step_op_name(int op) {
   return op >= 0 && op < MP_STEP_OP_COUNT ? mp__step_op_names[op] : "?";

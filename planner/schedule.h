@@ -25,10 +25,19 @@ typedef enum {
   MP_STEP_COMPUTE = 0,   /* forward computation, exactly once per activation */
   MP_STEP_RECOMPUTE = 1, /* re-run a forward op whose value was dropped */
   MP_STEP_FREE = 2,      /* drop a node's forward value */
-  MP_STEP_BACKWARD = 3   /* backpropagate through a node, exactly once */
+  MP_STEP_BACKWARD = 3,  /* backpropagate through a node, exactly once */
+  /* Data migration (device.h; timing in simulator.c): */
+  MP_STEP_SWAP_OUT = 4,  /* copy a node's value to pinned host memory on a copy
+                          * queue; the value is unreadable from this step on
+                          * and its device memory is returned when the copy
+                          * completes */
+  MP_STEP_SWAP_IN = 5,   /* allocate the value on the device again and copy it
+                          * back from its host copy; readers wait for the copy */
+  MP_STEP_WAIT = 6       /* the compute queue waits until every copy of the
+                          * node issued so far has completed (Layrub's sync) */
 } mp_step_op_t;
 
-#define MP_STEP_OP_COUNT 4
+#define MP_STEP_OP_COUNT 7
 
 typedef struct mp_step_s {
   uint8_t op;    /* an mp_step_op_t */
@@ -44,7 +53,8 @@ typedef struct mp_schedule_s {
   int auto_free;
 } mp_schedule_t;
 
-/* Names as used in JSON: "compute", "recompute", "free", "backward". */
+/* Names as used in JSON: "compute", "recompute", "free", "backward",
+ * "swap_out", "swap_in", "wait". */
 const char *mp_step_op_name(int op); /* "?" when out of range */
 int mp_step_op_parse(const char *s, mp_step_op_t *out); /* 0 or MP_EINVAL */
 

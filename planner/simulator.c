@@ -213,11 +213,17 @@ void mp_sim_report_free(mp_sim_report_t *r) {
   if (r == NULL) return;
   free(r->timeline);
   free(r->recomputed);
+  free(r->swapped);
   memset(r, 0, sizeof(*r));
 }
 
 int mp_simulate(const mp_graph_t *g, const mp_schedule_t *s, mp_sim_report_t *out,
                 mp_error_t *err) {
+  return mp_simulate_ex(g, s, NULL, out, err);
+}
+
+int mp_simulate_ex(const mp_graph_t *g, const mp_schedule_t *s, const mp_sim_options_t *opt,
+                   mp_sim_report_t *out, mp_error_t *err) {
   mp__sim_t sm;
   size_t n, ns, i, v, k, *free_off = NULL, n_rec = 0;
   uint32_t *free_node = NULL;
@@ -228,6 +234,7 @@ int mp_simulate(const mp_graph_t *g, const mp_schedule_t *s, mp_sim_report_t *ou
   size_t n_rec_steps = 0, n_frees = 0;
   int rc = 0;
 
+  (void)opt; /* the event model for swap steps is not built yet */
   memset(out, 0, sizeof(*out));
   mp_error_clear(err);
   if (g == NULL || !g->finalized || s == NULL)
@@ -264,7 +271,7 @@ int mp_simulate(const mp_graph_t *g, const mp_schedule_t *s, mp_sim_report_t *ou
   for (i = 0; i < ns; i++) {
     const mp_step_t *st = &s->steps[i];
     uint32_t node = st->node;
-    if (st->op >= MP_STEP_OP_COUNT) {
+    if (st->op > MP_STEP_BACKWARD) { /* swap steps: the event model is not built yet */
       rc = mp__step_error(&sm, MP_ESCHEDULE, i, "unknown op %u", (unsigned)st->op);
       goto out;
     }

@@ -17,6 +17,7 @@
 
 #include "error.h"
 #include "graph.h"
+#include "device.h"
 #include "schedule.h"
 
 typedef struct mp_sim_report_s {
@@ -29,8 +30,13 @@ typedef struct mp_sim_report_s {
   double time_forward;       /* sum of time over compute steps */
   double time_backward;      /* sum of bwd_time over backward steps */
   double time_recompute;     /* sum of time over recompute steps */
-  double time_total;         /* the three above */
-  double overhead_pct;       /* recompute / (forward + backward) * 100, 0 if that is 0 */
+  double time_total;         /* the makespan: when the compute queue and every
+                              * copy queue are done. Without swap or wait
+                              * steps, exactly forward + backward + recompute;
+                              * otherwise that plus time_stall, or later if a
+                              * copy is still running at the end */
+  double overhead_pct;       /* (total - forward - backward) / (forward +
+                              * backward) * 100, 0 if that is 0 */
   size_t n_steps;            /* steps of the schedule as given (== timeline length) */
   /* timeline[i]: live bytes (constant memory included) after step i; with
    * auto_free, after step i and the frees the liveness pass puts after it. */
@@ -39,7 +45,28 @@ typedef struct mp_sim_report_s {
   size_t n_recomputed;       /* distinct recomputed nodes */
   uint32_t *recomputed;      /* their indices, ascending (topological) */
   size_t n_frees;            /* free steps, explicit or inserted by auto_free */
+
+  /* Data migration and the event timing (all 0 / equal to the sums above for
+   * a schedule without swap or wait steps). Times in the graph's unit. */
+  double time_stall;         /* compute queue idle, waiting for a swap-in
+                              * to land or for a wait step's copies */
+  double time_copy_d2h;      /* busy time of swap-out copies */
+  double time_copy_h2d;      /* busy time of swap-in copies */
+  size_t n_swap_out;         /* swap_out steps */
+  size_t n_swap_in;          /* swap_in steps */
+  uint64_t bytes_swapped_out;/* sum of bytes over swap_out steps */
+  uint64_t bytes_swapped_in; /* sum of bytes over swap_in steps */
+  uint64_t host_peak_bytes;  /* most pinned host memory held at once */
+  size_t n_reused;           /* gradients written over their dead value
+                              * (intra-layer reuse) */
+  size_t n_swapped;          /* distinct nodes swapped out */
+  uint32_t *swapped;         /* their indices, ascending */
 } mp_sim_report_t;
+
+/* How mp_simulate_ex times and sizes a schedule. */
+typedef struct mp_sim_options_s {
+  const mp_device_t *device; /* NULL: mp_device_init's defaults */
+} mp_sim_options_t;
 
 /* Run the schedule. Returns 0 and fills *out, or a negative code with *out
  * zeroed: MP_ESCHEDULE for an invalid step (err->path "$.steps[i]", message
@@ -52,6 +79,13 @@ typedef struct mp_sim_report_s {
  * memory. */
 int mp_simulate(const mp_graph_t *g, const mp_schedule_t *s, mp_sim_report_t *out,
                 mp_error_t *err);
+
+/* mp_simulate under a device model (opt NULL: default device). Swap and
+ * wait steps are timed with the discrete-event model of simulator.c; with
+ * device->intra_layer_reuse, gradients may take their dead value's memory.
+ * mp_simulate(g, s, out, err) is mp_simulate_ex(g, s, NULL, out, err). */
+int mp_simulate_ex(const mp_graph_t *g, const mp_schedule_t *s, const mp_sim_options_t *opt,
+                   mp_sim_report_t *out, mp_error_t *err);
 
 void mp_sim_report_free(mp_sim_report_t *r);
 

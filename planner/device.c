@@ -1,0 +1,51 @@
+/* device.c - defaults, range checks and copy durations of the device model
+ * (device.h). */
+#include "device.h"
+
+#include <math.h>
+#include <string.h>
+
+void mp_device_init(mp_device_t *d) {
+  memset(d, 0, sizeof(*d));
+  d->h2d_bytes_per_s = MP_DEVICE_DEFAULT_BANDWIDTH;
+  d->d2h_bytes_per_s = MP_DEVICE_DEFAULT_BANDWIDTH;
+  d->latency_s = MP_DEVICE_DEFAULT_LATENCY_S;
+  d->copy_engines = MP_DEVICE_DEFAULT_ENGINES;
+  d->host_bytes = UINT64_MAX;
+  d->time_unit_s = 0;
+  d->intra_layer_reuse = 0;
+}
+
+int mp_device_check(const mp_device_t *d, mp_error_t *err) {
+  if (!isfinite(d->h2d_bytes_per_s) || d->h2d_bytes_per_s <= 0)
+    return mp_error_set(err, MP_EINVAL, "$.device.h2d_bandwidth",
+                        "must be a positive number of bytes per second");
+  if (!isfinite(d->d2h_bytes_per_s) || d->d2h_bytes_per_s <= 0)
+    return mp_error_set(err, MP_EINVAL, "$.device.d2h_bandwidth",
+                        "must be a positive number of bytes per second");
+  if (!isfinite(d->latency_s) || d->latency_s < 0)
+    return mp_error_set(err, MP_EINVAL, "$.device.latency",
+                        "must be a non-negative number of seconds");
+  if (d->copy_engines != 1 && d->copy_engines != 2)
+    return mp_error_set(err, MP_EINVAL, "$.device.copy_engines",
+                        "must be 1 (one queue for both directions) or 2 (one each)");
+  if (!isfinite(d->time_unit_s) || d->time_unit_s < 0)
+    return mp_error_set(err, MP_EINVAL, "$.device.time_unit_seconds",
+                        "must be a non-negative number of seconds (0: from the graph)");
+  return 0;
+}
+
+double mp_device_unit_s(const mp_device_t *d, const mp_graph_t *g) {
+  const char *u = g->time_unit ? g->time_unit : "";
+  if (d->time_unit_s > 0) return d->time_unit_s;
+  if (strcmp(u, "s") == 0) return 1.0;
+  if (strcmp(u, "ms") == 0) return 1e-3;
+  if (strcmp(u, "us") == 0) return 1e-6;
+  if (strcmp(u, "ns") == 0) return 1e-9;
+  return MP_DEVICE_DEFAULT_UNIT_S;
+}
+
+double mp_device_copy_time(const mp_device_t *d, const mp_graph_t *g, uint64_t bytes, int h2d) {
+  double bw = h2d ? d->h2d_bytes_per_s : d->d2h_bytes_per_s;
+  return (d->latency_s + (double)bytes / bw) / mp_device_unit_s(d, g);
+}

@@ -1,0 +1,66 @@
+/* device.h - the device model used when plans move activations to host
+ * memory (data migration, Layrub / vDNN / Capuchin style): copy bandwidths,
+ * per-copy latency, how many copy engines run beside the compute queue, the
+ * pinned host memory budget, how long one graph time unit lasts, and whether
+ * a gradient may be written over its dead activation (Layrub's intra-layer
+ * reuse).
+ *
+ * Every field has a documented default (mp_device_init). Times inside the
+ * planner stay in the graph's own time unit: a copy of b bytes lasts
+ *     (latency_s + b / bandwidth) / seconds_per_unit
+ * graph time units (mp_device_copy_time), where seconds_per_unit comes from
+ * the device (time_unit_s) or, when that is 0, from the graph's time_unit
+ * ("s", "ms", "us", "ns"); any other unit (the Kusumoto graphs' "ref", or
+ * none) uses MP_DEVICE_DEFAULT_UNIT_S.
+ *
+ * Plain data: no ownership, no allocation.
+ */
+#ifndef MP_DEVICE_H
+#define MP_DEVICE_H
+
+#include <stdint.h>
+
+#include "error.h"
+#include "graph.h"
+
+/* Defaults: a PCIe 3.0 x16 link with pinned host memory (about 12 GB/s each
+ * way, 10 us per copy), two copy engines (one per direction, as on every
+ * datacenter GPU), unlimited pinned host memory, intra-layer reuse off. */
+#define MP_DEVICE_DEFAULT_BANDWIDTH 12e9  /* bytes per second, each direction */
+#define MP_DEVICE_DEFAULT_LATENCY_S 10e-6 /* seconds per copy */
+#define MP_DEVICE_DEFAULT_ENGINES 2
+/* Seconds per time unit for graphs whose time_unit is not a unit of time.
+ * The Kusumoto graphs charge 10 units per convolution and 1 per other op; at
+ * 0.25 ms per unit a VGG19 forward pass (190 units) takes 47.5 ms, about what
+ * a V100 needs for the batch those graphs were recorded with. */
+#define MP_DEVICE_DEFAULT_UNIT_S 2.5e-4
+
+typedef struct mp_device_s {
+  double h2d_bytes_per_s;  /* host-to-device bandwidth, > 0 */
+  double d2h_bytes_per_s;  /* device-to-host bandwidth, > 0 */
+  double latency_s;        /* fixed cost of each copy, >= 0 */
+  int copy_engines;        /* 1: one queue for both directions; 2: one each */
+  uint64_t host_bytes;     /* pinned host memory budget; UINT64_MAX: no limit */
+  double time_unit_s;      /* seconds per graph time unit; 0: from the graph */
+  int intra_layer_reuse;   /* 1: a node flagged grad_inplace may have its
+                            * gradient written over its value when the step
+                            * that creates the gradient is the value's last
+                            * reader (simulator.c says exactly when) */
+} mp_device_t;
+
+/* The defaults above. */
+void mp_device_init(mp_device_t *d);
+
+/* Check ranges; 0 or MP_EINVAL with err->path "$.device.<field>" naming the
+ * field and why (bandwidth not positive or not finite, negative latency,
+ * engines not 1 or 2, negative or non-finite time unit). */
+int mp_device_check(const mp_device_t *d, mp_error_t *err);
+
+/* Seconds per graph time unit for g under d (see the top of this file). */
+double mp_device_unit_s(const mp_device_t *d, const mp_graph_t *g);
+
+/* Duration of one copy of `bytes`, in graph time units; h2d selects the
+ * direction (1: host to device, a swap-in; 0: device to host, a swap-out). */
+double mp_device_copy_time(const mp_device_t *d, const mp_graph_t *g, uint64_t bytes, int h2d);
+
+#endif
