@@ -147,6 +147,9 @@ static void bench_layered(void) {
   mp_graph_free(g);
 }
 
+/* The data-migration table (tests/bench/bench_swap.c), when linked in. */
+__attribute__((weak)) void mp_bench_swap_table(void);
+
 int main(int argc, char **argv) {
   static const char *const names[] = {"vgg19", "unet", "resnet50", "resnet152", "densenet",
                                       "googlenet", "pspnet"};
@@ -178,6 +181,15 @@ int main(int argc, char **argv) {
   if (argc <= 1 || strcmp(argv[1], "layered1000") == 0) {
     if (fork() == 0) {
       bench_layered();
+      fflush(stdout);
+      _exit(0);
+    }
+    wait(NULL);
+  }
+  if ((argc <= 1 || strcmp(argv[1], "swap") == 0) && mp_bench_swap_table) {
+    fflush(stdout);
+    if (fork() == 0) {
+      mp_bench_swap_table();
       fflush(stdout);
       _exit(0);
     }

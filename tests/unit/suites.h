@@ -23,7 +23,10 @@
   X(solver_dp)        \
   X(solver_memonger)  \
   X(frontier)         \
-  X(server)
+  X(server)           \
+  X(swap_sim)         \
+  X(solver_swap)      \
+  X(migrate_io)
 
 #define MP_DECLARE_SUITE(name) __attribute__((weak)) Suite *suite_##name(void);
 MP_SUITES(MP_DECLARE_SUITE)
