@@ -143,6 +143,7 @@ int mp_frontier(const mp_graph_t *g, const mp_plan_options_t *o, mp_frontier_t *
 
   memset(out, 0, sizeof(*out));
   if (!g->finalized) return mp_error_set(err, MP_EINVAL, "", "graph is not finalized");
+  if (mp_solver_swaps(o->solver)) return mp__frontier_migrate(g, o, out, err);
   out->solver = o->solver;
   out->solver_used = o->solver;
   if ((rc = mp__cand_make(g, NULL, &all, err)) != 0) return rc;

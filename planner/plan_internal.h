@@ -37,4 +37,10 @@ double mp__now_ms(void);
 int mp__plan_migrate(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
                      mp_plan_result_t *r, mp_error_t *err);
 
+/* The frontier of a data-migration solver (frontier_swap.c); called by
+ * mp_frontier() when mp_solver_swaps(o->solver). */
+struct mp_frontier_s;
+int mp__frontier_migrate(const mp_graph_t *g, const mp_plan_options_t *o,
+                         struct mp_frontier_s *out, mp_error_t *err);
+
 #endif
