@@ -304,6 +304,7 @@ int mp_graph_add_node(mp_graph_t *g, const mp_node_spec_t *spec, const mp_limits
   n->kind = spec->kind;
   n->recompute = spec->recompute ? 1 : 0;
   n->bwd_reads = spec->bwd_reads;
+  n->grad_inplace = spec->grad_inplace ? 1 : 0;
 
   rc = mp__strmap_put(&b->ids, n->id, (uint32_t)(g->n_nodes - 1), &prev);
   if (rc == MP_ENOMEM) goto nomem;

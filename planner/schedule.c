@@ -64,12 +64,15 @@ static int mp__is_act(const mp_graph_t *g, uint32_t v) {
 /* ---- Liveness ------------------------------------------------------------
  * One forward scan. For every activation v, last[v] is the index of the last
  * step so far that made or read the current instance of v's value (NONE when
- * there is no instance). When a compute/recompute makes a new instance, the
- * old one (if any) dies after last[v]: that is a free event. At the end every
+ * there is no instance). When a compute/recompute/swap_in makes a new
+ * instance, the old one (if any) dies after last[v]: that is a free event. A
+ * swap_out ends the instance without an event: the copy takes the value and
+ * returns its memory, so a free would be an error. At the end every
  * remaining instance dies after its last[v]. Events are then bucketed by step
  * with a counting sort, which keeps discovery order within a step. Each step
  * costs O(1 + in-degree of its node), so the pass is O(steps + edges) for
- * schedules that touch each node a bounded number of times. */
+ * schedules that touch each node a bounded number of times. Wait steps read
+ * nothing. */
 #define MP__NONE SIZE_MAX
 
 int mp__schedule_liveness(const mp_graph_t *g, const mp_schedule_t *s, size_t **free_off,
@@ -82,7 +85,8 @@ int mp__schedule_liveness(const mp_graph_t *g, const mp_schedule_t *s, size_t **
   *free_off = NULL;
   *free_node = NULL;
   for (i = 0; i < ns; i++)
-    if ((s->steps[i].op == MP_STEP_COMPUTE || s->steps[i].op == MP_STEP_RECOMPUTE) &&
+    if ((s->steps[i].op == MP_STEP_COMPUTE || s->steps[i].op == MP_STEP_RECOMPUTE ||
+         s->steps[i].op == MP_STEP_SWAP_IN) &&
         mp__is_act(g, s->steps[i].node))
       n_make++;
   last = malloc((n ? n : 1) * sizeof(size_t));
@@ -106,8 +110,18 @@ int mp__schedule_liveness(const mp_graph_t *g, const mp_schedule_t *s, size_t **
       reads_inputs = r == MP_BWD_READS_INPUTS || r == MP_BWD_READS_BOTH;
       if ((r == MP_BWD_READS_OUTPUT || r == MP_BWD_READS_BOTH) && last[w] != MP__NONE)
         last[w] = i;
+    } else if (op == MP_STEP_SWAP_OUT) {
+      last[w] = MP__NONE; /* no free for a value a copy takes */
+      continue;
+    } else if (op == MP_STEP_SWAP_IN) {
+      if (last[w] != MP__NONE) { /* invalid (value present), the simulator says so */
+        ev_step[n_ev] = last[w];
+        ev_node[n_ev++] = w;
+      }
+      last[w] = i;
+      continue;
     } else {
-      continue; /* free or unknown op: not ours to judge */
+      continue; /* free, wait or unknown op: not ours to judge */
     }
     if (reads_inputs)
       for (k = g->pred_off[w]; k < g->pred_off[w + 1]; k++) {

@@ -64,14 +64,16 @@ void mp_schedule_free(mp_schedule_t *s);
 /* Append a step. 0 or MP_ENOMEM (the schedule is unchanged on failure). */
 int mp_schedule_push(mp_schedule_t *s, mp_step_op_t op, uint32_t node);
 
-/* Liveness pass, in place. `s` holds compute / recompute / backward steps and
- * no frees. A step "reads" the current instance of a value v when it is a
- * compute or recompute of an activation successor of v, a backward of a
- * successor whose bwd_reads includes inputs, or the backward of v itself when
- * its bwd_reads includes output. Every instance of a value (made by a compute
- * or recompute) gets one `free v` right after the last step that reads it,
- * or right after the step that made it when nothing reads it; values still
- * live at the end are freed too. Frees inserted after the same step keep the
+/* Liveness pass, in place. `s` holds compute / recompute / backward / swap_out
+ * / swap_in / wait steps and no frees. A step "reads" the current instance of
+ * a value v when it is a compute or recompute of an activation successor of
+ * v, a backward of a successor whose bwd_reads includes inputs, or the
+ * backward of v itself when its bwd_reads includes output. Every instance of
+ * a value (made by a compute, recompute or swap_in) gets one `free v` right
+ * after the last step that reads it, or right after the step that made it
+ * when nothing reads it; values still live at the end are freed too. An
+ * instance ended by a swap_out gets no free (the copy returns its memory);
+ * wait steps read nothing. Frees inserted after the same step keep the
  * order in which the pass discovered them. If `s` was valid without frees
  * (in the simulator's model), the result is valid and its peak is no higher.
  * O(steps + edges). Returns 0, MP_EINVAL (s already has a free step, or a
@@ -103,7 +105,9 @@ int mp_schedule_store_all(const mp_graph_t *g, mp_schedule_t **out);
 int mp_schedule_from_strategy(const mp_graph_t *g, const mp_strategy_t *st, mp_schedule_t **out);
 
 /* A lower bound on the peak (constant memory included) of every valid
- * schedule of g: const_bytes + the largest, over activations v, of
+ * schedule of g, swap steps included, without intra-layer reuse (with it a
+ * gradient may share its input's value buffer, so the backward need below
+ * can overstate what a step holds): const_bytes + the largest, over activations v, of
  *   forward need  = bytes of v's distinct activation inputs + bytes(v)
  *                   + workspace(v),
  *   backward need = bytes(v) (its gradient) + bytes of v's distinct

@@ -1,11 +1,14 @@
 /* simulator.h - validate a schedule against a graph and measure it: peak
- * memory (with the step where it happens), the live-bytes timeline, and the
- * forward / backward / recomputation times. The one source of truth for every
- * figure memplan reports; the memory model is documented at the top of
+ * memory (with the step where it happens), the live-bytes timeline, the
+ * forward / backward / recomputation times and, for schedules that move
+ * values to host memory, the copies, the stalls of the compute queue and the
+ * pinned host memory (a discrete-event model with one compute queue and one
+ * or two copy queues). The one source of truth for every figure memplan
+ * reports; the memory and event model is documented at the top of
  * simulator.c and in proto/schedule.md.
  *
  * Ownership: mp_simulate() fills a caller-provided report whose arrays
- * (timeline, recomputed) it allocates; release them with
+ * (timeline, recomputed, swapped) it allocates; release them with
  * mp_sim_report_free(), which also accepts a report zeroed by a failed call.
  * The graph and the schedule are borrowed.
  */
@@ -36,7 +39,9 @@ typedef struct mp_sim_report_s {
                               * otherwise that plus time_stall, or later if a
                               * copy is still running at the end */
   double overhead_pct;       /* (total - forward - backward) / (forward +
-                              * backward) * 100, 0 if that is 0 */
+                              * backward) * 100, 0 if that is 0; without
+                              * swap or wait steps computed as recompute /
+                              * (forward + backward) * 100, as it always was */
   size_t n_steps;            /* steps of the schedule as given (== timeline length) */
   /* timeline[i]: live bytes (constant memory included) after step i; with
    * auto_free, after step i and the frees the liveness pass puts after it. */
@@ -56,7 +61,8 @@ typedef struct mp_sim_report_s {
   size_t n_swap_in;          /* swap_in steps */
   uint64_t bytes_swapped_out;/* sum of bytes over swap_out steps */
   uint64_t bytes_swapped_in; /* sum of bytes over swap_in steps */
-  uint64_t host_peak_bytes;  /* most pinned host memory held at once */
+  uint64_t host_peak_bytes;  /* most pinned host memory held at once (not
+                              * checked against device->host_bytes here) */
   size_t n_reused;           /* gradients written over their dead value
                               * (intra-layer reuse) */
   size_t n_swapped;          /* distinct nodes swapped out */
@@ -80,9 +86,14 @@ typedef struct mp_sim_options_s {
 int mp_simulate(const mp_graph_t *g, const mp_schedule_t *s, mp_sim_report_t *out,
                 mp_error_t *err);
 
-/* mp_simulate under a device model (opt NULL: default device). Swap and
- * wait steps are timed with the discrete-event model of simulator.c; with
- * device->intra_layer_reuse, gradients may take their dead value's memory.
+/* mp_simulate under a device model (opt or opt->device NULL: the default
+ * device, mp_device_init). Swap and wait steps are timed with the
+ * discrete-event model of simulator.c; with device->intra_layer_reuse,
+ * gradients of grad_inplace nodes may take their dead value's memory. An
+ * invalid device is MP_EINVAL with mp_device_check's path ("$.device.x").
+ * Without swap or wait steps and without reuse every figure is bit-identical
+ * to mp_simulate's, whatever the device. Swap steps cost O(log copies) more
+ * each (pending releases are kept in a heap).
  * mp_simulate(g, s, out, err) is mp_simulate_ex(g, s, NULL, out, err). */
 int mp_simulate_ex(const mp_graph_t *g, const mp_schedule_t *s, const mp_sim_options_t *opt,
                    mp_sim_report_t *out, mp_error_t *err);

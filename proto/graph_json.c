@@ -165,10 +165,12 @@ static const char *const mp__graph_keys[] = {"format", "name", "time_unit", "par
                                              "nodes", NULL};
 static const char *const mp__node_keys[] = {"id",       "op",        "inputs",    "bytes",
                                             "time",     "bwd_time",  "kind",      "recompute",
-                                            "stage",    "bwd_reads", "workspace_bytes", NULL};
+                                            "stage",    "bwd_reads", "workspace_bytes",
+                                            "grad_inplace", NULL};
 #define MP__GRAPH_KEY_LIST "format, name, time_unit, param_bytes, nodes"
 #define MP__NODE_KEY_LIST                                                                     \
-  "id, op, inputs, bytes, time, bwd_time, kind, recompute, stage, bwd_reads, workspace_bytes"
+  "id, op, inputs, bytes, time, bwd_time, kind, recompute, stage, bwd_reads, workspace_bytes, " \
+  "grad_inplace"
 
 /* Parse one node object and hand it to the builder. `where` is its path. */
 static int mp__parse_node(mp_graph_t *g, json_t *node, const char *where, const mp_limits_t *lim,
@@ -227,6 +229,13 @@ static int mp__parse_node(mp_graph_t *g, json_t *node, const char *where, const 
       return mp_error_set(err, MP_EINVAL, path, "recompute must be a boolean, got %s",
                           mp__jtype(v));
     s.recompute = json_is_true(v);
+  }
+  if ((v = json_object_get(node, "grad_inplace")) != NULL) {
+    mp__join(path, sizeof(path), where, ".grad_inplace");
+    if (!json_is_boolean(v))
+      return mp_error_set(err, MP_EINVAL, path, "grad_inplace must be a boolean, got %s",
+                          mp__jtype(v));
+    s.grad_inplace = json_is_true(v);
   }
   if ((v = json_object_get(node, "stage")) != NULL) {
     mp__join(path, sizeof(path), where, ".stage");
@@ -416,6 +425,7 @@ static json_t *mp__node_json(const mp_graph_t *g, const mp_node_t *nd) {
     bad |= mp_json_set(o, "bwd_reads", json_string(mp_bwd_reads_name(nd->bwd_reads)));
   if (nd->workspace_bytes != 0)
     bad |= mp_json_set(o, "workspace_bytes", mp_json_u64(nd->workspace_bytes));
+  if (nd->grad_inplace) bad |= mp_json_set(o, "grad_inplace", json_true());
   if (bad) {
     json_decref(o);
     return NULL;

@@ -516,6 +516,12 @@ static int mp__build(mp__ku_t *p, mp_graph_t *g) {
       spec.time = f->time;
       spec.bwd_reads = f->bwd_reads;
       spec.recompute = f->recompute;
+      /* The format has no such flag. Chainer's backward kernels may write a
+       * gradient into a dead input buffer, and the simulator only lets a
+       * gradient take its activation's memory when that value is dead (no
+       * later step reads it), so allowing it on every activation is safe; it
+       * only matters when a device model turns intra-layer reuse on. */
+      spec.grad_inplace = 1;
     } else {
       snprintf(where, sizeof(where), "line %ld", p->vline[v]);
       spec.kind = p->vparam[v] ? MP_KIND_PARAM : MP_KIND_INPUT;

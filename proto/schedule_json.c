@@ -100,12 +100,14 @@ int mp_schedule_from_json(const mp_graph_t *g, json_t *root, const char *base,
     snprintf(sfx, sizeof(sfx), ".steps[%zu].op", i);
     if (!json_is_string(jop)) {
       rc = mp__path_err(err, MP_EINVAL, base, sfx, "%s",
-                        "op must be a string: compute, recompute, free or backward");
+                        "op must be a string: compute, recompute, free, backward, swap_out, "
+                        "swap_in or wait");
       goto fail;
     }
     if (mp_step_op_parse(json_string_value(jop), &op) != 0) {
       rc = mp__path_err(err, MP_EINVAL, base, sfx,
-                        "unknown op '%.200s' (expected compute, recompute, free or backward)",
+                        "unknown op '%.200s' (expected compute, recompute, free, backward, "
+                        "swap_out, swap_in or wait)",
                         json_string_value(jop));
       goto fail;
     }
@@ -192,6 +194,7 @@ json_t *mp_sim_report_to_json(const mp_graph_t *g, const mp_sim_report_t *r, int
   if (mp_json_set(time, "forward", mp_json_number(r->time_forward)) ||
       mp_json_set(time, "backward", mp_json_number(r->time_backward)) ||
       mp_json_set(time, "recompute", mp_json_number(r->time_recompute)) ||
+      mp_json_set(time, "stall", mp_json_number(r->time_stall)) ||
       mp_json_set(time, "total", mp_json_number(r->time_total)) ||
       mp_json_set(root, "overhead_pct", json_real(r->overhead_pct)))
     goto fail;
@@ -202,6 +205,25 @@ json_t *mp_sim_report_to_json(const mp_graph_t *g, const mp_sim_report_t *r, int
     if (json_array_append_new(rec, json_string(g->nodes[r->recomputed[i]].id)) != 0) goto fail;
   }
   if (mp_json_set(root, "steps", json_integer((json_int_t)r->n_steps))) goto fail;
+  /* Data migration: only for schedules that move or reuse memory, so the
+   * report of a plain schedule keeps its shape. */
+  if (r->n_swap_out > 0 || r->n_swap_in > 0 || r->n_swapped > 0 || r->n_reused > 0) {
+    json_t *sw = json_array(), *tr = json_object();
+    if (mp_json_set(root, "swapped", sw) || mp_json_set(root, "transfers", tr) ||
+        mp_json_set(root, "host_peak_bytes", mp_json_u64(r->host_peak_bytes)) ||
+        mp_json_set(root, "reused", mp_json_u64(r->n_reused)) ||
+        mp_json_set(tr, "swap_out", mp_json_u64(r->n_swap_out)) ||
+        mp_json_set(tr, "swap_in", mp_json_u64(r->n_swap_in)) ||
+        mp_json_set(tr, "bytes_out", mp_json_u64(r->bytes_swapped_out)) ||
+        mp_json_set(tr, "bytes_in", mp_json_u64(r->bytes_swapped_in)) ||
+        mp_json_set(tr, "d2h_time", mp_json_number(r->time_copy_d2h)) ||
+        mp_json_set(tr, "h2d_time", mp_json_number(r->time_copy_h2d)))
+      goto fail;
+    for (i = 0; i < r->n_swapped; i++) {
+      if (r->swapped[i] >= g->n_nodes) goto fail;
+      if (json_array_append_new(sw, json_string(g->nodes[r->swapped[i]].id)) != 0) goto fail;
+    }
+  }
   if (with_timeline) {
     tl = json_array();
     if (mp_json_set(root, "timeline", tl)) goto fail;

@@ -40,10 +40,14 @@ json_t *mp_schedule_to_json(const mp_graph_t *g, const mp_schedule_t *s);
 
 /* A successful report:
  * {"valid": true, "peak_bytes", "peak_step", "const_bytes",
- *  "time": {"forward", "backward", "recompute", "total"}, "overhead_pct",
- *  "recomputed": [node ids], "steps": n, "timeline": [bytes...] (only when
- *  with_timeline)}. Byte counts above 2^63-1 (beyond JSON integers in
- *  jansson) are written as reals. */
+ *  "time": {"forward", "backward", "recompute", "stall", "total"},
+ *  "overhead_pct", "recomputed": [node ids], "steps": n,
+ *  "timeline": [bytes...] (only when with_timeline)}, and for a schedule
+ *  that swaps or reuses memory also "swapped": [node ids], "host_peak_bytes",
+ *  "reused", "transfers": {"swap_out", "swap_in", "bytes_out", "bytes_in",
+ *  "d2h_time", "h2d_time"}. time.total is the makespan (simulator.h). Byte
+ *  counts above 2^63-1 (beyond JSON integers in jansson) are written as
+ *  reals. */
 json_t *mp_sim_report_to_json(const mp_graph_t *g, const mp_sim_report_t *r, int with_timeline);
 
 #endif
