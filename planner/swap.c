@@ -1,12 +1,1369 @@
-/* swap.c - the data-migration solvers (swap, hybrid, layrub). Placeholder
- * until they land: every call says so. */
+/* swap.c - data migration (swap.h): the schedule of a residency decision
+ * vector (mp_schedule_from_residency), the `swap` greedy, and
+ * mp__plan_migrate, which dispatches to the three migration solvers (the
+ * other two live in hybrid.c and layrub.c).
+ *
+ * The greedy (Capuchin-like, deterministic)
+ * -----------------------------------------
+ * Start from a decision vector (keep everything, or hybrid's DP plan), build
+ * its schedule, simulate it. While the simulated peak exceeds the budget,
+ * look at the peak step p and at the values whose device memory is live
+ * there, and estimate for each what taking it off the device at p costs:
+ *  - a KEEP value whose last forward reader ran before p and whose first
+ *    backward-time reader runs after p can be swapped or recomputed. A swap
+ *    frees its bytes at p only if its swap-out has ended by then (estimated
+ *    on the D2H queue), or with a `wait` before p's step (the stall is its
+ *    cost); in the backward pass its swap-in is held back until after p's
+ *    backward step. A recompute needs its inputs at the recompute: a KEEP
+ *    input still live at p costs nothing, one already dead by p is
+ *    recomputed too when it may be (Chen's segments), else it lives on and
+ *    its bytes count against the saving;
+ *  - a SWAP value still on the device at p (swap-out not done, or swap-in
+ *    issued before p to hide the copy) gets a wait, its swap-in held back,
+ *    or a recompute instead;
+ *  - in the backward pass, a value read at or before p and next read in a
+ *    later backward step (a recompute chain needed it early) gets a fresh,
+ *    recomputed instance from the next backward step on (remat_from).
+ * The exposed cost of a swap is the part of its host-to-device copy that the
+ * compute between the earliest allowed issue point and the reader does not
+ * hide, counting the time the copy queue is already busy there, plus any
+ * wait's stall (the builder's estimates, no simulation); the cost of a
+ * recompute is the forward time it re-runs. A value is swapped when its
+ * transfer is hidden or cheaper than recomputing it, else recomputed (never
+ * a recompute:false one). Candidates are ranked by bytes saved per unit of
+ * exposed cost (free ones first, biggest first; ties by node index) and
+ * taken best-first until they cover the excess at p (at most a tenth of the
+ * peak per round; new swap-outs must still end by p one after the other);
+ * the new decisions are built and simulated once. A round that raises the
+ * peak is retried as its single best candidate, and a single candidate that
+ * raises it is banned until the peak changes. The search stops when the
+ * budget is met, when nothing is left to move, or when the least peak has
+ * not improved for a while. A final pass then undoes, most expensive first,
+ * every decision whose removal keeps the plan within the budget (and the
+ * host budget) without making it slower: decisions taken for an earlier
+ * peak that the later ones made useless.
+ *
+ * Pinned host memory: a swap is only proposed while the bytes of every
+ * swapped value (an upper bound on the host peak) fit device.host_bytes.
+ * Every estimate is only a ranking device: feasibility and every figure come
+ * from the simulator's replay of the final schedule.
+ */
+#include "swap.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "plan_internal.h"
+
+#define NONE MP__RES_NONE
+
+void mp_residency_options_init(mp_residency_options_t *o) { memset(o, 0, sizeof(*o)); }
+
+void mp__res_info_free(mp__res_info_t *info) {
+  if (info == NULL) return;
+  free(info->t_start);
+  free(info->ord);
+  free(info->block_start);
+  free(info->bord);
+  free(info->eff);
+  free(info->pos_compute);
+  free(info->pos_last_fwd);
+  free(info->pos_swap_out);
+  free(info->pos_swap_in);
+  free(info->pos_first_bwd);
+  free(info->pos_last_bwd);
+  free(info->d2h_end);
+  free(info->d2h_free);
+  free(info->h2d_end);
+  free(info->h2d_busy);
+  free(info->pos_rec1);
+  free(info->pos_rec2);
+  free(info->rd_off);
+  free(info->rd);
+  memset(info, 0, sizeof(*info));
+}
+
+void mp__bwd_reads_each(const mp_graph_t *g, uint32_t v, void (*fn)(void *, uint32_t),
+                        void *arg) {
+  mp_bwd_reads_t r = g->nodes[v].bwd_reads;
+  size_t k;
+  if (r == MP_BWD_READS_INPUTS || r == MP_BWD_READS_BOTH)
+    for (k = g->pred_off[v]; k < g->pred_off[v + 1]; k++)
+      if (g->nodes[g->pred[k]].kind == MP_KIND_ACTIVATION) fn(arg, g->pred[k]);
+  if (r == MP_BWD_READS_OUTPUT || r == MP_BWD_READS_BOTH) fn(arg, v);
+}
+
+/* Compute-queue duration of a step (swap, wait and free steps only issue). */
+static double mp__step_dur(const mp_graph_t *g, uint8_t op, uint32_t v) {
+  if (op == MP_STEP_COMPUTE || op == MP_STEP_RECOMPUTE) return g->nodes[v].time;
+  if (op == MP_STEP_BACKWARD) return g->nodes[v].bwd_time;
+  return 0;
+}
+
+static int mp__is_act(const mp_graph_t *g, uint32_t v) {
+  return g->nodes[v].kind == MP_KIND_ACTIVATION;
+}
+
+/* ---- The builder ----------------------------------------------------------
+ * Pass 1 lays out the backward pass without swap-ins: per backward step (a
+ * "block"), the recomputations it needs, then the step; it records where
+ * each value is first and last read. Pass 2 places the swap-ins in that
+ * sequence (lookahead or just in time). Pass 3 emits the forward part and
+ * merges the swap-ins into the backward part, and estimates the times and
+ * copy queues the greedy ranks candidates with. */
+
+typedef struct {
+  uint32_t node;
+  size_t need; /* pass-1 index of its first reader */
+  size_t pos;  /* pass-1 index it is issued before */
+} mp__swin_t;
+
+static int mp__swin_by_need_desc(const void *a, const void *b) {
+  const mp__swin_t *x = a, *y = b;
+  if (x->need != y->need) return x->need < y->need ? 1 : -1;
+  return x->node < y->node ? 1 : (x->node > y->node ? -1 : 0);
+}
+
+static int mp__swin_by_pos(const void *a, const void *b) {
+  const mp__swin_t *x = a, *y = b;
+  if (x->pos != y->pos) return x->pos < y->pos ? -1 : 1;
+  if (x->need != y->need) return x->need < y->need ? -1 : 1;
+  return x->node < y->node ? -1 : (x->node > y->node ? 1 : 0);
+}
+
+static int mp__u32_cmp(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+typedef struct {
+  const mp_graph_t *g;
+  const uint8_t *dec;
+  uint8_t *present;  /* the value is (or is queued to be) on the device */
+  uint8_t *split;    /* past its remat_from point: recomputed from now on */
+  size_t *first, *last, *swneed;
+  size_t pos;        /* pass-1 index of the reading step */
+  uint32_t *stack;
+  size_t n_stack;
+  uint32_t *list;
+  size_t n_list;
+  /* Every backward-time read, as (node, pass-1 index) pairs. */
+  uint32_t *rd_node;
+  size_t *rd_pos;
+  size_t n_rd, cap_rd;
+  int nomem;
+} mp__p1_t;
+
+/* A backward-time read of u by the step at p->pos. */
+static void mp__p1_note(void *arg, uint32_t u) {
+  mp__p1_t *p = arg;
+  if (p->first[u] == NONE) p->first[u] = p->pos;
+  p->last[u] = p->pos;
+  if (p->dec[u] == MP_RES_SWAP && !p->split[u] && p->swneed[u] == NONE) p->swneed[u] = p->pos;
+  if (p->n_rd == p->cap_rd) {
+    size_t nc = p->cap_rd ? 2 * p->cap_rd : 1024;
+    uint32_t *nn = realloc(p->rd_node, nc * sizeof(uint32_t));
+    size_t *np;
+    if (nn == NULL) {
+      p->nomem = 1;
+      return;
+    }
+    p->rd_node = nn;
+    np = realloc(p->rd_pos, nc * sizeof(size_t));
+    if (np == NULL) {
+      p->nomem = 1;
+      return;
+    }
+    p->rd_pos = np;
+    p->cap_rd = nc;
+  }
+  p->rd_node[p->n_rd] = u;
+  p->rd_pos[p->n_rd++] = p->pos;
+}
+
+/* Queue u for recomputation if it must be re-materialised. */
+static void mp__p1_want(void *arg, uint32_t u) {
+  mp__p1_t *p = arg;
+  if ((p->dec[u] == MP_RES_RECOMPUTE || p->split[u]) && !p->present[u]) {
+    p->present[u] = 1;
+    p->stack[p->n_stack++] = u;
+  }
+}
+
+int mp__schedule_from_residency(const mp_graph_t *g, const uint8_t *decision,
+                                const mp_residency_options_t *o, mp_schedule_t **out,
+                                mp__res_info_t *info, mp_error_t *err) {
+  mp_device_t defdev;
+  const mp_device_t *dev;
+  mp_residency_options_t defopt;
+  size_t n, n_act, v, k, i, j, len = 0, n_sw = 0, fwd_len, cap_seq;
+  uint8_t *seq_op = NULL, *eff = NULL;
+  uint32_t *seq_node = NULL, *seq_ord = NULL, *bord = NULL, *lfr = NULL, *bucket = NULL;
+  size_t *blk = NULL, *bucket_off = NULL, *m_of = NULL, *wb_off = NULL, *sp_off = NULL;
+  size_t *rec1 = NULL, *rec2 = NULL;
+  uint32_t *wb = NULL, *sp = NULL;
+  double *tb = NULL;
+  mp__swin_t *sw = NULL;
+  mp__p1_t p1;
+  mp_schedule_t *s = NULL;
+  mp__res_info_t inf;
+  int rc = MP_ENOMEM;
+
+  *out = NULL;
+  memset(&p1, 0, sizeof(p1));
+  memset(&inf, 0, sizeof(inf));
+  if (info) memset(info, 0, sizeof(*info));
+  if (g == NULL || !g->finalized || decision == NULL)
+    return mp_error_set(err, MP_EINVAL, "", "the residency schedule needs a finalized graph");
+  if (o == NULL) {
+    mp_residency_options_init(&defopt);
+    o = &defopt;
+  }
+  if (o->device == NULL) {
+    mp_device_init(&defdev);
+    dev = &defdev;
+  } else {
+    dev = o->device;
+  }
+  n = g->n_nodes;
+  n_act = g->n_activations;
+  for (v = 0; v < n; v++) {
+    if (!mp__is_act(g, (uint32_t)v)) continue;
+    if (decision[v] > MP_RES_RECOMPUTE)
+      return mp_error_set(err, MP_EINVAL, "", "$.decisions[%zu]: unknown decision %u", v,
+                          (unsigned)decision[v]);
+    if ((decision[v] == MP_RES_RECOMPUTE ||
+         (o && o->remat_from && o->remat_from[v] != 0)) &&
+        !g->nodes[v].recompute)
+      return mp_error_set(err, MP_EINVAL, "",
+                          "$.decisions[%zu]: node '%.200s' is recompute:false and cannot be "
+                          "recomputed",
+                          v, g->nodes[v].id);
+  }
+
+  /* A value is recomputed at most twice: once as RECOMPUTE, once past its
+   * remat_from point. */
+  cap_seq = 3 * n_act + 1;
+  bord = malloc(n * sizeof(uint32_t));
+  lfr = malloc(n * sizeof(uint32_t));
+  eff = calloc(n, 1);
+  p1.present = calloc(n, 1);
+  p1.split = calloc(n, 1);
+  p1.swneed = malloc(n * sizeof(size_t));
+  rec1 = malloc(n * sizeof(size_t));
+  rec2 = malloc(n * sizeof(size_t));
+  sp_off = calloc(n_act + 2, sizeof(size_t));
+  sp = malloc((n ? n : 1) * sizeof(uint32_t));
+  p1.first = malloc(n * sizeof(size_t));
+  p1.last = malloc(n * sizeof(size_t));
+  p1.stack = malloc(n * sizeof(uint32_t));
+  p1.list = malloc(n * sizeof(uint32_t));
+  seq_op = malloc(cap_seq);
+  seq_node = malloc(cap_seq * sizeof(uint32_t));
+  seq_ord = malloc(cap_seq * sizeof(uint32_t));
+  blk = malloc((n_act + 1) * sizeof(size_t));
+  tb = malloc((cap_seq + 1) * sizeof(double));
+  sw = malloc((n_act ? n_act : 1) * sizeof(mp__swin_t));
+  bucket_off = calloc(n + 1, sizeof(size_t));
+  bucket = malloc((n ? n : 1) * sizeof(uint32_t));
+  wb_off = calloc(n + n_act + 1, sizeof(size_t));
+  wb = malloc((n ? n : 1) * sizeof(uint32_t));
+  m_of = malloc(cap_seq * sizeof(size_t));
+  s = mp_schedule_new();
+  if (!bord || !lfr || !eff || !p1.present || !p1.first || !p1.last || !p1.stack || !p1.list ||
+      !seq_op || !seq_node || !seq_ord || !blk || !tb || !sw || !bucket_off || !bucket || !m_of ||
+      !wb_off || !wb || !s || !p1.split || !p1.swneed || !rec1 || !rec2 || !sp_off || !sp)
+    goto fail;
+  p1.g = g;
+  p1.dec = decision;
+
+  /* Backward ordinals and last forward readers. */
+  {
+    uint32_t ordc = 0;
+    for (v = n; v > 0; v--) {
+      uint32_t w = (uint32_t)(v - 1);
+      bord[w] = mp__is_act(g, w) ? ordc++ : UINT32_MAX;
+    }
+  }
+  for (v = 0; v < n; v++) {
+    uint32_t last = (uint32_t)v;
+    for (k = g->succ_off[v]; k < g->succ_off[v + 1]; k++)
+      if (mp__is_act(g, g->succ[k]) && g->succ[k] > last) last = g->succ[k];
+    lfr[v] = last;
+    p1.first[v] = p1.last[v] = p1.swneed[v] = rec1[v] = rec2[v] = NONE;
+    if (mp__is_act(g, (uint32_t)v) && decision[v] == MP_RES_KEEP) p1.present[v] = 1;
+  }
+  /* Values re-materialised by recompute from backward step a on, bucketed
+   * by a. */
+  if (o->remat_from) {
+    size_t *fill = calloc(n_act + 1, sizeof(size_t));
+    if (fill == NULL) goto fail;
+    for (v = 0; v < n; v++)
+      if (mp__is_act(g, (uint32_t)v) && o->remat_from[v] != 0 && o->remat_from[v] < n_act)
+        sp_off[o->remat_from[v] + 1]++;
+    for (k = 0; k < n_act; k++) sp_off[k + 1] += sp_off[k];
+    for (v = 0; v < n; v++)
+      if (mp__is_act(g, (uint32_t)v) && o->remat_from[v] != 0 && o->remat_from[v] < n_act)
+        sp[sp_off[o->remat_from[v]] + fill[o->remat_from[v]]++] = (uint32_t)v;
+    free(fill);
+  }
+
+  /* Pass 1: the backward sequence. */
+  for (v = n; v > 0; v--) {
+    uint32_t w = (uint32_t)(v - 1), ordw;
+    size_t q;
+    if (!mp__is_act(g, w)) continue;
+    ordw = bord[w];
+    blk[ordw] = len;
+    for (k = sp_off[ordw]; k < sp_off[ordw + 1]; k++) {
+      p1.split[sp[k]] = 1;
+      p1.present[sp[k]] = 0;
+    }
+    p1.n_stack = p1.n_list = 0;
+    mp__bwd_reads_each(g, w, mp__p1_want, &p1);
+    while (p1.n_stack > 0) {
+      uint32_t x = p1.stack[--p1.n_stack];
+      p1.list[p1.n_list++] = x;
+      for (k = g->pred_off[x]; k < g->pred_off[x + 1]; k++)
+        if (mp__is_act(g, g->pred[k])) mp__p1_want(&p1, g->pred[k]);
+    }
+    /* Inputs have smaller indices: ascending order recomputes each value
+     * after everything it reads. */
+    if (p1.n_list > 1) qsort(p1.list, p1.n_list, sizeof(uint32_t), mp__u32_cmp);
+    for (q = 0; q < p1.n_list; q++) {
+      uint32_t x = p1.list[q];
+      p1.pos = len;
+      for (k = g->pred_off[x]; k < g->pred_off[x + 1]; k++)
+        if (mp__is_act(g, g->pred[k])) mp__p1_note(&p1, g->pred[k]);
+      if (rec1[x] == NONE) rec1[x] = len;
+      else rec2[x] = len;
+      seq_op[len] = MP_STEP_RECOMPUTE;
+      seq_node[len] = x;
+      seq_ord[len++] = ordw;
+    }
+    p1.pos = len;
+    mp__bwd_reads_each(g, w, mp__p1_note, &p1);
+    seq_op[len] = MP_STEP_BACKWARD;
+    seq_node[len] = w;
+    seq_ord[len++] = ordw;
+  }
+  blk[n_act] = len;
+  if (p1.nomem) goto fail;
+
+  /* Effective decisions: moving a value nothing reads later is pointless. */
+  for (v = 0; v < n; v++)
+    if (mp__is_act(g, (uint32_t)v))
+      eff[v] = p1.swneed[v] != NONE ? MP_RES_SWAP
+               : rec1[v] != NONE    ? MP_RES_RECOMPUTE
+                                    : MP_RES_KEEP;
+
+  /* Estimated start times of the pass-1 steps (after the forward pass). */
+  {
+    double t = 0;
+    for (v = 0; v < n; v++)
+      if (mp__is_act(g, (uint32_t)v)) t += g->nodes[v].time;
+    for (i = 0; i < len; i++) {
+      tb[i] = t;
+      t += mp__step_dur(g, seq_op[i], seq_node[i]);
+    }
+    tb[len] = t;
+  }
+
+  /* Pass 2: where each swap-in is issued. */
+  for (v = 0; v < n; v++)
+    if (mp__is_act(g, (uint32_t)v) && eff[v] == MP_RES_SWAP) {
+      sw[n_sw].node = (uint32_t)v;
+      sw[n_sw].need = p1.swneed[v];
+      sw[n_sw++].pos = 0;
+    }
+  if (n_sw > 0) {
+    if (o->lookahead > 0) {
+      for (j = 0; j < n_sw; j++) {
+        uint32_t on = seq_ord[sw[j].need];
+        sw[j].pos = blk[on >= o->lookahead ? on - o->lookahead : 0];
+      }
+    } else {
+      /* Latest first: each copy ends by its reader's start and before the
+       * next copy (in time) starts, i.e. an as-late-as-possible FIFO. */
+      double qfree = INFINITY;
+      qsort(sw, n_sw, sizeof(*sw), mp__swin_by_need_desc);
+      for (j = 0; j < n_sw; j++) {
+        double fin = tb[sw[j].need] < qfree ? tb[sw[j].need] : qfree;
+        double st = fin - mp_device_copy_time(dev, g, g->nodes[sw[j].node].bytes, 1);
+        size_t lo = 0, hi = sw[j].need; /* largest i in [0, need] with tb[i] <= st */
+        qfree = st;
+        if (tb[0] > st) {
+          sw[j].pos = 0;
+        } else {
+          while (lo < hi) {
+            size_t mid = lo + (hi - lo + 1) / 2;
+            if (tb[mid] <= st) lo = mid;
+            else hi = mid - 1;
+          }
+          sw[j].pos = lo;
+        }
+      }
+    }
+    if (o->swap_in_after)
+      for (j = 0; j < n_sw; j++) {
+        uint32_t a = o->swap_in_after[sw[j].node];
+        size_t ap;
+        if (a == 0) continue;
+        ap = a >= n_act ? sw[j].need : blk[a];
+        if (ap > sw[j].pos) sw[j].pos = ap;
+        if (sw[j].pos > sw[j].need) sw[j].pos = sw[j].need;
+      }
+    qsort(sw, n_sw, sizeof(*sw), mp__swin_by_pos);
+  }
+
+  /* Pass 3: emit. Swap-outs bucketed by the last forward reader. */
+  for (v = 0; v < n; v++)
+    if (mp__is_act(g, (uint32_t)v) && eff[v] == MP_RES_SWAP) bucket_off[lfr[v] + 1]++;
+  for (v = 0; v < n; v++) bucket_off[v + 1] += bucket_off[v];
+  /* Waits bucketed by the compute they precede (sync_swap_out, or a wait
+   * anchored at or before its own swap-out, goes right after the swap-out).
+   * Keys: w for the compute of node w, n + k for backward step k. */
+  {
+    size_t nk = n + n_act, *fill = calloc(nk + 1, sizeof(size_t));
+    if (fill == NULL) goto fail;
+    for (v = 0; v < n; v++)
+      if (mp__is_act(g, (uint32_t)v) && eff[v] == MP_RES_SWAP)
+        bucket[bucket_off[lfr[v]] + fill[lfr[v]]++] = (uint32_t)v;
+    if (o->wait_before) {
+      for (v = 0; v < n; v++)
+        if (mp__is_act(g, (uint32_t)v) && eff[v] == MP_RES_SWAP && o->wait_before[v] > lfr[v] + 1 &&
+            o->wait_before[v] <= nk)
+          wb_off[o->wait_before[v] - 1 + 1]++;
+      for (k = 0; k < nk; k++) wb_off[k + 1] += wb_off[k];
+      memset(fill, 0, (nk + 1) * sizeof(size_t));
+      for (v = 0; v < n; v++)
+        if (mp__is_act(g, (uint32_t)v) && eff[v] == MP_RES_SWAP && o->wait_before[v] > lfr[v] + 1 &&
+            o->wait_before[v] <= nk) {
+          size_t w = o->wait_before[v] - 1;
+          wb[wb_off[w] + fill[w]++] = (uint32_t)v;
+        }
+    }
+    free(fill);
+  }
+  if (info) {
+    inf.n_ord = n_act;
+    inf.bord = bord;
+    inf.eff = eff;
+    bord = NULL;
+    eff = NULL;
+    inf.pos_compute = malloc(n * sizeof(size_t));
+    inf.pos_last_fwd = malloc(n * sizeof(size_t));
+    inf.pos_swap_out = malloc(n * sizeof(size_t));
+    inf.pos_swap_in = malloc(n * sizeof(size_t));
+    inf.pos_first_bwd = malloc(n * sizeof(size_t));
+    inf.pos_last_bwd = malloc(n * sizeof(size_t));
+    inf.d2h_end = calloc(n, sizeof(double));
+    inf.d2h_free = calloc(n, sizeof(double));
+    inf.h2d_end = calloc(n, sizeof(double));
+    inf.block_start = malloc((n_act + 1) * sizeof(size_t));
+    if (!inf.pos_compute || !inf.pos_last_fwd || !inf.pos_swap_out || !inf.pos_swap_in ||
+        !inf.pos_first_bwd || !inf.pos_last_bwd || !inf.d2h_end || !inf.d2h_free ||
+        !inf.h2d_end || !inf.block_start)
+      goto fail;
+    for (v = 0; v < n; v++)
+      inf.pos_compute[v] = inf.pos_last_fwd[v] = inf.pos_swap_out[v] = inf.pos_swap_in[v] =
+          inf.pos_first_bwd[v] = inf.pos_last_bwd[v] = NONE;
+  }
+  rc = 0;
+  for (v = 0; v < n && rc == 0; v++) {
+    if (!mp__is_act(g, (uint32_t)v)) continue;
+    for (k = wb_off[v]; k < wb_off[v + 1] && rc == 0; k++)
+      rc = mp_schedule_push(s, MP_STEP_WAIT, wb[k]);
+    if (info) inf.pos_compute[v] = s->n_steps;
+    if (rc == 0) rc = mp_schedule_push(s, MP_STEP_COMPUTE, (uint32_t)v);
+    for (k = bucket_off[v]; k < bucket_off[v + 1] && rc == 0; k++) {
+      if (info) inf.pos_swap_out[bucket[k]] = s->n_steps;
+      rc = mp_schedule_push(s, MP_STEP_SWAP_OUT, bucket[k]);
+    }
+    for (k = bucket_off[v]; k < bucket_off[v + 1] && rc == 0; k++)
+      if (o->sync_swap_out ||
+          (o->wait_before && o->wait_before[bucket[k]] != 0 && o->wait_before[bucket[k]] <= v + 1))
+        rc = mp_schedule_push(s, MP_STEP_WAIT, bucket[k]);
+  }
+  fwd_len = s->n_steps;
+  for (i = 0, j = 0; i < len && rc == 0; i++) {
+    if (i == 0 || seq_ord[i] != seq_ord[i - 1]) {
+      if (info) inf.block_start[seq_ord[i]] = s->n_steps;
+      for (k = wb_off[n + seq_ord[i]]; k < wb_off[n + seq_ord[i] + 1] && rc == 0; k++)
+        rc = mp_schedule_push(s, MP_STEP_WAIT, wb[k]);
+    }
+    for (; j < n_sw && sw[j].pos == i && rc == 0; j++) {
+      if (info) inf.pos_swap_in[sw[j].node] = s->n_steps;
+      rc = mp_schedule_push(s, MP_STEP_SWAP_IN, sw[j].node);
+    }
+    m_of[i] = s->n_steps;
+    if (rc == 0) rc = mp_schedule_push(s, (mp_step_op_t)seq_op[i], seq_node[i]);
+  }
+  if (rc != 0) goto fail;
+  rc = MP_ENOMEM;
+
+  if (info) {
+    size_t ns = s->n_steps, c;
+    uint32_t last_c = 0;
+    double t = 0, qd = 0, qh = 0;
+    int shared = dev->copy_engines == 1;
+    double *is = NULL, *ie = NULL;
+    size_t n_iv = 0;
+    inf.n_steps = ns;
+    inf.n_fwd = fwd_len;
+    inf.block_start[n_act] = ns;
+    inf.t_start = malloc((ns + 1) * sizeof(double));
+    inf.ord = malloc((ns ? ns : 1) * sizeof(uint32_t));
+    inf.h2d_busy = malloc((ns + 1) * sizeof(double));
+    is = malloc((n_sw ? n_sw : 1) * sizeof(double));
+    ie = malloc((n_sw ? n_sw : 1) * sizeof(double));
+    if (!inf.t_start || !inf.ord || !inf.h2d_busy || !is || !ie) {
+      free(is);
+      free(ie);
+      goto fail;
+    }
+    inf.pos_rec1 = malloc(n * sizeof(size_t));
+    inf.pos_rec2 = malloc(n * sizeof(size_t));
+    inf.rd_off = calloc(n + 1, sizeof(size_t));
+    inf.rd = malloc((p1.n_rd ? p1.n_rd : 1) * sizeof(size_t));
+    if (!inf.pos_rec1 || !inf.pos_rec2 || !inf.rd_off || !inf.rd) {
+      free(is);
+      free(ie);
+      goto fail;
+    }
+    for (v = 0; v < n; v++) {
+      inf.pos_rec1[v] = rec1[v] == NONE ? NONE : m_of[rec1[v]];
+      inf.pos_rec2[v] = rec2[v] == NONE ? NONE : m_of[rec2[v]];
+      if (mp__is_act(g, (uint32_t)v)) {
+        inf.pos_last_fwd[v] = inf.pos_compute[lfr[v]];
+        if (p1.first[v] != NONE) {
+          inf.pos_first_bwd[v] = m_of[p1.first[v]];
+          inf.pos_last_bwd[v] = m_of[p1.last[v]];
+        }
+      }
+    }
+    /* Reads per node, in step order (the pairs are in step order). */
+    for (k = 0; k < p1.n_rd; k++) inf.rd_off[p1.rd_node[k] + 1]++;
+    for (v = 0; v < n; v++) inf.rd_off[v + 1] += inf.rd_off[v];
+    {
+      size_t *fill = calloc(n + 1, sizeof(size_t));
+      if (fill == NULL) {
+        free(is);
+        free(ie);
+        goto fail;
+      }
+      for (k = 0; k < p1.n_rd; k++)
+        inf.rd[inf.rd_off[p1.rd_node[k]] + fill[p1.rd_node[k]]++] = m_of[p1.rd_pos[k]];
+      free(fill);
+    }
+    /* Times and queues along the merged schedule, without stalls. */
+    c = 0;
+    for (i = 0; i < ns; i++) {
+      const mp_step_t *st = &s->steps[i];
+      inf.t_start[i] = t;
+      if (i < fwd_len) {
+        inf.ord[i] = UINT32_MAX;
+      } else {
+        while (c < len && m_of[c] < i) c++;
+        inf.ord[i] = seq_ord[c < len ? c : len - 1];
+      }
+      if (st->op == MP_STEP_SWAP_OUT) {
+        double q = shared ? (qd > qh ? qd : qh) : qd;
+        double b = t > q ? t : q;
+        qd = b + mp_device_copy_time(dev, g, g->nodes[st->node].bytes, 0);
+        if (shared) qh = qd;
+        inf.d2h_end[st->node] = qd;
+      } else if (st->op == MP_STEP_SWAP_IN) {
+        double q = shared ? (qd > qh ? qd : qh) : qh;
+        double b = t > q ? t : q;
+        if (inf.d2h_end[st->node] > b) b = inf.d2h_end[st->node];
+        qh = b + mp_device_copy_time(dev, g, g->nodes[st->node].bytes, 1);
+        if (shared) qd = qh;
+        inf.h2d_end[st->node] = qh;
+        is[n_iv] = b;
+        ie[n_iv++] = qh;
+      }
+      t += mp__step_dur(g, st->op, st->node);
+      /* The D2H queue as a forward step's trailing swap-outs leave it. */
+      if (i < fwd_len) {
+        if (st->op == MP_STEP_COMPUTE) last_c = st->node;
+        inf.d2h_free[last_c] = shared ? (qd > qh ? qd : qh) : qd;
+      }
+    }
+    inf.t_start[ns] = t;
+    inf.t_end = t;
+    /* H2D busy time before each step's start: the intervals are disjoint
+     * and in time order (one FIFO queue). */
+    {
+      size_t p = 0;
+      double acc = 0;
+      for (i = 0; i <= ns; i++) {
+        double ti = inf.t_start[i];
+        while (p < n_iv && ie[p] <= ti) {
+          acc += ie[p] - is[p];
+          p++;
+        }
+        inf.h2d_busy[i] = acc + (p < n_iv && is[p] < ti ? ti - is[p] : 0);
+      }
+    }
+    free(is);
+    free(ie);
+  }
+
+  if (o->auto_free) {
+    s->auto_free = 1;
+  } else if (mp_schedule_insert_frees(g, s) != 0) {
+    goto fail;
+  }
+  *out = s;
+  s = NULL;
+  if (info) {
+    *info = inf;
+    memset(&inf, 0, sizeof(inf));
+  }
+  rc = 0;
+  goto done;
+
+fail:
+  mp_error_set(err, MP_ENOMEM, "", "out of memory");
+  rc = MP_ENOMEM;
+done:
+  mp__res_info_free(&inf);
+  mp_schedule_free(s);
+  free(bord);
+  free(lfr);
+  free(eff);
+  free(p1.present);
+  free(p1.split);
+  free(p1.swneed);
+  free(p1.rd_node);
+  free(p1.rd_pos);
+  free(rec1);
+  free(rec2);
+  free(sp_off);
+  free(sp);
+  free(p1.first);
+  free(p1.last);
+  free(p1.stack);
+  free(p1.list);
+  free(seq_op);
+  free(seq_node);
+  free(seq_ord);
+  free(blk);
+  free(tb);
+  free(sw);
+  free(bucket_off);
+  free(bucket);
+  free(wb_off);
+  free(wb);
+  free(m_of);
+  return rc;
+}
+
+int mp_schedule_from_residency(const mp_graph_t *g, const uint8_t *decision,
+                               const mp_residency_options_t *o, mp_schedule_t **out,
+                               mp_error_t *err) {
+  return mp__schedule_from_residency(g, decision, o, out, NULL, err);
+}
+
+/* ---- Migration plans -------------------------------------------------- */
+
+void mp__mig_free(mp__mig_t *m) {
+  if (m == NULL) return;
+  free(m->dec);
+  free(m->after);
+  free(m->wait);
+  free(m->remat);
+  mp_schedule_free(m->schedule);
+  mp_sim_report_free(&m->sim);
+  memset(m, 0, sizeof(*m));
+}
+
+int mp__mig_stop(const mp_plan_options_t *o, double t0, mp_error_t *err) {
+  if (o->should_stop && o->should_stop(o->stop_arg))
+    return mp_error_set(err, MP_ECANCELED, "", "planning was cancelled");
+  if (o->deadline_ms > 0 && mp__now_ms() - t0 > o->deadline_ms)
+    return mp_error_set(err, MP_ETIMEDOUT, "", "planning passed its deadline of %.0f ms",
+                        o->deadline_ms);
+  return 0;
+}
+
+static int mp__host_ok(const mp_plan_options_t *o, const mp_sim_report_t *s) {
+  return s->host_peak_bytes <= o->device.host_bytes;
+}
+
+/* One decision vector, built (auto_free, with the builder's estimates) and
+ * simulated under the plan's device. */
+typedef struct {
+  uint8_t *dec;
+  uint32_t *after;
+  uint32_t *wait;
+  uint32_t *remat;
+  mp_schedule_t *s;
+  mp__res_info_t info;
+  mp_sim_report_t sim;
+} mp__st_t;
+
+static void mp__st_free(mp__st_t *st) {
+  free(st->dec);
+  free(st->after);
+  free(st->wait);
+  free(st->remat);
+  mp_schedule_free(st->s);
+  mp__res_info_free(&st->info);
+  mp_sim_report_free(&st->sim);
+  memset(st, 0, sizeof(*st));
+}
+
+/* Simulate a planned schedule; a failure is a planner bug. */
+static int mp__sim_plan(const mp_graph_t *g, const mp_device_t *dev, const mp_schedule_t *s,
+                        mp_sim_report_t *out, mp_error_t *err) {
+  mp_sim_options_t so;
+  mp_error_t serr;
+  int rc;
+  so.device = dev;
+  rc = mp_simulate_ex(g, s, &so, out, &serr);
+  if (rc == MP_ESCHEDULE)
+    return mp_error_set(err, MP_ESCHEDULE, "",
+                        "planner bug: the migration schedule does not simulate: %s", serr.message);
+  if (rc != 0) return mp_error_set(err, rc, "", "%s", serr.message);
+  return 0;
+}
+
+/* Build and simulate st->dec / st->after (which st owns). */
+static int mp__st_eval(const mp_graph_t *g, const mp_plan_options_t *o, mp__st_t *st,
+                       mp_error_t *err) {
+  mp_residency_options_t ro;
+  int rc;
+  mp_residency_options_init(&ro);
+  ro.device = &o->device;
+  ro.auto_free = 1;
+  ro.swap_in_after = st->after;
+  ro.wait_before = st->wait;
+  ro.remat_from = st->remat;
+  if ((rc = mp__schedule_from_residency(g, st->dec, &ro, &st->s, &st->info, err)) != 0) return rc;
+  return mp__sim_plan(g, &o->device, st->s, &st->sim, err);
+}
+
+static int mp__st_copy(const mp_graph_t *g, const mp__st_t *from, mp__st_t *to) {
+  size_t n = g->n_nodes;
+  memset(to, 0, sizeof(*to));
+  to->dec = malloc(n);
+  to->after = malloc(n * sizeof(uint32_t));
+  to->wait = malloc(n * sizeof(uint32_t));
+  to->remat = malloc(n * sizeof(uint32_t));
+  if (!to->dec || !to->after || !to->wait || !to->remat) {
+    mp__st_free(to);
+    return MP_ENOMEM;
+  }
+  memcpy(to->dec, from->dec, n);
+  memcpy(to->after, from->after, n * sizeof(uint32_t));
+  memcpy(to->wait, from->wait, n * sizeof(uint32_t));
+  memcpy(to->remat, from->remat, n * sizeof(uint32_t));
+  return 0;
+}
+
+/* A proposed move: node v to decision `to` (with swap_in_after `after`);
+ * a recompute may bring along extra nodes to recompute with it
+ * (xs[x_off .. x_off + x_cnt) of the candidate pool). */
+typedef struct {
+  uint32_t v;
+  uint8_t to;
+  uint32_t after;
+  uint32_t wait; /* wait_before for a swap, 0: none */
+  uint32_t remat; /* remat_from, 0: unchanged */
+  double slack;   /* a new swap-out without a wait: time between its
+                   * estimated end and the peak step */
+  size_t x_off, x_cnt;
+  double saving; /* estimated bytes off the device at the peak */
+  double cost;   /* estimated exposed time */
+} mp__mv_t;
+
+#define MP__FREE_COST 1e-9
+
+static int mp__mv_cmp(const void *a, const void *b) {
+  const mp__mv_t *x = a, *y = b;
+  int zx = x->cost <= MP__FREE_COST, zy = y->cost <= MP__FREE_COST;
+  if (zx != zy) return zx ? -1 : 1;
+  if (zx) {
+    if (x->saving != y->saving) return x->saving > y->saving ? -1 : 1;
+  } else {
+    double rx = x->saving / x->cost, ry = y->saving / y->cost;
+    if (rx != ry) return rx > ry ? -1 : 1;
+  }
+  return x->v < y->v ? -1 : (x->v > y->v ? 1 : 0);
+}
+
+/* Scratch of the candidate search. */
+typedef struct {
+  uint32_t *stamp; /* per node: the candidate that last visited it */
+  uint32_t cur;
+  uint32_t *stack;
+  uint32_t *xs;    /* pool of extra recomputations */
+  size_t n_xs, cap_xs;
+} mp__scr_t;
+
+/* Extra recomputations one candidate may bring along (the rest of its
+ * inputs are kept alive instead). */
+#define MP__RC_EXTRA_MAX 32
+
+/* Recomputing v instead of keeping it through the peak step p (its first
+ * backward-time reader runs after p). Its inputs must be present then: a
+ * KEEP input still live at p costs nothing; one dead by p either lives on
+ * until the recompute (its bytes count against the saving at p) or, when it
+ * may be recomputed, is recomputed too from its own inputs, recursively
+ * (Chen's segments): those extras are appended to the pool. A RECOMPUTE
+ * input nothing re-materialises yet is recomputed as well. Returns the time
+ * re-run and the bytes off the device at p; 0 when out of memory. */
+static int mp__rc_plan(const mp_graph_t *g, const mp__st_t *st, uint32_t v, size_t p,
+                       mp__scr_t *sc, size_t *x_off, size_t *x_cnt, double *cost,
+                       double *saving) {
+  const mp__res_info_t *in = &st->info;
+  size_t top = 0, k;
+  *cost = g->nodes[v].time;
+  *saving = (double)g->nodes[v].bytes;
+  *x_off = sc->n_xs;
+  *x_cnt = 0;
+  sc->cur++;
+  sc->stamp[v] = sc->cur;
+  sc->stack[top++] = v;
+  while (top > 0) {
+    uint32_t w = sc->stack[--top];
+    for (k = g->pred_off[w]; k < g->pred_off[w + 1]; k++) {
+      uint32_t y = g->pred[k];
+      if (!mp__is_act(g, y) || sc->stamp[y] == sc->cur) continue;
+      sc->stamp[y] = sc->cur;
+      if (st->dec[y] == MP_RES_KEEP) {
+        size_t last = in->pos_last_fwd[y];
+        if (in->pos_last_bwd[y] != NONE && in->pos_last_bwd[y] > last) last = in->pos_last_bwd[y];
+        if (last >= p) continue; /* live at p anyway */
+        if (g->nodes[y].recompute && *x_cnt < MP__RC_EXTRA_MAX) {
+          if (sc->n_xs == sc->cap_xs) {
+            size_t nc = sc->cap_xs ? 2 * sc->cap_xs : 256;
+            uint32_t *nx = realloc(sc->xs, nc * sizeof(uint32_t));
+            if (nx == NULL) return 0;
+            sc->xs = nx;
+            sc->cap_xs = nc;
+          }
+          sc->xs[sc->n_xs++] = y;
+          (*x_cnt)++;
+          *cost += g->nodes[y].time;
+          sc->stack[top++] = y;
+        } else {
+          *saving -= (double)g->nodes[y].bytes;
+        }
+      } else if (in->pos_first_bwd[y] == NONE && st->dec[y] == MP_RES_RECOMPUTE) {
+        *cost += g->nodes[y].time;
+        sc->stack[top++] = y;
+      }
+    }
+  }
+  return 1;
+}
+
+/* Free compute time of the H2D queue between steps a and q. */
+static double mp__h2d_window(const mp__res_info_t *in, size_t a, size_t q) {
+  return (in->t_start[q] - in->t_start[a]) - (in->h2d_busy[q] - in->h2d_busy[a]);
+}
+
+/* The moves that take a value off the device at the current peak step. */
+static size_t mp__candidates(const mp_graph_t *g, const mp_plan_options_t *o, const mp__st_t *st,
+                             uint64_t host_used, const uint64_t *ban, mp__scr_t *sc,
+                             mp__mv_t *mv, int *nomem) {
+  const mp__res_info_t *in = &st->info;
+  const mp_device_t *dev = &o->device;
+  size_t p = st->sim.peak_step, n = g->n_nodes, v, cnt = 0, i;
+  uint64_t peak = st->sim.peak_bytes;
+  int fwd = p < in->n_fwd;
+  double tp = in->t_start[p];
+  uint32_t ka = fwd ? 0 : in->ord[p] + 1, wnext = 0;
+
+  /* A swap-out that cannot end by p can still free its bytes in time with a
+   * wait: before the compute at (or after) p in the forward pass, at the
+   * start of p's backward step in the backward pass; tw is when it runs. */
+  double tw = tp;
+  if (fwd) {
+    for (i = p; i < in->n_fwd; i++)
+      if (st->s->steps[i].op == MP_STEP_COMPUTE) {
+        wnext = st->s->steps[i].node + 1;
+        break;
+      }
+  } else {
+    wnext = (uint32_t)(n + in->ord[p] + 1);
+    tw = in->t_start[in->block_start[in->ord[p]]];
+  }
+
+  for (v = 0; v < n; v++) {
+    const mp_node_t *nd = &g->nodes[v];
+    size_t q = in->pos_first_bwd[v], a;
+    double b = (double)nd->bytes, h2d, rc_cost = 0, rc_save = 0, sw_cost = 0;
+    size_t x_off = 0, x_cnt = 0;
+    uint32_t sw_after = 0, sw_wait = 0;
+    double slack = INFINITY;
+    int rc_ok, sw_ok = 0;
+    if (!mp__is_act(g, (uint32_t)v) || nd->bytes == 0 || q == NONE || q <= p) continue;
+    if (ban[v] != 0 && ban[v] == peak) continue;
+    if (in->eff[v] != MP_RES_KEEP && in->eff[v] != MP_RES_SWAP) continue;
+    h2d = mp_device_copy_time(dev, g, nd->bytes, 1);
+    a = fwd ? in->n_fwd : (ka >= in->n_ord ? q : in->block_start[ka]);
+    if (a > q) a = q;
+
+    if (in->eff[v] == MP_RES_KEEP) {
+      if (!(in->pos_last_fwd[v] < p)) continue;
+      sw_ok = nd->bytes <= dev->host_bytes && host_used <= dev->host_bytes - nd->bytes;
+      if (sw_ok) {
+        /* Its swap-out would follow its last forward reader on the D2H
+         * queue; the device bytes come back only once the copy ends. */
+        size_t lf = in->pos_last_fwd[v];
+        uint32_t lfn = st->s->steps[lf].node;
+        double issue = in->t_start[lf] + g->nodes[lfn].time;
+        double beg = issue > in->d2h_free[lfn] ? issue : in->d2h_free[lfn];
+        double end = beg + mp_device_copy_time(dev, g, nd->bytes, 0), w;
+        slack = tp - end;
+        if (end > tp) {
+          if (wnext != 0) {
+            sw_wait = wnext;
+            sw_cost += end - tw;
+            slack = INFINITY;
+          } else {
+            sw_ok = 0;
+          }
+        }
+        w = mp__h2d_window(in, a, q);
+        sw_cost += h2d > w ? h2d - w : 0;
+        sw_after = fwd ? 0 : ka;
+      }
+    } else {
+      /* A SWAP value still on the device at p. */
+      double cur = in->h2d_end[v] - in->t_start[q];
+      if (cur < 0) cur = 0;
+      if (fwd) {
+        if (!(in->pos_swap_out[v] <= p && in->d2h_end[v] > tp)) continue;
+        if (wnext != 0 && (st->wait[v] == 0 || st->wait[v] > wnext)) {
+          sw_ok = 1;
+          sw_wait = wnext;
+          sw_cost = in->d2h_end[v] - tp;
+          sw_after = st->after[v];
+        }
+      } else {
+        if (!(in->pos_swap_in[v] <= p)) continue;
+        if (ka > st->after[v]) {
+          /* Hold its swap-in back until after p: its own copy leaves the
+           * window it now occupies. */
+          double fin = in->h2d_end[v] < in->t_start[q] ? in->h2d_end[v] : in->t_start[q];
+          double own = fin - in->t_start[a], w;
+          if (own < 0) own = 0;
+          if (own > h2d) own = h2d;
+          w = mp__h2d_window(in, a, q) + own;
+          sw_cost = (h2d > w ? h2d - w : 0) - cur;
+          if (sw_cost < 0) sw_cost = 0;
+          sw_ok = 1;
+          sw_after = ka;
+          sw_wait = st->wait[v];
+        }
+      }
+      rc_cost = -cur; /* a recompute also saves the swap's exposure */
+    }
+
+    rc_ok = nd->recompute;
+    if (rc_ok) {
+      double c0 = rc_cost;
+      if (!mp__rc_plan(g, st, (uint32_t)v, p, sc, &x_off, &x_cnt, &rc_cost, &rc_save)) {
+        *nomem = 1;
+        return 0;
+      }
+      rc_cost += c0;
+      if (rc_cost < 0) rc_cost = 0;
+      if (rc_save <= 0) rc_ok = 0;
+    }
+    mv[cnt].x_off = mv[cnt].x_cnt = 0;
+    mv[cnt].wait = 0;
+    mv[cnt].after = 0;
+    mv[cnt].remat = 0;
+    mv[cnt].slack = INFINITY;
+    if (sw_ok && (sw_cost <= MP__FREE_COST || !rc_ok || sw_cost < rc_cost)) {
+      mv[cnt].to = MP_RES_SWAP;
+      mv[cnt].after = sw_after;
+      mv[cnt].wait = sw_wait;
+      mv[cnt].slack = slack;
+      mv[cnt].saving = b;
+      mv[cnt].cost = sw_cost;
+    } else if (rc_ok) {
+      mv[cnt].to = MP_RES_RECOMPUTE;
+      mv[cnt].x_off = x_off;
+      mv[cnt].x_cnt = x_cnt;
+      mv[cnt].saving = rc_save;
+      mv[cnt].cost = rc_cost;
+    } else {
+      continue;
+    }
+    mv[cnt++].v = (uint32_t)v;
+  }
+
+  /* In the backward pass: a value live at p between a read at or before p
+   * and its next read in a later backward step (a recompute chain read it
+   * early) gets a fresh instance from the next backward step on. */
+  if (!fwd && ka < in->n_ord)
+    for (v = 0; v < n; v++) {
+      const mp_node_t *nd = &g->nodes[v];
+      const size_t *rd = in->rd + in->rd_off[v];
+      size_t nr = in->rd_off[v + 1] - in->rd_off[v], lo = 0, hi = nr, r2, mk;
+      double cost, save;
+      size_t x_off, x_cnt;
+      if (!mp__is_act(g, (uint32_t)v) || nd->bytes == 0 || !nd->recompute || st->remat[v] != 0 ||
+          nr == 0)
+        continue;
+      if (ban[v] != 0 && ban[v] == peak) continue;
+      while (lo < hi) { /* first read after p */
+        size_t mid = lo + (hi - lo) / 2;
+        if (rd[mid] <= p) lo = mid + 1;
+        else hi = mid;
+      }
+      if (lo == nr || lo == 0) continue; /* no read after p, or none before */
+      r2 = rd[lo];
+      if (r2 < in->block_start[ka]) continue;
+      /* The instance r2 reads began at the last make before it. */
+      mk = in->pos_compute[v];
+      if (in->pos_swap_in[v] != NONE && in->pos_swap_in[v] <= r2 && in->pos_swap_in[v] > mk)
+        mk = in->pos_swap_in[v];
+      if (in->pos_rec1[v] != NONE && in->pos_rec1[v] <= r2 && in->pos_rec1[v] > mk)
+        mk = in->pos_rec1[v];
+      if (in->pos_rec2[v] != NONE && in->pos_rec2[v] <= r2 && in->pos_rec2[v] > mk)
+        mk = in->pos_rec2[v];
+      if (mk > p || rd[lo - 1] < mk) continue;
+      if (!mp__rc_plan(g, st, (uint32_t)v, p, sc, &x_off, &x_cnt, &cost, &save)) {
+        *nomem = 1;
+        return 0;
+      }
+      if (save <= 0) continue;
+      mv[cnt].v = (uint32_t)v;
+      mv[cnt].to = st->dec[v];
+      mv[cnt].after = 0;
+      mv[cnt].wait = 0;
+      mv[cnt].remat = ka;
+      mv[cnt].slack = INFINITY;
+      mv[cnt].x_off = x_off;
+      mv[cnt].x_cnt = x_cnt;
+      mv[cnt].saving = save;
+      mv[cnt++].cost = cost;
+    }
+  return cnt;
+}
+
+/* Apply moves mv[0..cnt) to a copy of cur. */
+static int mp__st_apply(const mp_graph_t *g, const mp_plan_options_t *o, const mp__st_t *cur,
+                        const mp__mv_t *mv, size_t cnt, const uint32_t *xs, mp__st_t *out,
+                        mp_error_t *err) {
+  size_t j;
+  int rc;
+  if ((rc = mp__st_copy(g, cur, out)) != 0) return mp_error_set(err, rc, "", "out of memory");
+  for (j = 0; j < cnt; j++) {
+    size_t x;
+    for (x = 0; x < mv[j].x_cnt; x++) out->dec[xs[mv[j].x_off + x]] = MP_RES_RECOMPUTE;
+    if (mv[j].remat != 0) {
+      out->remat[mv[j].v] = mv[j].remat;
+      continue;
+    }
+    out->dec[mv[j].v] = mv[j].to;
+    if (mv[j].to == MP_RES_SWAP) {
+      if (mv[j].after > out->after[mv[j].v]) out->after[mv[j].v] = mv[j].after;
+      if (mv[j].wait != 0 && (out->wait[mv[j].v] == 0 || mv[j].wait < out->wait[mv[j].v]))
+        out->wait[mv[j].v] = mv[j].wait;
+    } else {
+      out->after[mv[j].v] = out->wait[mv[j].v] = 0;
+    }
+  }
+  if ((rc = mp__st_eval(g, o, out, err)) != 0) mp__st_free(out);
+  return rc;
+}
+
+/* Bytes of pinned host memory the SWAP decisions may hold at once (each
+ * value has one host copy at most: an upper bound on the host peak). */
+static uint64_t mp__host_need(const mp_graph_t *g, const uint8_t *dec) {
+  uint64_t h = 0;
+  size_t v;
+  for (v = 0; v < g->n_nodes; v++)
+    if (mp__is_act(g, (uint32_t)v) && dec[v] == MP_RES_SWAP &&
+        __builtin_add_overflow(h, g->nodes[v].bytes, &h))
+      return UINT64_MAX;
+  return h;
+}
+
+typedef struct {
+  uint32_t v;
+  double cost;
+} mp__undo_t;
+
+static int mp__undo_cmp(const void *a, const void *b) {
+  const mp__undo_t *x = a, *y = b;
+  if (x->cost != y->cost) return x->cost > y->cost ? -1 : 1;
+  return x->v > y->v ? -1 : (x->v < y->v ? 1 : 0);
+}
+
+/* A round targets at most 1/MP__BATCH_FRACTION of the peak. */
+#define MP__BATCH_FRACTION 10
+
+/* Searches that stop improving the least peak for this many rounds end. */
+#define MP__NOPROG_MAX 48
+
+int mp__swap_greedy(const mp_graph_t *g, const mp_plan_options_t *o, const uint8_t *init,
+                    double t0, mp__mig_t *m, mp_error_t *err) {
+  size_t n = g->n_nodes, v, iters = 0, cap_iters, noprog = 0;
+  mp__st_t cur, trial;
+  mp__mv_t *mv = NULL;
+  mp__scr_t sc;
+  uint64_t *ban = NULL, least = UINT64_MAX;
+  double *cost_at = NULL;
+  uint8_t *init_dec = NULL;
+  int rc;
+
+  memset(m, 0, sizeof(*m));
+  memset(&cur, 0, sizeof(cur));
+  memset(&trial, 0, sizeof(trial));
+  memset(&sc, 0, sizeof(sc));
+  sc.stamp = calloc(n, sizeof(uint32_t));
+  sc.stack = malloc(n * sizeof(uint32_t));
+  cur.dec = calloc(n, 1);
+  cur.after = calloc(n, sizeof(uint32_t));
+  cur.wait = calloc(n, sizeof(uint32_t));
+  cur.remat = calloc(n, sizeof(uint32_t));
+  init_dec = calloc(n, 1);
+  mv = malloc(n * sizeof(*mv));
+  ban = calloc(n, sizeof(uint64_t));
+  cost_at = calloc(n, sizeof(double));
+  if (!cur.dec || !cur.after || !cur.wait || !cur.remat || !init_dec || !mv || !ban || !cost_at || !sc.stamp || !sc.stack) {
+    rc = mp_error_set(err, MP_ENOMEM, "", "out of memory");
+    goto out;
+  }
+  if (init) {
+    for (v = 0; v < n; v++)
+      if (mp__is_act(g, (uint32_t)v)) init_dec[v] = init[v];
+    memcpy(cur.dec, init_dec, n);
+  }
+  if ((rc = mp__st_eval(g, o, &cur, err)) != 0) goto out;
+  if (mp__host_ok(o, &cur.sim)) least = cur.sim.peak_bytes;
+  /* Each accepted round changes at least one decision along KEEP -> SWAP
+   * -> RECOMPUTE or holds a swap-in back; the cap only guards against
+   * estimates that keep proposing moves the simulator does not reward. */
+  cap_iters = 4 * g->n_activations + 64;
+
+  while (cur.sim.peak_bytes > o->budget && iters++ < cap_iters && noprog <= MP__NOPROG_MAX) {
+    uint64_t peak = cur.sim.peak_bytes, excess = peak - o->budget, host_used;
+    /* Far above the budget, moderate batches: the estimates hold for small
+     * changes, and a plan that moved everything at once is hard to repair. */
+    if (excess > peak / MP__BATCH_FRACTION) excess = peak / MP__BATCH_FRACTION;
+    size_t cnt, take = 0, j, kept;
+    double sum = 0, d2h_acc = 0;
+    int nomem = 0;
+    if ((rc = mp__mig_stop(o, t0, err)) != 0) goto out;
+    host_used = mp__host_need(g, cur.dec);
+    sc.n_xs = 0;
+    cnt = mp__candidates(g, o, &cur, host_used, ban, &sc, mv, &nomem);
+    if (nomem) {
+      rc = mp_error_set(err, MP_ENOMEM, "", "out of memory");
+      goto out;
+    }
+    if (cnt == 0) break;
+    qsort(mv, cnt, sizeof(*mv), mp__mv_cmp);
+    /* Best first until the excess is covered, within the host budget; new
+     * swap-outs share the D2H queue, so each must still end by the peak
+     * after the ones taken before it (estimated one after the other). */
+    for (j = 0, kept = 0; j < cnt && sum < (double)excess; j++) {
+      if (mv[j].to == MP_RES_SWAP && cur.dec[mv[j].v] != MP_RES_SWAP) {
+        uint64_t b = g->nodes[mv[j].v].bytes;
+        if (b > o->device.host_bytes || host_used > o->device.host_bytes - b) continue;
+        if (mv[j].slack < INFINITY) {
+          if (d2h_acc > mv[j].slack) continue;
+          d2h_acc += mp_device_copy_time(&o->device, g, b, 0);
+        }
+        host_used += b;
+      }
+      mv[kept++] = mv[j];
+      sum += mv[j].saving;
+    }
+    take = kept;
+    if (take == 0) break;
+    if ((rc = mp__st_apply(g, o, &cur, mv, take, sc.xs, &trial, err)) != 0) goto out;
+    if (trial.sim.peak_bytes > peak && take > 1) {
+      mp__st_free(&trial);
+      take = 1;
+      if ((rc = mp__st_apply(g, o, &cur, mv, take, sc.xs, &trial, err)) != 0) goto out;
+    }
+    if (trial.sim.peak_bytes > peak) {
+      mp__st_free(&trial);
+      ban[mv[0].v] = peak;
+      noprog++;
+      continue;
+    }
+    for (j = 0; j < take; j++) {
+      size_t x;
+      cost_at[mv[j].v] += mv[j].cost + MP__FREE_COST;
+      for (x = 0; x < mv[j].x_cnt; x++) cost_at[sc.xs[mv[j].x_off + x]] += MP__FREE_COST;
+    }
+    mp__st_free(&cur);
+    cur = trial;
+    memset(&trial, 0, sizeof(trial));
+    if (mp__host_ok(o, &cur.sim) && cur.sim.peak_bytes < least) {
+      least = cur.sim.peak_bytes;
+      noprog = 0;
+    } else {
+      noprog++;
+    }
+  }
+
+  m->feasible = cur.sim.peak_bytes <= o->budget && mp__host_ok(o, &cur.sim);
+  if (m->feasible) {
+    /* Undo what the final plan does not need, most expensive first. */
+    mp__undo_t *ud = malloc(n * sizeof(*ud));
+    size_t nu = 0, j;
+    if (ud == NULL) {
+      rc = mp_error_set(err, MP_ENOMEM, "", "out of memory");
+      goto out;
+    }
+    for (v = 0; v < n; v++)
+      if (mp__is_act(g, (uint32_t)v) &&
+          (cur.dec[v] != init_dec[v] || cur.remat[v] != 0 ||
+           (cur.dec[v] == MP_RES_SWAP && (cur.after[v] != 0 || cur.wait[v] != 0)))) {
+        ud[nu].v = (uint32_t)v;
+        ud[nu++].cost = cost_at[v];
+      }
+    qsort(ud, nu, sizeof(*ud), mp__undo_cmp);
+    for (j = 0; j < nu; j++) {
+      uint32_t u = ud[j].v;
+      double tol = 1e-9 * (1.0 + fabs(cur.sim.time_total));
+      if ((rc = mp__mig_stop(o, t0, err)) != 0) {
+        free(ud);
+        goto out;
+      }
+      if ((rc = mp__st_copy(g, &cur, &trial)) != 0) {
+        free(ud);
+        rc = mp_error_set(err, rc, "", "out of memory");
+        goto out;
+      }
+      trial.dec[u] = init_dec[u];
+      trial.after[u] = 0;
+      trial.wait[u] = 0;
+      trial.remat[u] = 0;
+      if ((rc = mp__st_eval(g, o, &trial, err)) != 0) {
+        free(ud);
+        mp__st_free(&trial);
+        goto out;
+      }
+      if (trial.sim.peak_bytes <= o->budget && mp__host_ok(o, &trial.sim) &&
+          trial.sim.time_total <= cur.sim.time_total + tol) {
+        mp__st_free(&cur);
+        cur = trial;
+        memset(&trial, 0, sizeof(trial));
+      } else {
+        mp__st_free(&trial);
+      }
+    }
+    free(ud);
+  }
+
+  /* The answer: explicit frees, simulated once more. */
+  m->dec = cur.dec;
+  m->after = cur.after;
+  m->wait = cur.wait;
+  m->remat = cur.remat;
+  cur.dec = NULL;
+  cur.after = NULL;
+  cur.wait = NULL;
+  cur.remat = NULL;
+  m->least_peak = least;
+  for (v = 0; v < n; v++)
+    if (mp__is_act(g, (uint32_t)v) && cur.info.eff && cur.info.eff[v] != MP_RES_KEEP)
+      m->n_decisions++;
+  if (m->feasible) {
+    mp_residency_options_t ro;
+    mp_residency_options_init(&ro);
+    ro.device = &o->device;
+    ro.swap_in_after = m->after;
+    ro.wait_before = m->wait;
+    ro.remat_from = m->remat;
+    if ((rc = mp_schedule_from_residency(g, m->dec, &ro, &m->schedule, err)) != 0) goto out;
+    if ((rc = mp__sim_plan(g, &o->device, m->schedule, &m->sim, err)) != 0) goto out;
+    m->feasible = m->sim.peak_bytes <= o->budget && mp__host_ok(o, &m->sim);
+    if (mp__host_ok(o, &m->sim) && m->sim.peak_bytes < m->least_peak)
+      m->least_peak = m->sim.peak_bytes;
+  }
+  rc = 0;
+out:
+  if (rc != 0) mp__mig_free(m);
+  mp__st_free(&cur);
+  mp__st_free(&trial);
+  free(mv);
+  free(ban);
+  free(cost_at);
+  free(sc.stamp);
+  free(sc.stack);
+  free(sc.xs);
+  free(init_dec);
+  return rc;
+}
+
+/* ---- Results ---------------------------------------------------------- */
+
+typedef struct {
+  uint8_t *read;
+} mp__mark_t;
+
+static void mp__mark_read(void *arg, uint32_t u) { ((mp__mark_t *)arg)->read[u] = 1; }
+
+int mp__mig_adopt(const mp_graph_t *g, mp__mig_t *m, mp_plan_result_t *r) {
+  size_t n = g->n_nodes, v, k, nc = 0;
+  uint8_t *moved;
+  mp__mark_t mk;
+  r->n_segments = 1;
+  r->feasible = m->feasible;
+  if (!m->feasible) {
+    r->min_feasible_budget = m->least_peak == UINT64_MAX ? 0 : m->least_peak;
+    return 0;
+  }
+  moved = calloc(n ? n : 1, 1);
+  mk.read = calloc(n ? n : 1, 1);
+  r->swapped = malloc((m->sim.n_swapped ? m->sim.n_swapped : 1) * sizeof(uint32_t));
+  r->checkpoints = malloc((n ? n : 1) * sizeof(uint32_t));
+  if (!moved || !mk.read || !r->swapped || !r->checkpoints) {
+    free(moved);
+    free(mk.read);
+    return MP_ENOMEM;
+  }
+  memcpy(r->swapped, m->sim.swapped, m->sim.n_swapped * sizeof(uint32_t));
+  r->n_swapped = m->sim.n_swapped;
+  for (k = 0; k < m->sim.n_swapped; k++) moved[m->sim.swapped[k]] = 1;
+  for (k = 0; k < m->sim.n_recomputed; k++) moved[m->sim.recomputed[k]] = 1;
+  for (v = 0; v < n; v++)
+    if (mp__is_act(g, (uint32_t)v)) mp__bwd_reads_each(g, (uint32_t)v, mp__mark_read, &mk);
+  /* Checkpoints: values kept on the device from the forward pass for a
+   * backward step that reads them. */
+  for (v = 0; v < n; v++)
+    if (mp__is_act(g, (uint32_t)v) && mk.read[v] && !moved[v]) r->checkpoints[nc++] = (uint32_t)v;
+  r->n_checkpoints = nc;
+  free(moved);
+  free(mk.read);
+  r->schedule = m->schedule;
+  r->sim = m->sim;
+  m->schedule = NULL;
+  memset(&m->sim, 0, sizeof(m->sim));
+  return 0;
+}
 
 int mp__plan_migrate(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
                      mp_plan_result_t *r, mp_error_t *err) {
-  (void)g;
-  (void)o;
-  (void)t0;
-  (void)r;
-  return mp_error_set(err, MP_EINVAL, "$.solver", "the data-migration solvers are not built yet");
+  mp__mig_t m;
+  int rc;
+  if (o->accounting != MP_ACCOUNTING_DEFAULT)
+    return mp_error_set(err, MP_EINVAL, "$.accounting",
+                        "the reference accounting applies to the DP solvers only");
+  if (o->solver == MP_SOLVER_LAYRUB) return mp__plan_layrub(g, o, t0, r, err);
+  if (o->solver != MP_SOLVER_SWAP) return mp__plan_hybrid(g, o, t0, r, err);
+  r->solver_used = MP_SOLVER_SWAP;
+  if ((rc = mp__swap_greedy(g, o, NULL, t0, &m, err)) != 0) return rc;
+  if (m.feasible) r->source = m.n_decisions > 0 ? "swap-greedy" : "keep-all";
+  rc = mp__mig_adopt(g, &m, r);
+  mp__mig_free(&m);
+  if (rc != 0) return mp_error_set(err, rc, "", "out of memory");
+  return 0;
 }

@@ -1,0 +1,268 @@
+/* hybrid.c - the `hybrid` solver: recomputation and data migration together.
+ *
+ * It starts from what a recompute-only user gets (mp_plan with the auto
+ * solver, the caller's lower-set limit and deadline) and adds swaps where
+ * they cut time or reach budgets the DP alone cannot. Candidates, each
+ * simulated under the plan's device, in this order:
+ *   1. the swap greedy from keeping everything ("hybrid-swap"), first
+ *      because it is fast;
+ *   2. the recompute-only DP plan at the budget ("hybrid-dp");
+ *   3. the DP's plans at three looser budgets, geometrically spaced between
+ *      the budget and plain backpropagation's peak (approx DP once exact
+ *      has fallen back), each brought down to the budget by the swap greedy
+ *      starting from its recomputation decisions ("hybrid-dp+swap"): less
+ *      recomputation, paid for with swaps the compute hides.
+ * The answer is the feasible candidate of least simulated time (ties: least
+ * peak, then the earlier candidate), so hybrid is never slower than the
+ * better of recompute-only and swap-only at the same budget. When none fits,
+ * min_feasible_budget is the least budget any candidate family reaches.
+ *
+ * Cancellation is an error (MP_ECANCELED). The deadline bounds the whole
+ * search: the DP gets what is left of it (and falls back to approx when it
+ * runs out, as for a recompute-only user); once it has passed, no further
+ * candidate starts and the answer is the best one so far (min_feasible_budget
+ * then only covers the candidates that ran); MP_ETIMEDOUT only when even the
+ * swap greedy could not finish. Called by mp__plan_migrate (swap.c);
+ * ownership as in plan.h.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan_internal.h"
+#include "swap.h"
+
+typedef struct {
+  mp_plan_result_t best; /* the best feasible candidate (schedule set) */
+  int have;
+  int answered;          /* some candidate search ran to its end */
+  uint64_t least;        /* least budget some candidate family meets */
+} mp__hy_t;
+
+static int mp__hy_better(const mp__hy_t *h, const mp_sim_report_t *s) {
+  double tol;
+  if (!h->have) return 1;
+  tol = 1e-9 * (1.0 + fabs(h->best.sim.time_total));
+  if (s->time_total < h->best.sim.time_total - tol) return 1;
+  if (s->time_total > h->best.sim.time_total + tol) return 0;
+  return s->peak_bytes < h->best.sim.peak_bytes;
+}
+
+/* Offer a migration plan (freed here). */
+static int mp__hy_offer_mig(const mp_graph_t *g, mp__hy_t *h, mp__mig_t *m, const char *source) {
+  int rc = 0;
+  if (m->least_peak < h->least) h->least = m->least_peak;
+  if (m->feasible && mp__hy_better(h, &m->sim)) {
+    mp_plan_result_t c;
+    memset(&c, 0, sizeof(c));
+    if ((rc = mp__mig_adopt(g, m, &c)) == 0) {
+      mp_plan_result_free(&h->best);
+      h->best = c;
+      h->best.source = source;
+      h->have = 1;
+    } else {
+      mp_plan_result_free(&c);
+    }
+  }
+  mp__mig_free(m);
+  return rc;
+}
+
+/* The recompute-only plan at budget b (with the auto solver: what mp_plan
+ * gives a recompute-only user; approx once exact has fallen back). */
+static int mp__hy_dp(const mp_graph_t *g, const mp_plan_options_t *o, double t0, uint64_t b,
+                     mp_solver_t solver, mp_plan_result_t *dr, mp_error_t *err) {
+  mp_plan_options_t po = *o;
+  po.solver = solver;
+  po.swap = 0;
+  po.budget = b;
+  if (o->deadline_ms > 0) {
+    po.deadline_ms = o->deadline_ms - (mp__now_ms() - t0);
+    if (po.deadline_ms < 1) po.deadline_ms = 1;
+  }
+  return mp_plan(g, &po, dr, err);
+}
+
+/* Re-simulate a recompute-only plan under the device. */
+static int mp__hy_resim(const mp_graph_t *g, const mp_plan_options_t *o, mp_plan_result_t *dr,
+                        mp_error_t *err) {
+  mp_sim_options_t so;
+  mp_sim_report_t s;
+  mp_error_t serr;
+  int rc;
+  so.device = &o->device;
+  rc = mp_simulate_ex(g, dr->schedule, &so, &s, &serr);
+  if (rc != 0)
+    return mp_error_set(err, rc, "", "%s%s",
+                        rc == MP_ESCHEDULE ? "planner bug: the DP's plan does not simulate: " : "",
+                        serr.message);
+  mp_sim_report_free(&dr->sim);
+  dr->sim = s;
+  return 0;
+}
+
+/* Deadline between candidates: stop (1) with an answer in hand, else the
+ * error. */
+static int mp__hy_stop(const mp_plan_options_t *o, double t0, const mp__hy_t *h, int *stop,
+                       mp_error_t *err) {
+  int rc = mp__mig_stop(o, t0, err);
+  *stop = 0;
+  if (rc == MP_ETIMEDOUT && h->answered) {
+    mp_error_clear(err);
+    *stop = 1;
+    return 0;
+  }
+  return rc;
+}
+
+int mp__plan_hybrid(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
+                    mp_plan_result_t *r, mp_error_t *err) {
+  mp__hy_t h;
+  mp_plan_result_t dr;
+  mp__mig_t m;
+  uint8_t *dec = NULL, *prev = NULL;
+  uint64_t p0;
+  int rc, stop = 0, i, exact = 0;
+  char exact_reason[sizeof(r->exact_reason)];
+  size_t n_lower_sets = 0, v;
+
+  memset(&h, 0, sizeof(h));
+  memset(&dr, 0, sizeof(dr));
+  exact_reason[0] = '\0';
+  h.least = UINT64_MAX;
+
+  /* 1. Swaps alone: fast, so it runs first and a deadline that cuts the DP
+   * short still leaves it in the race. */
+  if ((rc = mp__swap_greedy(g, o, NULL, t0, &m, err)) != 0) goto fail;
+  h.answered = 1;
+  p0 = UINT64_MAX;
+  if (m.n_decisions == 0 && m.feasible) p0 = m.sim.peak_bytes; /* kept everything */
+  if ((rc = mp__hy_offer_mig(g, &h, &m, "hybrid-swap")) != 0) goto nomem;
+  if ((rc = mp__hy_stop(o, t0, &h, &stop, err)) != 0) goto fail;
+  if (stop) goto done;
+
+  /* 2. The recompute-only plan at the budget. */
+  if ((rc = mp__hy_dp(g, o, t0, o->budget, MP_SOLVER_AUTO, &dr, err)) != 0) goto fail;
+  exact = dr.exact;
+  memcpy(exact_reason, dr.exact_reason, sizeof(exact_reason));
+  n_lower_sets = dr.n_lower_sets;
+  if (dr.schedule != NULL && dr.feasible) {
+    if ((rc = mp__hy_resim(g, o, &dr, err)) != 0) goto fail;
+    if (dr.sim.peak_bytes < h.least) h.least = dr.sim.peak_bytes;
+    if (dr.sim.peak_bytes <= o->budget && dr.sim.host_peak_bytes <= o->device.host_bytes &&
+        mp__hy_better(&h, &dr.sim)) {
+      mp_plan_result_free(&h.best);
+      h.best = dr;
+      memset(&dr, 0, sizeof(dr));
+      h.best.source = "hybrid-dp";
+      h.have = 1;
+    }
+  } else if (dr.min_feasible_budget != 0 && dr.min_feasible_budget < h.least) {
+    h.least = dr.min_feasible_budget;
+  }
+  mp_plan_result_free(&dr);
+  if ((rc = mp__hy_stop(o, t0, &h, &stop, err)) != 0) goto fail;
+  if (stop) goto done;
+
+  /* 3. Looser DP plans, brought down to the budget with swaps. Plain
+   * backpropagation's peak bounds the sweep: at or above it nothing needs
+   * recomputing. */
+  if (p0 == UINT64_MAX) {
+    mp_schedule_t *s = NULL;
+    mp_sim_report_t sr;
+    if ((rc = mp_schedule_store_all(g, &s)) != 0) goto nomem;
+    {
+      mp_sim_options_t so;
+      so.device = &o->device;
+      rc = mp_simulate_ex(g, s, &so, &sr, NULL);
+    }
+    mp_schedule_free(s);
+    if (rc != 0) {
+      rc = mp_error_set(err, rc, "", "cannot simulate plain backpropagation");
+      goto fail;
+    }
+    p0 = sr.peak_bytes;
+    mp_sim_report_free(&sr);
+  }
+  dec = calloc(g->n_nodes ? g->n_nodes : 1, 1);
+  prev = calloc(g->n_nodes ? g->n_nodes : 1, 1);
+  if (!dec || !prev) goto nomem;
+  for (i = 1; i <= 3 && o->budget < p0; i++) {
+    double lo = o->budget > 0 ? (double)o->budget : 1.0;
+    double bd = lo * pow((double)p0 / lo, (double)i / 4.0);
+    uint64_t b = bd >= (double)p0 ? p0 : (uint64_t)bd;
+    size_t k;
+    if (b <= o->budget) continue;
+    if ((rc = mp__hy_stop(o, t0, &h, &stop, err)) != 0) goto fail;
+    if (stop) goto done;
+    if ((rc = mp__hy_dp(g, o, t0, b, exact ? MP_SOLVER_AUTO : MP_SOLVER_APPROX, &dr, err)) != 0)
+      goto fail;
+    if (!dr.feasible) {
+      mp_plan_result_free(&dr);
+      continue;
+    }
+    memset(dec, 0, g->n_nodes);
+    for (k = 0; k < dr.sim.n_recomputed; k++) dec[dr.sim.recomputed[k]] = MP_RES_RECOMPUTE;
+    mp_plan_result_free(&dr);
+    if (i > 1 && memcmp(dec, prev, g->n_nodes) == 0) continue; /* same plan as before */
+    memcpy(prev, dec, g->n_nodes);
+    rc = mp__swap_greedy(g, o, dec, t0, &m, err);
+    if (rc == MP_ETIMEDOUT) goto done_clear;
+    if (rc != 0) goto fail;
+    if ((rc = mp__hy_offer_mig(g, &h, &m, "hybrid-dp+swap")) != 0) goto nomem;
+  }
+  goto done;
+
+done_clear:
+  mp_error_clear(err);
+done:
+  *r = h.best;
+  r->solver = o->solver;
+  r->objective = o->objective;
+  r->accounting = o->accounting;
+  r->budget = o->budget;
+  r->solver_used = MP_SOLVER_HYBRID;
+  r->exact = exact;
+  memcpy(r->exact_reason, exact_reason, sizeof(r->exact_reason));
+  r->n_lower_sets = n_lower_sets;
+  if (!h.have) {
+    memset(r, 0, sizeof(*r));
+    r->solver = o->solver;
+    r->objective = o->objective;
+    r->accounting = o->accounting;
+    r->budget = o->budget;
+    r->solver_used = MP_SOLVER_HYBRID;
+    r->exact = exact;
+    memcpy(r->exact_reason, exact_reason, sizeof(r->exact_reason));
+    r->n_lower_sets = n_lower_sets;
+    r->feasible = 0;
+    r->min_feasible_budget = h.least == UINT64_MAX ? 0 : h.least;
+  } else {
+    r->feasible = 1;
+    r->min_feasible_budget = 0;
+    if (strcmp(r->source, "hybrid-dp") != 0) r->has_model = 0;
+    /* r->swapped mirrors the report (empty for a recompute-only plan). */
+    if (r->swapped == NULL) {
+      r->swapped = malloc((r->sim.n_swapped ? r->sim.n_swapped : 1) * sizeof(uint32_t));
+      if (r->swapped == NULL) {
+        mp_plan_result_free(r);
+        rc = mp_error_set(err, MP_ENOMEM, "", "out of memory");
+        goto out;
+      }
+      for (v = 0; v < r->sim.n_swapped; v++) r->swapped[v] = r->sim.swapped[v];
+      r->n_swapped = r->sim.n_swapped;
+    }
+  }
+  rc = 0;
+  goto out;
+
+nomem:
+  rc = mp_error_set(err, MP_ENOMEM, "", "out of memory");
+fail:
+  mp_plan_result_free(&h.best);
+out:
+  mp_plan_result_free(&dr);
+  free(dec);
+  free(prev);
+  return rc;
+}

@@ -1,0 +1,68 @@
+/* layrub.c - Layrub's fixed data-migration policy (Jin et al., TACO 2018;
+ * ALGORITHMS.md section 8), to reproduce it and compare memplan's plans
+ * against it. It has no planner and no budget:
+ *  - inter-layer: every eligible activation (every value some backward step
+ *    reads) is offloaded to pinned host memory right after its last forward
+ *    reader, with a sync (a `wait`) after each layer's offloads, and
+ *    prefetched one layer ahead: its swap-in is issued at the start of the
+ *    backward step before the one that first reads it; nothing is
+ *    recomputed;
+ *  - intra-layer: a gradient is written over its dead activation where the
+ *    graph allows it (the simulator's intra-layer reuse, forced on).
+ * The plan is feasible iff its simulated peak fits the budget and its host
+ * peak the host budget. mp__plan_layrub is called by mp__plan_migrate
+ * (swap.c); ownership as in plan.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "swap.h"
+
+static void mp__layrub_mark(void *arg, uint32_t u) { ((uint8_t *)arg)[u] = MP_RES_SWAP; }
+
+int mp__plan_layrub(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
+                    mp_plan_result_t *r, mp_error_t *err) {
+  mp_device_t dev = o->device;
+  mp_residency_options_t ro;
+  mp__mig_t m;
+  size_t v;
+  int rc;
+
+  memset(&m, 0, sizeof(m));
+  r->solver_used = MP_SOLVER_LAYRUB;
+  if ((rc = mp__mig_stop(o, t0, err)) != 0) return rc;
+  dev.intra_layer_reuse = 1;
+  m.dec = calloc(g->n_nodes ? g->n_nodes : 1, 1);
+  if (m.dec == NULL) return mp_error_set(err, MP_ENOMEM, "", "out of memory");
+  for (v = 0; v < g->n_nodes; v++)
+    if (g->nodes[v].kind == MP_KIND_ACTIVATION)
+      mp__bwd_reads_each(g, (uint32_t)v, mp__layrub_mark, m.dec);
+  mp_residency_options_init(&ro);
+  ro.device = &dev;
+  ro.lookahead = 1;
+  ro.sync_swap_out = 1;
+  if ((rc = mp_schedule_from_residency(g, m.dec, &ro, &m.schedule, err)) != 0) goto out;
+  {
+    mp_sim_options_t so;
+    mp_error_t serr;
+    so.device = &dev;
+    rc = mp_simulate_ex(g, m.schedule, &so, &m.sim, &serr);
+    if (rc != 0) {
+      rc = mp_error_set(err, rc, "", "%s%s",
+                        rc == MP_ESCHEDULE ? "planner bug: the layrub schedule does not simulate: "
+                                           : "",
+                        serr.message);
+      goto out;
+    }
+  }
+  m.n_decisions = m.sim.n_swapped;
+  m.feasible = m.sim.peak_bytes <= o->budget && m.sim.host_peak_bytes <= dev.host_bytes;
+  /* Its only plan: the least budget it meets is its peak, unless the host
+   * budget rules it out at any device budget. */
+  m.least_peak = m.sim.host_peak_bytes <= dev.host_bytes ? m.sim.peak_bytes : UINT64_MAX;
+  if (m.feasible) r->source = "layrub";
+  if ((rc = mp__mig_adopt(g, &m, r)) != 0) rc = mp_error_set(err, rc, "", "out of memory");
+out:
+  mp__mig_free(&m);
+  return rc;
+}

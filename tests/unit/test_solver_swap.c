@@ -1,0 +1,542 @@
+/* test_solver_swap.c - the data-migration solvers (planner/swap.c,
+ * hybrid.c, layrub.c): the schedules mp_schedule_from_residency builds, the
+ * swap greedy on a hand-checked chain (a swap the compute hides, a recompute
+ * cheaper than an exposed copy, a recompute:false value swapped with a stall,
+ * a host budget too small), Layrub's fixed policy, and issue 5's bars on the
+ * seven shipped graphs (every plan re-simulated). */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats.h"
+#include "graph.h"
+#include "plan.h"
+#include "simulator.h"
+#include "suites.h"
+#include "swap.h"
+
+#define MB 1000000ull
+
+/* ---- The hand-checked chain ------------------------------------------------
+ * x (input, 0 bytes) -> a -> b -> c -> d -> e, each backward reading its
+ * input (the default), bwd_time = 2 * time:
+ *            a     b     c     d     e
+ *   bytes   46    10    30    30     1   MB
+ *   time     5    10   100    10     1   (ms: the device says 1 ms per unit)
+ * Forward 126, backward 252. Keeping everything, the backward of e holds the
+ * values a, b, c, d, the seed gradient of e and the gradient of d:
+ * 46 + 10 + 30 + 30 + 1 + 30 = 147 MB, the peak. Without a on the device
+ * there it is 101; the backward of b then needs a, its gradient and b's:
+ * 46 + 46 + 10 = 102 MB, the least any plan reaches. At a budget of 107 MB
+ * exactly a must leave (b or c alone free too little). */
+static mp_graph_t *chain(int a_recompute, int others_recompute) {
+  static const char *const ids[] = {"a", "b", "c", "d", "e"};
+  static const uint64_t mb[] = {46, 10, 30, 30, 1};
+  static const double tm[] = {5, 10, 100, 10, 1};
+  mp_graph_t *g = mp_graph_new();
+  mp_node_spec_t s;
+  mp_error_t err;
+  const char *in;
+  int i;
+  ck_assert_ptr_nonnull(g);
+  mp_node_spec_init(&s);
+  s.id = "x";
+  s.kind = MP_KIND_INPUT;
+  ck_assert_int_eq(mp_graph_add_node(g, &s, NULL, &err), 0);
+  for (i = 0; i < 5; i++) {
+    mp_node_spec_init(&s);
+    s.id = ids[i];
+    in = i == 0 ? "x" : ids[i - 1];
+    s.inputs = &in;
+    s.n_inputs = 1;
+    s.bytes = mb[i] * MB;
+    s.time = tm[i];
+    s.recompute = i == 0 ? a_recompute : others_recompute;
+    s.grad_inplace = 1; /* only matters with intra-layer reuse (Layrub) */
+    ck_assert_int_eq(mp_graph_add_node(g, &s, NULL, &err), 0);
+  }
+  ck_assert_int_eq(mp_graph_finalize(g, NULL, &err), 0);
+  return g;
+}
+
+/* 1 ms per time unit, no latency, d2h 1 MB/ms, h2d as given (MB/ms). */
+static void chain_device(mp_device_t *d, double h2d_mb_per_ms) {
+  mp_device_init(d);
+  d->time_unit_s = 1e-3;
+  d->latency_s = 0;
+  d->d2h_bytes_per_s = 1e9;
+  d->h2d_bytes_per_s = h2d_mb_per_ms * 1e9;
+}
+
+static uint32_t node(const mp_graph_t *g, const char *id) {
+  long v = mp_graph_find(g, id);
+  ck_assert_int_ge(v, 0);
+  return (uint32_t)v;
+}
+
+/* The plan's figures are the simulator's: replaying its schedule under the
+ * plan's device gives the same peak, time and host peak. */
+static void check_resim(const mp_graph_t *g, const mp_device_t *dev, const mp_plan_result_t *r) {
+  mp_sim_options_t so;
+  mp_sim_report_t s;
+  mp_error_t err;
+  ck_assert_ptr_nonnull(r->schedule);
+  so.device = dev;
+  ck_assert_msg(mp_simulate_ex(g, r->schedule, &so, &s, &err) == 0, "%s", err.message);
+  ck_assert_uint_eq(s.peak_bytes, r->sim.peak_bytes);
+  ck_assert(fabs(s.time_total - r->sim.time_total) <= 1e-9 * (1 + s.time_total));
+  ck_assert_uint_eq(s.host_peak_bytes, r->sim.host_peak_bytes);
+  ck_assert_uint_eq(s.n_swapped, r->n_swapped);
+  mp_sim_report_free(&s);
+}
+
+static void plan_chain(const mp_graph_t *g, mp_solver_t solver, double h2d, uint64_t budget,
+                       uint64_t host, mp_plan_result_t *r) {
+  mp_plan_options_t o;
+  mp_error_t err;
+  mp_plan_options_init(&o);
+  o.solver = solver;
+  o.budget = budget;
+  chain_device(&o.device, h2d);
+  o.device.host_bytes = host;
+  ck_assert_msg(mp_plan(g, &o, r, &err) == 0, "%s", err.message);
+  /* Layrub simulates with intra-layer reuse on, its policy. */
+  if (solver == MP_SOLVER_LAYRUB) o.device.intra_layer_reuse = 1;
+  if (r->feasible) check_resim(g, &o.device, r);
+}
+
+START_TEST(test_keep_all_fits) {
+  mp_graph_t *g = chain(1, 1);
+  mp_plan_result_t r;
+  plan_chain(g, MP_SOLVER_SWAP, 1.0, 147 * MB, UINT64_MAX, &r);
+  ck_assert(r.feasible);
+  ck_assert_str_eq(r.source, "keep-all");
+  ck_assert_uint_eq(r.sim.peak_bytes, 147 * MB);
+  ck_assert_double_eq(r.sim.time_total, 378);
+  ck_assert_uint_eq(r.n_swapped, 0);
+  mp_plan_result_free(&r);
+  mp_graph_free(g);
+}
+END_TEST
+
+/* h2d 1 MB/ms: a's copy back (46 ms) hides under c's backward (200 ms), so
+ * swapping a is free (recomputing it would cost 5). Its swap-out (46 ms
+ * after b, ends at 61) is done long before the backward starts (126). Just
+ * in time, the swap-in is issued before c's backward, which then holds b,
+ * c's gradient, a and b's new gradient: 10 + 30 + 46 + 10 = 96. Peak 102
+ * (backward of b), time 126 + 252, no stall. */
+START_TEST(test_swap_hidden) {
+  mp_graph_t *g = chain(1, 1);
+  mp_plan_result_t r;
+  plan_chain(g, MP_SOLVER_SWAP, 1.0, 107 * MB, UINT64_MAX, &r);
+  ck_assert(r.feasible);
+  ck_assert_str_eq(r.source, "swap-greedy");
+  ck_assert_uint_eq(r.n_swapped, 1);
+  ck_assert_uint_eq(r.swapped[0], node(g, "a"));
+  ck_assert_uint_eq(r.sim.n_recomputed, 0);
+  ck_assert_uint_eq(r.sim.peak_bytes, 102 * MB);
+  ck_assert_double_eq(r.sim.time_total, 378);
+  ck_assert_double_eq(r.sim.time_stall, 0);
+  ck_assert_uint_eq(r.sim.host_peak_bytes, 46 * MB);
+  ck_assert_uint_eq(r.sim.bytes_swapped_out, 46 * MB);
+  ck_assert_double_eq(r.sim.time_copy_d2h, 46);
+  ck_assert_double_eq(r.sim.time_copy_h2d, 46);
+  mp_plan_result_free(&r);
+  mp_graph_free(g);
+}
+END_TEST
+
+/* h2d 0.2 MB/ms: a's copy back takes 230 ms and at most 220 ms of backward
+ * (d's and c's) can hide it, so swapping exposes 10 ms; recomputing a costs
+ * its 5 ms. The greedy recomputes a: peak 102 (the recompute right before
+ * b's backward), time 126 + 252 + 5 = 383. */
+START_TEST(test_recompute_cheaper) {
+  mp_graph_t *g = chain(1, 1);
+  mp_plan_result_t r;
+  plan_chain(g, MP_SOLVER_SWAP, 0.2, 107 * MB, UINT64_MAX, &r);
+  ck_assert(r.feasible);
+  ck_assert_uint_eq(r.n_swapped, 0);
+  ck_assert_uint_eq(r.sim.n_recomputed, 1);
+  ck_assert_uint_eq(r.sim.recomputed[0], node(g, "a"));
+  ck_assert_uint_eq(r.sim.peak_bytes, 102 * MB);
+  ck_assert_double_eq(r.sim.time_recompute, 5);
+  ck_assert_double_eq(r.sim.time_total, 383);
+  ck_assert_uint_eq(r.sim.host_peak_bytes, 0);
+  mp_plan_result_free(&r);
+  mp_graph_free(g);
+}
+END_TEST
+
+/* The same with a marked recompute:false: a is swapped instead. First the
+ * swap-in is held back past e's backward (the peak), issued at 128 before
+ * d's backward, which then peaks at 70 + 46 + 30 = 146; the greedy holds it
+ * back once more, past d's backward: issued at 148 before c's, it lands at
+ * 378 and b's backward (due at 348) stalls 30 ms. Peak 102, time 408. */
+START_TEST(test_nofree_swapped) {
+  mp_graph_t *g = chain(0, 1);
+  mp_plan_result_t r;
+  plan_chain(g, MP_SOLVER_SWAP, 0.2, 107 * MB, UINT64_MAX, &r);
+  ck_assert(r.feasible);
+  ck_assert_uint_eq(r.n_swapped, 1);
+  ck_assert_uint_eq(r.swapped[0], node(g, "a"));
+  ck_assert_uint_eq(r.sim.n_recomputed, 0);
+  ck_assert_uint_eq(r.sim.peak_bytes, 102 * MB);
+  ck_assert_double_eq(r.sim.time_stall, 30);
+  ck_assert_double_eq(r.sim.time_total, 408);
+  ck_assert_uint_eq(r.sim.host_peak_bytes, 46 * MB);
+  mp_plan_result_free(&r);
+  mp_graph_free(g);
+}
+END_TEST
+
+/* Nothing may be recomputed: with no pinned host memory at all nothing can
+ * move and the least budget the solver meets is keeping everything, 147 MB;
+ * with exactly a's 46 MB the plan above fits. */
+START_TEST(test_host_budget) {
+  mp_graph_t *g = chain(0, 0);
+  mp_plan_result_t r;
+  plan_chain(g, MP_SOLVER_SWAP, 0.2, 107 * MB, 0, &r);
+  ck_assert(!r.feasible);
+  ck_assert_ptr_null(r.schedule);
+  ck_assert_uint_eq(r.min_feasible_budget, 147 * MB);
+  mp_plan_result_free(&r);
+  plan_chain(g, MP_SOLVER_SWAP, 0.2, 107 * MB, 45 * MB, &r);
+  ck_assert(!r.feasible);
+  mp_plan_result_free(&r);
+  plan_chain(g, MP_SOLVER_SWAP, 0.2, 107 * MB, 46 * MB, &r);
+  ck_assert(r.feasible);
+  ck_assert_uint_eq(r.sim.peak_bytes, 102 * MB);
+  ck_assert_uint_eq(r.sim.host_peak_bytes, 46 * MB);
+  ck_assert_double_eq(r.sim.time_total, 408);
+  mp_plan_result_free(&r);
+  /* Hybrid: the DP can recompute nothing here either. */
+  plan_chain(g, MP_SOLVER_HYBRID, 0.2, 107 * MB, 0, &r);
+  ck_assert(!r.feasible);
+  ck_assert_uint_eq(r.min_feasible_budget, 147 * MB);
+  mp_plan_result_free(&r);
+  mp_graph_free(g);
+}
+END_TEST
+
+/* Hybrid on the chain: the recompute-only plan (recompute a, 383) beats the
+ * swap-only one (408) when a may be recomputed; both reach 102. */
+START_TEST(test_hybrid_chain) {
+  mp_graph_t *g = chain(1, 1);
+  mp_plan_result_t r;
+  plan_chain(g, MP_SOLVER_HYBRID, 0.2, 107 * MB, UINT64_MAX, &r);
+  ck_assert(r.feasible);
+  ck_assert_double_eq(r.sim.time_total, 383);
+  ck_assert_uint_le(r.sim.peak_bytes, 107 * MB);
+  ck_assert_int_eq(r.solver_used, MP_SOLVER_HYBRID);
+  mp_plan_result_free(&r);
+  /* Fast link: the free swap (378) beats recomputing (383). */
+  plan_chain(g, MP_SOLVER_HYBRID, 1.0, 107 * MB, UINT64_MAX, &r);
+  ck_assert(r.feasible);
+  ck_assert_double_eq(r.sim.time_total, 378);
+  ck_assert_uint_eq(r.n_swapped, 1);
+  mp_plan_result_free(&r);
+  mp_graph_free(g);
+}
+END_TEST
+
+static void expect_steps(const mp_graph_t *g, const mp_schedule_t *s, const char *const *want,
+                         size_t n) {
+  size_t i;
+  ck_assert_uint_eq(s->n_steps, n);
+  for (i = 0; i < n; i++) {
+    char got[64];
+    snprintf(got, sizeof(got), "%s %s", mp_step_op_name(s->steps[i].op),
+             g->nodes[s->steps[i].node].id);
+    ck_assert_msg(strcmp(got, want[i]) == 0, "step %zu: got '%s', want '%s'", i, got, want[i]);
+  }
+}
+
+/* The schedules of decision vectors, step by step (auto_free: no frees). */
+START_TEST(test_residency_schedules) {
+  mp_graph_t *g = chain(1, 1);
+  mp_residency_options_t ro;
+  mp_device_t dev;
+  mp_schedule_t *s;
+  mp_error_t err;
+  uint8_t dec[6] = {0};
+  uint32_t a = node(g, "a"), b = node(g, "b"), c = node(g, "c");
+  static const char *const swap_jit[] = {
+      "compute a",  "compute b",  "swap_out a", "compute c",  "compute d", "compute e",
+      "backward e", "backward d", "swap_in a",  "backward c", "backward b", "backward a"};
+  static const char *const layrub[] = {
+      "compute a",  "compute b",   "swap_out a", "wait a",     "compute c",  "swap_out b",
+      "wait b",     "compute d",   "swap_out c", "wait c",     "compute e",  "swap_out d",
+      "wait d",     "swap_in d",   "swap_in c",  "backward e", "swap_in b",  "backward d",
+      "swap_in a",  "backward c",  "backward b", "backward a"};
+  /* b's recompute needs a, recomputed first; a then stays for b's backward. */
+  static const char *const rec[] = {"compute a",   "compute b",   "compute c",  "compute d",
+                                    "compute e",   "backward e",  "backward d", "recompute a",
+                                    "recompute b", "backward c",  "backward b", "backward a"};
+
+  chain_device(&dev, 1.0);
+  mp_residency_options_init(&ro);
+  ro.device = &dev;
+  ro.auto_free = 1;
+  /* a swapped, just in time: its 46 ms copy fits in c's backward. */
+  dec[a] = MP_RES_SWAP;
+  ck_assert_int_eq(mp_schedule_from_residency(g, dec, &ro, &s, &err), 0);
+  ck_assert(s->auto_free);
+  expect_steps(g, s, swap_jit, sizeof(swap_jit) / sizeof(swap_jit[0]));
+  mp_schedule_free(s);
+  /* Layrub's policy: everything a backward reads, one backward step ahead,
+   * a wait after each offload. */
+  memset(dec, MP_RES_SWAP, sizeof(dec));
+  ro.lookahead = 1;
+  ro.sync_swap_out = 1;
+  ck_assert_int_eq(mp_schedule_from_residency(g, dec, &ro, &s, &err), 0);
+  expect_steps(g, s, layrub, sizeof(layrub) / sizeof(layrub[0]));
+  mp_schedule_free(s);
+  /* a and b recomputed, right before the first backward that needs them. */
+  memset(dec, 0, sizeof(dec));
+  dec[a] = dec[b] = MP_RES_RECOMPUTE;
+  ro.lookahead = 0;
+  ro.sync_swap_out = 0;
+  ck_assert_int_eq(mp_schedule_from_residency(g, dec, &ro, &s, &err), 0);
+  expect_steps(g, s, rec, sizeof(rec) / sizeof(rec[0]));
+  mp_schedule_free(s);
+  /* c recomputed needs b: with b recomputed too, the recompute of c is
+   * preceded by b's; explicit frees make it a valid schedule. */
+  dec[c] = MP_RES_RECOMPUTE;
+  ro.auto_free = 0;
+  ck_assert_int_eq(mp_schedule_from_residency(g, dec, &ro, &s, &err), 0);
+  ck_assert(!s->auto_free);
+  {
+    mp_sim_report_t sr;
+    ck_assert_msg(mp_simulate(g, s, &sr, &err) == 0, "%s", err.message);
+    ck_assert_double_eq(sr.time_recompute, 5 + 10 + 100);
+    mp_sim_report_free(&sr);
+  }
+  mp_schedule_free(s);
+  mp_graph_free(g);
+
+  /* recompute:false cannot be RECOMPUTE. */
+  g = chain(0, 1);
+  memset(dec, 0, sizeof(dec));
+  dec[node(g, "a")] = MP_RES_RECOMPUTE;
+  ck_assert_int_eq(mp_schedule_from_residency(g, dec, &ro, &s, &err), MP_EINVAL);
+  ck_assert_ptr_null(s);
+  mp_graph_free(g);
+}
+END_TEST
+
+/* Layrub on the chain (h2d 1 MB/ms, intra-layer reuse forced on). Forward:
+ * each offload is followed by a wait: a's 46 ms after b (ends 61), b's 10
+ * after c (171), c's 30 after d (211), d's 30 after e (242): 116 ms of
+ * stall. Backward, one step ahead: d and c come in before e's backward
+ * (242..272, 272..302): e's backward waits 30 for d; b is issued after it
+ * (lands 312), d's backward waits until c lands at 302 (28); a is issued
+ * at 322 and lands at 368, long before b's backward (522). Total 552 =
+ * 126 + 252 + 174. Each gradient is written over its input's value (the
+ * backward creating it is that value's last reader), so device memory
+ * peaks at 86 MB when a lands before c's backward (a 46, b 10, c's
+ * gradient 30); host memory at 116 MB while all four copies sit there. */
+START_TEST(test_layrub_chain) {
+  mp_graph_t *g = chain(1, 1);
+  mp_plan_result_t r;
+  plan_chain(g, MP_SOLVER_LAYRUB, 1.0, UINT64_MAX, UINT64_MAX, &r);
+  ck_assert(r.feasible);
+  ck_assert_str_eq(r.source, "layrub");
+  ck_assert_uint_eq(r.n_swapped, 4);
+  ck_assert_uint_eq(r.sim.n_recomputed, 0);
+  ck_assert_double_eq(r.sim.time_stall, 174);
+  ck_assert_double_eq(r.sim.time_total, 552);
+  ck_assert_uint_eq(r.sim.peak_bytes, 86 * MB);
+  ck_assert_uint_eq(r.sim.host_peak_bytes, 116 * MB);
+  mp_plan_result_free(&r);
+  plan_chain(g, MP_SOLVER_LAYRUB, 1.0, 50 * MB, UINT64_MAX, &r);
+  ck_assert(!r.feasible);
+  ck_assert_uint_eq(r.min_feasible_budget, 86 * MB);
+  mp_plan_result_free(&r);
+  mp_graph_free(g);
+}
+END_TEST
+
+START_TEST(test_reference_accounting_refused) {
+  mp_graph_t *g = chain(1, 1);
+  mp_plan_options_t o;
+  mp_plan_result_t r;
+  mp_error_t err;
+  mp_plan_options_init(&o);
+  o.solver = MP_SOLVER_SWAP;
+  o.accounting = MP_ACCOUNTING_REFERENCE;
+  ck_assert_int_eq(mp_plan(g, &o, &r, &err), MP_EINVAL);
+  ck_assert_str_eq(err.path, "$.accounting");
+  mp_graph_free(g);
+}
+END_TEST
+
+static int always_stop(void *arg) {
+  (void)arg;
+  return 1;
+}
+
+START_TEST(test_cancel) {
+  mp_graph_t *g = chain(1, 1);
+  mp_plan_options_t o;
+  mp_plan_result_t r;
+  mp_error_t err;
+  mp_plan_options_init(&o);
+  o.solver = MP_SOLVER_SWAP;
+  o.budget = 107 * MB;
+  o.should_stop = always_stop;
+  ck_assert_int_eq(mp_plan(g, &o, &r, &err), MP_ECANCELED);
+  o.solver = MP_SOLVER_LAYRUB;
+  ck_assert_int_eq(mp_plan(g, &o, &r, &err), MP_ECANCELED);
+  mp_graph_free(g);
+}
+END_TEST
+
+/* ---- Issue 5's bars on the shipped graphs --------------------------------- */
+
+static const char *const shipped[] = {"vgg19", "unet", "resnet50", "resnet152",
+                                      "googlenet", "pspnet", "densenet"};
+
+static mp_graph_t *load_shipped(const char *name) {
+  char path[128];
+  mp_graph_t *g;
+  mp_error_t err;
+  snprintf(path, sizeof(path), "tests/graphs/cg_%s.txt", name);
+  ck_assert_msg(mp_graph_load_file(path, MP_FORMAT_AUTO, NULL, &g, NULL, &err) == 0, "%s: %s",
+                path, err.message);
+  return g;
+}
+
+/* Exact on the chains and the small graphs, approx past a few thousand
+ * lower sets (GoogLeNet, PSPNet, ResNet-152) to keep the suite fast. */
+#define BAR_MAX_LOWER_SETS 3000
+
+static void plan_shipped(const mp_graph_t *g, mp_solver_t solver, uint64_t budget, int reuse,
+                         mp_plan_result_t *r) {
+  mp_plan_options_t o;
+  mp_error_t err;
+  mp_plan_options_init(&o);
+  o.solver = solver;
+  o.budget = budget;
+  o.max_lower_sets = BAR_MAX_LOWER_SETS;
+  o.device.intra_layer_reuse = reuse;
+  ck_assert_msg(mp_plan(g, &o, r, &err) == 0, "%s: %s", mp_solver_name(solver), err.message);
+  if (r->feasible) {
+    ck_assert_uint_le(r->sim.peak_bytes, budget);
+    if (solver == MP_SOLVER_LAYRUB) o.device.intra_layer_reuse = 1;
+    if (mp_solver_swaps(solver)) check_resim(g, &o.device, r);
+  }
+}
+
+/* Below the least budget of recompute-only plans (halfway to the lower
+ * bound mp_min_budget), swap or hybrid fits; where recompute-only and
+ * swap-only both fit, hybrid is no slower than either. */
+START_TEST(test_bars_shipped) {
+  mp_graph_t *g = load_shipped(shipped[_i]);
+  mp_plan_result_t ro, sw, hy, none;
+  uint64_t lb, least, below, p0;
+  double fr[2] = {0.25, 0.6};
+  int k, fits;
+
+  ck_assert_int_eq(mp_min_budget(g, &lb), 0);
+  plan_shipped(g, MP_SOLVER_NONE, UINT64_MAX, 0, &none);
+  p0 = none.sim.peak_bytes;
+  mp_plan_result_free(&none);
+  plan_shipped(g, MP_SOLVER_AUTO, lb, 0, &ro);
+  if (ro.feasible) {
+    least = lb; /* nothing to beat */
+  } else {
+    least = ro.min_feasible_budget;
+  }
+  mp_plan_result_free(&ro);
+  ck_assert_uint_gt(least, lb);
+  below = lb + (least - lb) / 2;
+  plan_shipped(g, MP_SOLVER_AUTO, below, 0, &ro);
+  ck_assert(!ro.feasible);
+  mp_plan_result_free(&ro);
+  plan_shipped(g, MP_SOLVER_SWAP, below, 0, &sw);
+  plan_shipped(g, MP_SOLVER_HYBRID, below, 0, &hy);
+  fits = sw.feasible || hy.feasible;
+  printf("  %-10s lower bound %.3f GB, recompute-only from %.3f GB; at %.3f GB swap %s "
+         "(%.0f), hybrid %s (%.0f, %s)\n",
+         shipped[_i], lb / 1e9, least / 1e9, below / 1e9, sw.feasible ? "fits" : "no",
+         sw.sim.time_total, hy.feasible ? "fits" : "no", hy.sim.time_total,
+         hy.source ? hy.source : "-");
+  ck_assert_msg(fits, "%s: neither swap nor hybrid fits %llu bytes", shipped[_i],
+                (unsigned long long)below);
+  if (sw.feasible && hy.feasible)
+    ck_assert(hy.sim.time_total <= sw.sim.time_total * (1 + 1e-12));
+  mp_plan_result_free(&sw);
+  mp_plan_result_free(&hy);
+
+  for (k = 0; k < 2; k++) {
+    uint64_t b = least + (uint64_t)((double)(p0 - least) * fr[k]);
+    plan_shipped(g, MP_SOLVER_AUTO, b, 0, &ro);
+    plan_shipped(g, MP_SOLVER_SWAP, b, 0, &sw);
+    plan_shipped(g, MP_SOLVER_HYBRID, b, 0, &hy);
+    ck_assert(ro.feasible);
+    ck_assert(hy.feasible);
+    ck_assert(hy.sim.time_total <= ro.sim.time_total * (1 + 1e-12));
+    if (sw.feasible) ck_assert(hy.sim.time_total <= sw.sim.time_total * (1 + 1e-12));
+    printf("  %-10s at %.3f GB: recompute-only %.0f, swap %.0f%s, hybrid %.0f (%s)\n",
+           shipped[_i], b / 1e9, ro.sim.time_total, sw.sim.time_total,
+           sw.feasible ? "" : " (none)", hy.sim.time_total, hy.source);
+    mp_plan_result_free(&ro);
+    mp_plan_result_free(&sw);
+    mp_plan_result_free(&hy);
+  }
+  mp_graph_free(g);
+}
+END_TEST
+
+/* Layrub against memplan at Layrub's own peak, both with intra-layer reuse:
+ * memplan's hybrid plan must take less time. */
+START_TEST(test_layrub_vs_hybrid) {
+  static const char *const names[] = {"vgg19", "resnet50"};
+  mp_graph_t *g = load_shipped(names[_i]);
+  mp_plan_result_t lr, hy, none;
+  plan_shipped(g, MP_SOLVER_NONE, UINT64_MAX, 0, &none);
+  plan_shipped(g, MP_SOLVER_LAYRUB, UINT64_MAX, 1, &lr);
+  ck_assert(lr.feasible);
+  ck_assert_uint_gt(lr.n_swapped, 0);
+  ck_assert_uint_lt(lr.sim.peak_bytes, none.sim.peak_bytes);
+  plan_shipped(g, MP_SOLVER_HYBRID, lr.sim.peak_bytes, 1, &hy);
+  printf("  %-10s layrub: peak %.3f GB (%.1f%% below %.3f), time %.0f (+%.1f%%); "
+         "hybrid at that peak: %.3f GB, time %.0f (+%.1f%%, %s)\n",
+         names[_i], lr.sim.peak_bytes / 1e9,
+         100.0 * (1.0 - (double)lr.sim.peak_bytes / (double)none.sim.peak_bytes),
+         none.sim.peak_bytes / 1e9, lr.sim.time_total,
+         100.0 * (lr.sim.time_total / none.sim.time_total - 1.0),
+         hy.feasible ? hy.sim.peak_bytes / 1e9 : 0.0, hy.sim.time_total,
+         100.0 * (hy.sim.time_total / none.sim.time_total - 1.0), hy.source ? hy.source : "-");
+  ck_assert(hy.feasible);
+  ck_assert(hy.sim.time_total < lr.sim.time_total);
+  mp_plan_result_free(&lr);
+  mp_plan_result_free(&hy);
+  mp_plan_result_free(&none);
+  mp_graph_free(g);
+}
+END_TEST
+
+Suite *suite_solver_swap(void) {
+  Suite *s = suite_create("solver_swap");
+  TCase *tc = tcase_create("chain");
+  tcase_add_test(tc, test_keep_all_fits);
+  tcase_add_test(tc, test_swap_hidden);
+  tcase_add_test(tc, test_recompute_cheaper);
+  tcase_add_test(tc, test_nofree_swapped);
+  tcase_add_test(tc, test_host_budget);
+  tcase_add_test(tc, test_hybrid_chain);
+  tcase_add_test(tc, test_residency_schedules);
+  tcase_add_test(tc, test_layrub_chain);
+  tcase_add_test(tc, test_reference_accounting_refused);
+  tcase_add_test(tc, test_cancel);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("shipped");
+  tcase_set_timeout(tc, 120);
+  tcase_add_loop_test(tc, test_bars_shipped, 0, (int)(sizeof(shipped) / sizeof(shipped[0])));
+  tcase_add_loop_test(tc, test_layrub_vs_hybrid, 0, 2);
+  suite_add_tcase(s, tc);
+  return s;
+}
