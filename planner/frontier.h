@@ -12,6 +12,14 @@
  * simulated peak with no recomputation. For memonger and sqrt the points
  * are their simulated candidate plans, Pareto-filtered.
  *
+ * Data migration (swap, hybrid, layrub; frontier_swap.c): the cost of a
+ * point is its extra time, total - forward - backward (recomputation plus
+ * stalls), not recomputation alone, and `migrate` is set. Each point is a
+ * plan mp_plan() returns at exactly points[i].budget under o->device
+ * (the solvers are deterministic, so re-planning there reproduces it), and
+ * the staircase is strictly increasing in budget and strictly decreasing in
+ * extra time. layrub has one point: its fixed policy at its own peak.
+ *
  * Ownership: mp_frontier() fills a caller-provided struct; release it with
  * mp_frontier_free() (safe on a zeroed struct). The graph is borrowed.
  */
@@ -28,7 +36,17 @@
 typedef struct mp_frontier_point_s {
   uint64_t budget;     /* least total device memory for this point */
   double recompute;    /* recomputation time at that budget, graph time unit */
-  double overhead_pct; /* recompute / (forward + backward) * 100 */
+  double overhead_pct; /* recompute / (forward + backward) * 100; for a
+                        * migration frontier extra_time / (forward +
+                        * backward) * 100 */
+  /* Set for migration frontiers only (mp_frontier_t.migrate); the other
+   * solvers' points leave them undefined. */
+  double extra_time;   /* total - forward - backward: recompute + stalls */
+  double stall;        /* compute idle waiting for copies */
+  uint64_t peak_bytes; /* simulated device peak of the point's plan (<= budget) */
+  uint64_t host_peak_bytes; /* its pinned host memory peak */
+  size_t n_swapped;    /* activations it moves to host memory */
+  size_t n_recomputed; /* activations it recomputes */
 } mp_frontier_point_t;
 
 typedef struct mp_frontier_s {
@@ -38,14 +56,24 @@ typedef struct mp_frontier_s {
   char exact_reason[160];
   uint64_t peak_no_recompute; /* simulated peak of plain backpropagation */
   size_t n_points;
-  mp_frontier_point_t *points; /* strictly increasing budget, strictly decreasing recompute */
+  mp_frontier_point_t *points; /* strictly increasing budget, strictly decreasing
+                                * recompute (migration: extra_time) */
   double solve_ms;
+  /* Data migration: the points carry extra_time and the rest; `device` is
+   * the device they were planned under and time_unit_s its seconds per
+   * graph time unit for this graph. peak_no_recompute is then the plain
+   * backpropagation peak under that device. */
+  int migrate;
+  mp_device_t device;
+  double time_unit_s;
 } mp_frontier_t;
 
 /* Compute the frontier for o->solver (auto, exact, approx, memonger or
- * sqrt; none gives the single no-recompute point). o->budget, objective and
- * accounting are ignored (time objective, default accounting); the lower-set
- * limit, deadline and cancel callback apply. 0 or a negative MP_E* code. */
+ * sqrt; none gives the single no-recompute point; swap, hybrid and layrub
+ * plan under o->device). o->budget, objective and accounting are ignored
+ * (time objective, default accounting); o->swap is not consulted (ask for
+ * hybrid rather than auto with swap); the lower-set limit, deadline and
+ * cancel callback apply. 0 or a negative MP_E* code. */
 int mp_frontier(const mp_graph_t *g, const mp_plan_options_t *o, mp_frontier_t *out,
                 mp_error_t *err);
 void mp_frontier_free(mp_frontier_t *f);

@@ -1,12 +1,204 @@
-/* frontier_swap.c - the memory/time frontier of the data-migration solvers.
- * Placeholder until they land: every call says so. */
+/* frontier_swap.c - the memory/time frontier of the data-migration solvers
+ * (swap, hybrid, layrub), called by mp_frontier() (frontier.h).
+ *
+ * The migration solvers have no one-pass frontier: each budget is its own
+ * greedy search. So the staircase is sampled from single-budget solves
+ * with mp_plan(), the same call a plan request makes:
+ *
+ *   hi  the peak of plain backpropagation under the device (no plan needs
+ *       more: keeping everything fits there with no extra time);
+ *   lo  the least budget the solver reaches: mp_min_budget() when it plans
+ *       there, else the solver's own min_feasible_budget when that plans,
+ *       else a bisection between the two ends (MP__BISECT steps);
+ *   then MP__SAMPLES budgets spread evenly from lo to hi.
+ *
+ * Every feasible solve is a candidate point (its budget, its extra time
+ * total - forward - backward); the candidates are Pareto-filtered on
+ * (budget, extra time). A point keeps the budget it was solved at, not its
+ * plan's peak: the solvers are deterministic, so mp_plan() at exactly that
+ * budget returns that plan, and the point is a promise the planner keeps.
+ * layrub ignores the budget, so its frontier is the single point of its
+ * fixed policy at its simulated peak.
+ */
 #include "frontier.h"
+
+#include <stdlib.h>
+#include <string.h>
+
 #include "plan_internal.h"
+
+/* 16 budgets from lo to hi, and at most 8 bisection steps: about 18 solves
+ * when the solver's hint is right, 26 at most. A hybrid solve runs the DP,
+ * so on GoogLeNet (exact DP of tens of seconds) this is what the frontier
+ * costs; fewer samples would miss the staircase's steps on the deep nets. */
+#define MP__SAMPLES 16
+#define MP__BISECT 8
+
+typedef struct {
+  const mp_graph_t *g;
+  const mp_plan_options_t *o;
+  double t0;
+  mp_frontier_t *f;
+  size_t cap;
+} mp__fs_t;
+
+/* Solve at `budget` with the asked solver. The frontier's deadline is
+ * shared by all solves: each gets what is left of it. */
+static int mp__solve(mp__fs_t *s, mp_solver_t solver, uint64_t budget, mp_plan_result_t *r,
+                     mp_error_t *err) {
+  mp_plan_options_t po = *s->o;
+  po.solver = solver;
+  po.budget = budget;
+  po.objective = MP_OBJECTIVE_TIME;
+  po.accounting = MP_ACCOUNTING_DEFAULT;
+  po.swap = mp_solver_swaps(solver);
+  if (s->o->should_stop && s->o->should_stop(s->o->stop_arg))
+    return mp_error_set(err, MP_ECANCELED, "", "the frontier was cancelled");
+  if (s->o->deadline_ms > 0) {
+    double left = s->o->deadline_ms - (mp__now_ms() - s->t0);
+    if (left <= 0) return mp_error_set(err, MP_ETIMEDOUT, "", "the frontier passed its deadline");
+    po.deadline_ms = left;
+  }
+  return mp_plan(s->g, &po, r, err);
+}
+
+/* A feasible plan as a candidate point at `budget`. */
+static int mp__add(mp__fs_t *s, uint64_t budget, const mp_plan_result_t *r, mp_error_t *err) {
+  mp_frontier_point_t *p;
+  const mp_sim_report_t *m = &r->sim;
+  double base = m->time_forward + m->time_backward, extra = m->time_total - base;
+  if (!r->feasible || r->schedule == NULL) return 0;
+  if (s->f->n_points == s->cap) {
+    size_t nc = s->cap ? 2 * s->cap : 32;
+    mp_frontier_point_t *np = realloc(s->f->points, nc * sizeof(*np));
+    if (np == NULL) return mp_error_set(err, MP_ENOMEM, "", "out of memory");
+    s->f->points = np;
+    s->cap = nc;
+  }
+  if (extra < 0) extra = 0; /* rounding of the event times */
+  p = &s->f->points[s->f->n_points++];
+  memset(p, 0, sizeof(*p));
+  p->budget = budget;
+  p->recompute = m->time_recompute;
+  p->extra_time = extra;
+  p->overhead_pct = base > 0 ? extra / base * 100.0 : 0;
+  p->stall = m->time_stall;
+  p->peak_bytes = m->peak_bytes;
+  p->host_peak_bytes = m->host_peak_bytes;
+  p->n_swapped = m->n_swapped;
+  p->n_recomputed = m->n_recomputed;
+  if (s->f->solver_used == s->f->solver) s->f->solver_used = r->solver_used;
+  return 0;
+}
+
+/* Solve at `budget` and keep the plan as a candidate; *feasible says
+ * whether it planned, *min_feasible is the solver's hint (0: none). */
+static int mp__probe(mp__fs_t *s, uint64_t budget, int *feasible, uint64_t *min_feasible,
+                     mp_error_t *err) {
+  mp_plan_result_t r;
+  int rc = mp__solve(s, s->o->solver, budget, &r, err);
+  if (rc != 0) return rc;
+  *feasible = r.feasible && r.schedule != NULL;
+  if (min_feasible) *min_feasible = r.feasible ? 0 : r.min_feasible_budget;
+  rc = mp__add(s, budget, &r, err);
+  mp_plan_result_free(&r);
+  return rc;
+}
+
+static int mp__cmp(const void *a, const void *b) {
+  const mp_frontier_point_t *x = a, *y = b;
+  if (x->budget != y->budget) return x->budget < y->budget ? -1 : 1;
+  return x->extra_time < y->extra_time ? -1 : x->extra_time > y->extra_time;
+}
+
+/* Sort by budget and keep the points that strictly lower the extra time. */
+static void mp__pareto(mp_frontier_t *f) {
+  size_t i, w = 0;
+  if (f->n_points == 0) return;
+  qsort(f->points, f->n_points, sizeof(*f->points), mp__cmp);
+  for (i = 0; i < f->n_points; i++)
+    if (w == 0 || f->points[i].extra_time < f->points[w - 1].extra_time) f->points[w++] = f->points[i];
+  f->n_points = w;
+}
 
 int mp__frontier_migrate(const mp_graph_t *g, const mp_plan_options_t *o, mp_frontier_t *out,
                          mp_error_t *err) {
-  (void)g;
-  (void)o;
-  (void)out;
-  return mp_error_set(err, MP_EINVAL, "$.solver", "the data-migration solvers are not built yet");
+  mp__fs_t s;
+  mp_plan_result_t r;
+  uint64_t lo, hi, mb, hint = 0;
+  int rc, ok = 0, k;
+
+  memset(out, 0, sizeof(*out));
+  memset(&s, 0, sizeof(s));
+  s.g = g;
+  s.o = o;
+  s.t0 = mp__now_ms();
+  s.f = out;
+  if ((rc = mp_device_check(&o->device, err)) != 0) return rc;
+  out->solver = o->solver;
+  out->solver_used = o->solver;
+  out->migrate = 1;
+  out->device = o->device;
+  out->time_unit_s = mp_device_unit_s(&o->device, g);
+
+  /* plain backpropagation under the device: the top of the staircase */
+  if ((rc = mp__solve(&s, MP_SOLVER_NONE, UINT64_MAX, &r, err)) != 0) goto fail;
+  hi = r.sim.peak_bytes;
+  mp_plan_result_free(&r);
+  out->peak_no_recompute = hi;
+
+  if (o->solver == MP_SOLVER_LAYRUB) {
+    /* the fixed policy: one plan whatever the budget, placed at its peak */
+    if ((rc = mp__solve(&s, MP_SOLVER_LAYRUB, UINT64_MAX, &r, err)) != 0) goto fail;
+    rc = mp__add(&s, r.sim.peak_bytes, &r, err);
+    mp_plan_result_free(&r);
+    if (rc != 0) goto fail;
+    goto done;
+  }
+
+  if ((rc = mp_min_budget(g, &mb)) != 0) {
+    mp_error_set(err, rc, "", "the graph's least budget overflows");
+    goto fail;
+  }
+  if (mb > hi) mb = hi;
+  lo = hi;
+  if ((rc = mp__probe(&s, mb, &ok, &hint, err)) != 0) goto fail;
+  if (ok) {
+    lo = mb;
+  } else {
+    uint64_t a = mb, b = hi; /* a: infeasible; b: feasible (to be checked) */
+    int i;
+    if (hint > mb && hint < hi) {
+      if ((rc = mp__probe(&s, hint, &ok, NULL, err)) != 0) goto fail;
+      if (ok) b = hint; else a = hint;
+    }
+    if (b == hi) {
+      if ((rc = mp__probe(&s, hi, &ok, NULL, err)) != 0) goto fail;
+      if (!ok) goto done; /* nothing plans, not even at the top (host budget) */
+    }
+    if (!(b == hint && ok)) {
+      /* bisect for the least budget that plans */
+      uint64_t tol = (hi - mb) / 256 + 1;
+      for (i = 0; i < MP__BISECT && b - a > tol; i++) {
+        uint64_t m = a + (b - a) / 2;
+        if ((rc = mp__probe(&s, m, &ok, NULL, err)) != 0) goto fail;
+        if (ok) b = m; else a = m;
+      }
+    }
+    lo = b;
+  }
+  /* the samples from lo (solved already) to hi */
+  for (k = 1; k < MP__SAMPLES; k++) {
+    uint64_t bud = lo + (uint64_t)((double)(hi - lo) * k / (MP__SAMPLES - 1));
+    if (k == MP__SAMPLES - 1) bud = hi;
+    if (bud == lo) continue;
+    if ((rc = mp__probe(&s, bud, &ok, NULL, err)) != 0) goto fail;
+  }
+done:
+  mp__pareto(out);
+  out->solve_ms = mp__now_ms() - s.t0;
+  return 0;
+fail:
+  mp_frontier_free(out);
+  return rc;
 }

@@ -7,9 +7,10 @@
  *   1. the swap greedy from keeping everything ("hybrid-swap"), first
  *      because it is fast;
  *   2. the recompute-only DP plan at the budget ("hybrid-dp");
- *   3. the DP's plans at three looser budgets, geometrically spaced between
- *      the budget and plain backpropagation's peak (approx DP once exact
- *      has fallen back), each brought down to the budget by the swap greedy
+ *   3. the approximate DP's plans at three looser budgets, geometrically
+ *      spaced between the budget and plain backpropagation's peak (they are
+ *      starting points: the exact DP would cost seconds per budget on wide
+ *      graphs), each brought down to the budget by the swap greedy
  *      starting from its recomputation decisions ("hybrid-dp+swap"): less
  *      recomputation, paid for with swaps the compute hides.
  * The answer is the feasible candidate of least simulated time (ties: least
@@ -195,8 +196,11 @@ int mp__plan_hybrid(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
     if (b <= o->budget) continue;
     if ((rc = mp__hy_stop(o, t0, &h, &stop, err)) != 0) goto fail;
     if (stop) goto done;
-    if ((rc = mp__hy_dp(g, o, t0, b, exact ? MP_SOLVER_AUTO : MP_SOLVER_APPROX, &dr, err)) != 0)
-      goto fail;
+    /* The approximate DP here: these plans are only starting points for the
+     * swap greedy, and an exact DP per looser budget would cost seconds on
+     * wide graphs (GoogLeNet, PSPNet) for little gain once swaps change the
+     * plan anyway. */
+    if ((rc = mp__hy_dp(g, o, t0, b, MP_SOLVER_APPROX, &dr, err)) != 0) goto fail;
     if (!dr.feasible) {
       mp_plan_result_free(&dr);
       continue;

@@ -2,6 +2,10 @@
  *   {"graph_hash", "solver", "solver_used", "exact", "exact_reason"?,
  *    "peak_no_recompute", "points": [{"budget", "recompute", "overhead_pct"}],
  *    "solve_ms"}
+ * and for a data-migration frontier (swap, hybrid, layrub) also
+ *   "device" (as plan_json.h writes it) and, per point, "extra_time"
+ *   (recompute + stall, what overhead_pct measures), "stall", "peak_bytes",
+ *   "host_peak_bytes", "swapped" and "recomputed" (counts).
  * New reference or NULL when out of memory; arguments are borrowed. */
 #ifndef MP_FRONTIER_JSON_H
 #define MP_FRONTIER_JSON_H

@@ -1,5 +1,8 @@
-/* plan_json.c - the planner's answer as JSON; see plan_json.h. */
+/* plan_json.c - the planner's answer and the device model as JSON; see
+ * plan_json.h. */
 #include "plan_json.h"
+
+#include <stdint.h>
 
 #include "json_util.h"
 #include "schedule_json.h"
@@ -16,12 +19,42 @@ static json_t *mp__ids(const mp_graph_t *g, const uint32_t *idx, size_t n) {
   return a;
 }
 
-json_t *mp_plan_result_to_json(const mp_graph_t *g, const mp_plan_result_t *r,
-                               const char *graph_hash, int with_schedule, int with_timeline) {
+json_t *mp_device_to_json(const mp_device_t *d, const mp_graph_t *g) {
+  json_t *o = json_object();
+  if (o == NULL) return NULL;
+  if (mp_json_set(o, "h2d_bandwidth", mp_json_number(d->h2d_bytes_per_s)) ||
+      mp_json_set(o, "d2h_bandwidth", mp_json_number(d->d2h_bytes_per_s)) ||
+      mp_json_set(o, "latency", json_real(d->latency_s)) ||
+      mp_json_set(o, "copy_engines", json_integer(d->copy_engines)) ||
+      mp_json_set(o, "host_budget", d->host_bytes == UINT64_MAX ? json_null() : mp_json_u64(d->host_bytes)) ||
+      mp_json_set(o, "time_unit_seconds", json_real(g ? mp_device_unit_s(d, g) : d->time_unit_s)) ||
+      mp_json_set(o, "intra_layer_reuse", json_boolean(d->intra_layer_reuse))) {
+    json_decref(o);
+    return NULL;
+  }
+  return o;
+}
+
+/* Does the answer carry the migration fields? For the swap solvers always
+ * (a client asking for migration gets the same shape even when nothing had
+ * to move), for the others when the schedule happens to swap. */
+static int mp__migrates(const mp_plan_result_t *r) {
+  return mp_solver_swaps(r->solver) || mp_solver_swaps(r->solver_used) || r->sim.n_swap_out > 0 ||
+         r->sim.n_swapped > 0;
+}
+
+json_t *mp_plan_result_to_json_ex(const mp_graph_t *g, const mp_plan_result_t *r,
+                                  const char *graph_hash, const mp_device_t *device,
+                                  int with_schedule, int with_timeline) {
   json_t *o = json_object(), *t;
   const mp_sim_report_t *s = &r->sim;
-  int have = r->schedule != NULL;
+  mp_device_t defaults;
+  int have = r->schedule != NULL, migrates = mp__migrates(r);
   if (o == NULL) return NULL;
+  if (device == NULL) {
+    mp_device_init(&defaults);
+    device = &defaults;
+  }
   if (mp_json_set(o, "feasible", json_boolean(r->feasible)) ||
       mp_json_set(o, "solver", json_string(mp_solver_name(r->solver))) ||
       mp_json_set(o, "solver_used", json_string(mp_solver_name(r->solver_used))) ||
@@ -49,9 +82,28 @@ json_t *mp_plan_result_to_json(const mp_graph_t *g, const mp_plan_result_t *r,
     if (mp_json_set(o, "time", t) || mp_json_set(t, "forward", mp_json_number(s->time_forward)) ||
         mp_json_set(t, "backward", mp_json_number(s->time_backward)) ||
         mp_json_set(t, "recompute", mp_json_number(s->time_recompute)) ||
+        mp_json_set(t, "stall", mp_json_number(s->time_stall)) ||
         mp_json_set(t, "total", mp_json_number(s->time_total)))
       goto fail;
+    if (migrates || device->intra_layer_reuse) {
+      if (mp_json_set(o, "reused", mp_json_u64(s->n_reused))) goto fail;
+    }
+    if (migrates) {
+      if (mp_json_set(o, "swapped", mp__ids(g, s->swapped, s->n_swapped)) ||
+          mp_json_set(o, "host_peak_bytes", mp_json_u64(s->host_peak_bytes)))
+        goto fail;
+      t = json_object();
+      if (mp_json_set(o, "transfers", t) || mp_json_set(t, "swap_out", mp_json_u64(s->n_swap_out)) ||
+          mp_json_set(t, "swap_in", mp_json_u64(s->n_swap_in)) ||
+          mp_json_set(t, "bytes_out", mp_json_u64(s->bytes_swapped_out)) ||
+          mp_json_set(t, "bytes_in", mp_json_u64(s->bytes_swapped_in)) ||
+          mp_json_set(t, "d2h_time", mp_json_number(s->time_copy_d2h)) ||
+          mp_json_set(t, "h2d_time", mp_json_number(s->time_copy_h2d)))
+        goto fail;
+    }
   }
+  if ((migrates || device->intra_layer_reuse) && mp_json_set(o, "device", mp_device_to_json(device, g)))
+    goto fail;
   if (r->has_model) {
     t = json_object();
     if (mp_json_set(o, "model", t) || mp_json_set(t, "recompute", mp_json_number(r->model_recompute)) ||
@@ -82,4 +134,9 @@ json_t *mp_plan_result_to_json(const mp_graph_t *g, const mp_plan_result_t *r,
 fail:
   json_decref(o);
   return NULL;
+}
+
+json_t *mp_plan_result_to_json(const mp_graph_t *g, const mp_plan_result_t *r,
+                               const char *graph_hash, int with_schedule, int with_timeline) {
+  return mp_plan_result_to_json_ex(g, r, graph_hash, NULL, with_schedule, with_timeline);
 }

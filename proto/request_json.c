@@ -1,8 +1,12 @@
-/* request_json.c - validation of the daemon's request bodies (see
- * request_json.h). Every rejection names the field by its JSON path. */
+/* request_json.c - validation of the daemon's request bodies and of the
+ * device model's values (see request_json.h). Every rejection names the
+ * field by its JSON path. */
 #include "request_json.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +37,177 @@ int mp_json_budget(const json_t *v, const char *path, uint64_t *out, mp_error_t 
   return mp_error_set(err, MP_EINVAL, path,
                       "a budget is an integer number of bytes or a string such as \"12GiB\"");
 }
+
+/* ---- device values as text ---- */
+
+/* The whole of `s` as a plain number (strtod syntax, no trailing text). */
+static int mp__plain_number(const char *s, double *out) {
+  char *end;
+  if (s == NULL || *s == '\0' || isspace((unsigned char)*s)) return -1;
+  errno = 0;
+  *out = strtod(s, &end);
+  if (end == s || *end != '\0' || errno == ERANGE) return -1;
+  return 0;
+}
+
+int mp_parse_rate(const char *s, double *out, mp_error_t *err) {
+  char buf[128];
+  size_t n = s ? strlen(s) : 0;
+  double d;
+  if (n == 0 || n >= sizeof(buf))
+    return mp_error_set(err, MP_EINVAL, "", "a bandwidth is a number of bytes per second or a string such as \"12GB/s\"");
+  memcpy(buf, s, n + 1);
+  /* "12GB/s" is "12GB" per second */
+  if (n >= 2 && buf[n - 2] == '/' && (buf[n - 1] == 's' || buf[n - 1] == 'S')) buf[n - 2] = '\0';
+  if (mp__plain_number(buf, &d) != 0) {
+    uint64_t b;
+    mp_error_t e;
+    if (mp_parse_bytes(buf, &b, &e) != 0)
+      return mp_error_set(err, MP_EINVAL, "",
+                          "'%.100s' is not a bandwidth (bytes per second, e.g. 12e9, 12GB/s or 11GiB/s)", s);
+    d = (double)b;
+  }
+  if (!isfinite(d) || d <= 0)
+    return mp_error_set(err, MP_EINVAL, "", "a bandwidth must be a positive number of bytes per second");
+  *out = d;
+  return 0;
+}
+
+int mp_parse_seconds(const char *s, double *out, mp_error_t *err) {
+  static const struct {
+    const char *unit;
+    double scale;
+  } units[] = {{"", 1}, {"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}};
+  char *end;
+  double d;
+  size_t i;
+  if (s == NULL || *s == '\0' || isspace((unsigned char)*s))
+    return mp_error_set(err, MP_EINVAL, "", "a duration is a number of seconds or a string such as \"10us\"");
+  errno = 0;
+  d = strtod(s, &end);
+  if (end == s || errno == ERANGE)
+    return mp_error_set(err, MP_EINVAL, "", "'%.100s' is not a duration (seconds, or a number with s, ms, us or ns)", s);
+  for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+    if (strcmp(end, units[i].unit) == 0) break;
+  if (i == sizeof(units) / sizeof(units[0]))
+    return mp_error_set(err, MP_EINVAL, "", "'%.100s' is not a duration (seconds, or a number with s, ms, us or ns)", s);
+  d *= units[i].scale;
+  if (!isfinite(d) || d < 0)
+    return mp_error_set(err, MP_EINVAL, "", "a duration must be a non-negative number of seconds");
+  *out = d;
+  return 0;
+}
+
+/* ---- the device object ---- */
+
+/* A bandwidth field: a JSON number (checked by mp_device_check) or text. */
+static int mp__json_rate(const json_t *v, const char *path, double *out, mp_error_t *err) {
+  if (json_is_number(v)) {
+    *out = json_number_value(v);
+    return 0;
+  }
+  if (json_is_string(v)) {
+    mp_error_t e;
+    if (mp_parse_rate(json_string_value(v), out, &e) != 0)
+      return mp_error_set(err, MP_EINVAL, path, "%s", e.message);
+    return 0;
+  }
+  return mp_error_set(err, MP_EINVAL, path,
+                      "must be a positive number of bytes per second or a string such as \"12GB/s\"");
+}
+
+/* A duration field: a JSON number of seconds (checked by mp_device_check) or text. */
+static int mp__json_seconds(const json_t *v, const char *path, double *out, mp_error_t *err) {
+  if (json_is_number(v)) {
+    *out = json_number_value(v);
+    return 0;
+  }
+  if (json_is_string(v)) {
+    mp_error_t e;
+    if (mp_parse_seconds(json_string_value(v), out, &e) != 0)
+      return mp_error_set(err, MP_EINVAL, path, "%s", e.message);
+    return 0;
+  }
+  return mp_error_set(err, MP_EINVAL, path, "must be a number of seconds or a string such as \"10us\"");
+}
+
+int mp_json_device(const json_t *v, const char *path, mp_device_t *d, mp_error_t *err) {
+  static const char *const keys[] = {"h2d_bandwidth", "d2h_bandwidth", "latency", "copy_engines",
+                                     "host_budget", "time_unit_seconds", "intra_layer_reuse", NULL};
+  char fp[MP_ERROR_PATH_MAX];
+  const char *k;
+  json_t *f;
+  int rc;
+  if (!json_is_object(v))
+    return mp_error_set(err, MP_EINVAL, path,
+                        "must be an object with h2d_bandwidth, d2h_bandwidth, latency, copy_engines, "
+                        "host_budget, time_unit_seconds and intra_layer_reuse (all optional)");
+  json_object_foreach((json_t *)v, k, f) {
+    size_t i;
+    int found = 0;
+    for (i = 0; keys[i]; i++)
+      if (strcmp(keys[i], k) == 0) found = 1;
+    snprintf(fp, sizeof(fp), "%.40s.%.200s", path, k);
+    if (!found) return mp_error_set(err, MP_EINVAL, fp, "unknown field");
+    if (strcmp(k, "h2d_bandwidth") == 0) {
+      rc = mp__json_rate(f, fp, &d->h2d_bytes_per_s, err);
+    } else if (strcmp(k, "d2h_bandwidth") == 0) {
+      rc = mp__json_rate(f, fp, &d->d2h_bytes_per_s, err);
+    } else if (strcmp(k, "latency") == 0) {
+      rc = mp__json_seconds(f, fp, &d->latency_s, err);
+    } else if (strcmp(k, "time_unit_seconds") == 0) {
+      rc = mp__json_seconds(f, fp, &d->time_unit_s, err);
+    } else if (strcmp(k, "copy_engines") == 0) {
+      json_int_t e = json_is_integer(f) ? json_integer_value(f) : 0;
+      if (e != 1 && e != 2)
+        return mp_error_set(err, MP_EINVAL, fp, "must be 1 (one queue for both directions) or 2 (one each)");
+      d->copy_engines = (int)e;
+      rc = 0;
+    } else if (strcmp(k, "host_budget") == 0) {
+      if (json_is_null(f)) {
+        d->host_bytes = UINT64_MAX;
+        rc = 0;
+      } else {
+        rc = mp_json_budget(f, fp, &d->host_bytes, err);
+      }
+    } else {
+      if (!json_is_boolean(f)) return mp_error_set(err, MP_EINVAL, fp, "must be true or false");
+      d->intra_layer_reuse = json_is_true(f);
+      rc = 0;
+    }
+    if (rc != 0) return rc;
+  }
+  {
+    /* mp_device_check names "$.device.<field>"; keep that field under `path` */
+    mp_error_t e;
+    mp_error_clear(&e);
+    if ((rc = mp_device_check(d, &e)) != 0) {
+      const char *dot = strrchr(e.path, '.');
+      snprintf(fp, sizeof(fp), "%.40s%.200s", path, dot ? dot : "");
+      return mp_error_set(err, rc, fp, "%s", e.message);
+    }
+  }
+  return 0;
+}
+
+int mp_swap_check(mp_solver_t solver, int swap_given, int *swap, mp_error_t *err) {
+  if (mp_solver_swaps(solver)) {
+    if (swap_given && !*swap)
+      return mp_error_set(err, MP_EINVAL, "$.swap",
+                          "the %s solver always moves activations to host memory; leave swap out or set it "
+                          "to true",
+                          mp_solver_name(solver));
+    *swap = 1;
+    return 0;
+  }
+  if (*swap && solver != MP_SOLVER_AUTO)
+    return mp_error_set(err, MP_EINVAL, "$.swap",
+                        "swap needs the solver auto, swap, hybrid or layrub; %s only recomputes",
+                        mp_solver_name(solver));
+  return 0;
+}
+
+/* ---- request bodies ---- */
 
 /* The graph source: exactly one of "graph" and "graph_hash". */
 static int mp__graph_source(json_t *root, json_t **graph, char hash[65], mp_error_t *err) {
@@ -90,12 +265,30 @@ static int mp__known_keys(json_t *root, const char *const *keys, mp_error_t *err
   return 0;
 }
 
-#define MP__SOLVERS "\"auto\", \"exact\", \"approx\", \"memonger\", \"sqrt\", \"none\""
+/* "swap" and "device", shared by both requests (after "solver"). */
+static int mp__migration(json_t *root, mp_solver_t solver, int *swap, mp_device_t *device,
+                         mp_error_t *err) {
+  json_t *v = json_object_get(root, "swap");
+  int rc;
+  *swap = 0;
+  mp_device_init(device);
+  if (v != NULL) {
+    if (!json_is_boolean(v)) return mp_error_set(err, MP_EINVAL, "$.swap", "must be true or false");
+    *swap = json_is_true(v);
+  }
+  if ((rc = mp_swap_check(solver, v != NULL, swap, err)) != 0) return rc;
+  v = json_object_get(root, "device");
+  if (v != NULL && (rc = mp_json_device(v, "$.device", device, err)) != 0) return rc;
+  return 0;
+}
+
+#define MP__SOLVERS \
+  "\"auto\", \"exact\", \"approx\", \"memonger\", \"sqrt\", \"none\", \"swap\", \"hybrid\", \"layrub\""
 
 int mp_plan_request_parse(json_t *root, double max_wait_s, mp_plan_request_t *out,
                           mp_error_t *err) {
-  static const char *const keys[] = {"graph", "graph_hash", "budget", "solver", "objective",
-                                     "accounting", "wait", "timeline", NULL};
+  static const char *const keys[] = {"graph",    "graph_hash", "budget", "solver", "objective", "accounting",
+                                     "wait",     "timeline",   "swap",   "device", NULL};
   json_t *v;
   int rc;
 
@@ -103,6 +296,7 @@ int mp_plan_request_parse(json_t *root, double max_wait_s, mp_plan_request_t *ou
   out->solver = MP_SOLVER_AUTO;
   out->objective = MP_OBJECTIVE_TIME;
   out->accounting = MP_ACCOUNTING_DEFAULT;
+  mp_device_init(&out->device);
   if (!json_is_object(root)) return mp_error_set(err, MP_EINVAL, "$", "the request must be a JSON object");
   if ((rc = mp__known_keys(root, keys, err)) != 0) return rc;
   if ((rc = mp__graph_source(root, &out->graph, out->graph_hash, err)) != 0) return rc;
@@ -115,6 +309,7 @@ int mp_plan_request_parse(json_t *root, double max_wait_s, mp_plan_request_t *ou
       (rc = mp__enum(root, "accounting", mp__parse_accounting, &out->accounting,
                      "\"default\", \"reference\"", err)) != 0)
     return rc;
+  if ((rc = mp__migration(root, out->solver, &out->swap, &out->device, err)) != 0) return rc;
   v = json_object_get(root, "wait");
   if (v != NULL) {
     double w;
@@ -134,13 +329,14 @@ int mp_plan_request_parse(json_t *root, double max_wait_s, mp_plan_request_t *ou
 
 int mp_fit_request_parse(json_t *root, size_t max_budgets, mp_fit_request_t *out,
                          mp_error_t *err) {
-  static const char *const keys[] = {"graph", "graph_hash", "budgets", "solver", NULL};
+  static const char *const keys[] = {"graph", "graph_hash", "budgets", "solver", "swap", "device", NULL};
   json_t *v, *b;
   size_t i;
   int rc;
 
   memset(out, 0, sizeof(*out));
   out->solver = MP_SOLVER_AUTO;
+  mp_device_init(&out->device);
   if (!json_is_object(root)) return mp_error_set(err, MP_EINVAL, "$", "the request must be a JSON object");
   if ((rc = mp__known_keys(root, keys, err)) != 0) return rc;
   if ((rc = mp__graph_source(root, &out->graph, out->graph_hash, err)) != 0) return rc;
@@ -148,6 +344,9 @@ int mp_fit_request_parse(json_t *root, size_t max_budgets, mp_fit_request_t *out
     return rc;
   if (out->solver == MP_SOLVER_NONE)
     return mp_error_set(err, MP_EINVAL, "$.solver", "a frontier needs a recomputing solver");
+  if ((rc = mp__migration(root, out->solver, &out->swap, &out->device, err)) != 0) return rc;
+  /* auto with migration plans as hybrid (plan.h); its frontier is hybrid's */
+  if (out->swap && out->solver == MP_SOLVER_AUTO) out->solver = MP_SOLVER_HYBRID;
   v = json_object_get(root, "budgets");
   if (v == NULL) return mp_error_set(err, MP_EINVAL, "$.budgets", "missing: a list of budgets");
   if (!json_is_array(v) || json_array_size(v) == 0)

@@ -1,16 +1,31 @@
 /* request_json.h - the daemon's API requests as plain data: the body of
- * POST /v1/plans and POST /v1/fit, validated field by field.
+ * POST /v1/plans and POST /v1/fit, validated field by field, and the
+ * parsers of the device model's values shared with the CLI.
  *
  *   plan: {"graph" | "graph_hash", "budget", "solver"?, "objective"?,
- *          "accounting"?, "wait"?, "timeline"?}
- *   fit:  {"graph" | "graph_hash", "budgets": [...], "solver"?}
+ *          "accounting"?, "wait"?, "timeline"?, "swap"?, "device"?}
+ *   fit:  {"graph" | "graph_hash", "budgets": [...], "solver"?, "swap"?,
+ *          "device"?}
+ *   device: {"h2d_bandwidth"?, "d2h_bandwidth"?, "latency"?,
+ *            "copy_engines"?, "host_budget"?, "time_unit_seconds"?,
+ *            "intra_layer_reuse"?}   (defaults: planner/device.h)
  *
  * A budget is a non-negative integer of bytes or a string with a unit
- * ("12GiB", see planner/units.h). Unknown keys are refused so that a typo
- * ("budjet") is an error naming the field rather than a silent default.
+ * ("12GiB", see planner/units.h). A bandwidth is a positive number of bytes
+ * per second or a string such as "12GB" or "12GB/s". The latency and the
+ * time unit are numbers of seconds. host_budget is a budget, or null for no
+ * limit. Unknown keys are refused, at the top level and inside "device", so
+ * that a typo ("budjet") is an error naming the field rather than a silent
+ * default.
+ *
+ * Solvers and migration: the swap solvers (swap, hybrid, layrub) always
+ * migrate, so the parsed `swap` is 1 for them ("swap": false with one of them
+ * is an error); "swap": true needs solver auto (which then plans as hybrid)
+ * or a swap solver. A fit (a frontier) with auto and swap uses hybrid.
  *
  * Pure jansson: no HTTP here. Errors fill `err` with the JSON path of the
- * field at fault ("$.budgets[2]") and return MP_EINVAL.
+ * field at fault ("$.budgets[2]", "$.device.copy_engines") and return
+ * MP_EINVAL (MP_ELIMIT for too many budgets).
  *
  * Ownership: `graph` points into the parsed document (borrowed; valid while
  * the caller holds the document). The fit request owns its `budgets` array;
@@ -23,6 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "device.h"
 #include "error.h"
 #include "plan.h"
 
@@ -35,6 +51,8 @@ typedef struct mp_plan_request_s {
   mp_accounting_t accounting; /* default default */
   double wait_s;              /* 0 when absent; at most max_wait_s */
   int timeline;               /* default 0 */
+  int swap;                   /* migration on; 1 for the swap solvers */
+  mp_device_t device;         /* mp_device_init's defaults, then "device" */
 } mp_plan_request_t;
 
 /* Parse a plan request. `max_wait_s` bounds "wait" (larger is an error). */
@@ -44,9 +62,11 @@ int mp_plan_request_parse(json_t *root, double max_wait_s, mp_plan_request_t *ou
 typedef struct mp_fit_request_s {
   json_t *graph;
   char graph_hash[65];
-  mp_solver_t solver;         /* default auto */
+  mp_solver_t solver;         /* default auto; hybrid for auto with swap */
   uint64_t *budgets;          /* owned */
   size_t n_budgets;           /* 1 .. max_budgets */
+  int swap;                   /* as in mp_plan_request_t */
+  mp_device_t device;
 } mp_fit_request_t;
 
 int mp_fit_request_parse(json_t *root, size_t max_budgets, mp_fit_request_t *out,
@@ -55,6 +75,26 @@ void mp_fit_request_free(mp_fit_request_t *r);
 
 /* One budget value (integer bytes or a unit string) at `path`. */
 int mp_json_budget(const json_t *v, const char *path, uint64_t *out, mp_error_t *err);
+
+/* The "device" object `v` at `path` ("$.device"): each field present
+ * overrides *d (initialise it with mp_device_init), then mp_device_check
+ * judges the ranges. 0 or MP_EINVAL naming "<path>.<field>". */
+int mp_json_device(const json_t *v, const char *path, mp_device_t *d, mp_error_t *err);
+
+/* The migration switch against the solver (see the top of this file):
+ * `swap_given` says whether the user set it. Sets *swap to 1 for the swap
+ * solvers. 0 or MP_EINVAL at "$.swap". */
+int mp_swap_check(mp_solver_t solver, int swap_given, int *swap, mp_error_t *err);
+
+/* A bandwidth as text: a number of bytes per second ("12e9") or a byte
+ * quantity with an optional "/s" ("12GB", "12GB/s", "11GiB/s"). Must be
+ * positive and finite. 0 or MP_EINVAL with a message (path left empty). */
+int mp_parse_rate(const char *s, double *out, mp_error_t *err);
+
+/* A duration as text: a number of seconds ("1e-5") or a number with a unit
+ * s, ms, us or ns ("10us"). Must be finite and non-negative. 0 or MP_EINVAL
+ * with a message (path left empty). */
+int mp_parse_seconds(const char *s, double *out, mp_error_t *err);
 
 /* Is `s` a graph hash as the planner prints it (64 lowercase hex digits)? */
 int mp_is_graph_hash(const char *s);

@@ -30,7 +30,7 @@ struct srv_job_s {
   srv_job_kind_t kind;
   char id[33];
   char key[256];
-  srv_plan_params_t p;       /* for frontiers: graph_hash and solver only */
+  srv_plan_params_t p;       /* for frontiers: graph_hash, solver, swap and device only */
   double created_ms;
   /* guarded by owner->mu */
   srv_job_status_t status;
@@ -70,14 +70,87 @@ const char *srv_job_status_name(srv_job_status_t s) {
   return (unsigned)s < 5 ? names[s] : "unknown";
 }
 
-void srv_jobs_plan_key(const srv_plan_params_t *p, char key[256]) {
-  snprintf(key, 256, "plan|%s|%llu|%s|%s|%s|%s", p->graph_hash, (unsigned long long)p->budget,
-           mp_solver_name(p->solver), mp_objective_name(p->objective), mp_accounting_name(p->accounting),
-           SRV_PLANNER_VERSION);
+/* The shortest "%g" text that reads back as exactly `d` (at most 23
+ * characters for the finite non-negative values a device holds). */
+static void srv__exact_g(char *buf, size_t n, double d) {
+  int prec;
+  for (prec = 1; prec < 17; prec++) {
+    snprintf(buf, n, "%.*g", prec, d);
+    if (strtod(buf, NULL) == d) return;
+  }
+  snprintf(buf, n, "%.17g", d);
 }
 
-void srv_jobs_frontier_key(const char *graph_hash, mp_solver_t solver, char key[256]) {
-  snprintf(key, 256, "frontier|%s|%s|%s", graph_hash, mp_solver_name(solver), SRV_PLANNER_VERSION);
+/* The migration part of a key: "m<swap>|h2d|d2h|latency|engines|host|unit|
+ * reuse", every field exact. At most 2+4*24+2+21+2 = 123 characters, so a
+ * plan key (117 before it, 10 after) stays within 255. Read back by
+ * srv__key_device for jobs recovered from the store, whose rows hold the
+ * key but no device columns. */
+static void srv__device_key(char *buf, size_t n, int swap, const mp_device_t *d) {
+  char h2d[32], d2h[32], lat[32], unit[32], host[32];
+  srv__exact_g(h2d, sizeof(h2d), d->h2d_bytes_per_s);
+  srv__exact_g(d2h, sizeof(d2h), d->d2h_bytes_per_s);
+  srv__exact_g(lat, sizeof(lat), d->latency_s);
+  srv__exact_g(unit, sizeof(unit), d->time_unit_s);
+  if (d->host_bytes == UINT64_MAX)
+    snprintf(host, sizeof(host), "inf");
+  else
+    snprintf(host, sizeof(host), "%llu", (unsigned long long)d->host_bytes);
+  if (snprintf(buf, n, "m%d|%s|%s|%s|%d|%s|%s|%d", swap ? 1 : 0, h2d, d2h, lat, d->copy_engines, host, unit,
+               d->intra_layer_reuse ? 1 : 0) >= (int)n)
+    buf[0] = '\0'; /* cannot happen with n >= 124 (see above) */
+}
+
+/* The migration options of a plan key written by srv_jobs_plan_key: 0, or
+ * -1 when they do not read back. A key from before migration (no device
+ * part) gives the defaults. */
+static int srv__key_device(const char *key, int *swap, mp_device_t *d) {
+  char buf[256], *tok[20], *save = NULL, *t, *end;
+  int n = 0;
+  mp_device_init(d);
+  *swap = 0;
+  snprintf(buf, sizeof(buf), "%s", key);
+  for (t = strtok_r(buf, "|", &save); t && n < 20; t = strtok_r(NULL, "|", &save)) tok[n++] = t;
+  if (n == 7) return 0; /* plan|hash|budget|solver|objective|accounting|version */
+  if (n != 15 || tok[6][0] != 'm' || (tok[6][1] != '0' && tok[6][1] != '1') || tok[6][2] != '\0') return -1;
+  *swap = tok[6][1] == '1';
+  d->h2d_bytes_per_s = strtod(tok[7], &end);
+  if (*end) return -1;
+  d->d2h_bytes_per_s = strtod(tok[8], &end);
+  if (*end) return -1;
+  d->latency_s = strtod(tok[9], &end);
+  if (*end) return -1;
+  if (strcmp(tok[10], "1") != 0 && strcmp(tok[10], "2") != 0) return -1;
+  d->copy_engines = tok[10][0] - '0';
+  if (strcmp(tok[11], "inf") == 0) {
+    d->host_bytes = UINT64_MAX;
+  } else {
+    d->host_bytes = strtoull(tok[11], &end, 10);
+    if (*end || tok[11][0] == '-') return -1;
+  }
+  d->time_unit_s = strtod(tok[12], &end);
+  if (*end) return -1;
+  if (strcmp(tok[13], "0") != 0 && strcmp(tok[13], "1") != 0) return -1;
+  d->intra_layer_reuse = tok[13][0] == '1';
+  return mp_device_check(d, NULL) == 0 ? 0 : -1;
+}
+
+void srv_jobs_plan_key(const srv_plan_params_t *p, char key[256]) {
+  char dev[160];
+  srv__device_key(dev, sizeof(dev), p->swap, &p->device);
+  /* at most 117 + 123 + 10 characters (see srv__device_key) */
+  if (snprintf(key, 256, "plan|%s|%llu|%s|%s|%s|%s|%s", p->graph_hash, (unsigned long long)p->budget,
+               mp_solver_name(p->solver), mp_objective_name(p->objective), mp_accounting_name(p->accounting), dev,
+               SRV_PLANNER_VERSION) >= 256)
+    key[0] = '\0';
+}
+
+void srv_jobs_frontier_key(const srv_plan_params_t *p, char key[256]) {
+  char dev[160];
+  srv__device_key(dev, sizeof(dev), p->swap, &p->device);
+  if (snprintf(key, 256, "frontier|%s|%s|%s|%s", p->graph_hash, mp_solver_name(p->solver), dev,
+               SRV_PLANNER_VERSION) >= 256)
+    key[0] = '\0';
 }
 
 /* ---- references and the active list (callers hold mu) ---- */
@@ -380,14 +453,16 @@ int srv_jobs_submit_plan(srv_jobs_t *jobs, const srv_plan_params_t *p, mp_graph_
                      result_job_id);
 }
 
-int srv_jobs_submit_frontier(srv_jobs_t *jobs, const char *graph_hash, mp_solver_t solver,
-                             mp_graph_t **graph, srv_job_t **job, char **result, size_t *result_len) {
+int srv_jobs_submit_frontier(srv_jobs_t *jobs, const srv_plan_params_t *fp, mp_graph_t **graph,
+                             srv_job_t **job, char **result, size_t *result_len) {
   srv_plan_params_t p;
   char key[256];
   memset(&p, 0, sizeof(p));
-  snprintf(p.graph_hash, sizeof(p.graph_hash), "%s", graph_hash);
-  p.solver = solver;
-  srv_jobs_frontier_key(graph_hash, solver, key);
+  snprintf(p.graph_hash, sizeof(p.graph_hash), "%s", fp->graph_hash);
+  p.solver = fp->solver;
+  p.swap = fp->swap;
+  p.device = fp->device;
+  srv_jobs_frontier_key(&p, key);
   /* A frontier's graph is already in the store when it came by hash; a
    * graph sent inline is stored by the caller (routes.c). */
   return srv__submit(jobs, SRV_JOB_FRONTIER, &p, key, graph, NULL, 0, job, result, result_len, NULL);
@@ -496,6 +571,8 @@ static srv_job_status_t srv__run(srv_jobs_t *jobs, srv_job_t *job, char **text, 
   o.objective = job->p.objective;
   o.accounting = job->p.accounting;
   o.budget = job->p.budget;
+  o.swap = job->p.swap;
+  o.device = job->p.device;
   /* The per-plan deadline is enforced through should_stop, not through
    * o.deadline_ms: the planner's own deadline makes the exact DP fall back
    * to approx, which is a different, softer contract. --plan-timeout is a
@@ -512,7 +589,7 @@ static srv_job_status_t srv__run(srv_jobs_t *jobs, srv_job_t *job, char **text, 
     mp_plan_result_t r;
     memset(&r, 0, sizeof(r));
     rc = mp_plan(g, &o, &r, &err);
-    if (rc == 0) out = mp_plan_result_to_json(g, &r, job->p.graph_hash, 1, 1);
+    if (rc == 0) out = mp_plan_result_to_json_ex(g, &r, job->p.graph_hash, &job->p.device, 1, 1);
     mp_plan_result_free(&r);
   } else {
     mp_frontier_t f;
@@ -663,7 +740,8 @@ int srv_jobs_recover(srv_jobs_t *jobs, size_t *n) {
     job->p.budget = rows[i].budget;
     if (mp_solver_parse(rows[i].solver, &job->p.solver) != 0 ||
         mp_objective_parse(rows[i].objective, &job->p.objective) != 0 ||
-        mp_accounting_parse(rows[i].accounting, &job->p.accounting) != 0) {
+        mp_accounting_parse(rows[i].accounting, &job->p.accounting) != 0 ||
+        srv__key_device(rows[i].result_key, &job->p.swap, &job->p.device) != 0) {
       srv_store_update_job(jobs->cfg.store, job->id, "failed", 0, srv_now_ms(),
                            "{\"code\":\"bad_row\",\"message\":\"the stored job has unknown parameters\"}");
       srv__job_free(job);

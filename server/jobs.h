@@ -56,6 +56,8 @@ typedef struct srv_plan_params_s {
   mp_accounting_t accounting;
   int timeline;
   char request_id[80];
+  int swap;                  /* data migration on (1 for the swap solvers) */
+  mp_device_t device;        /* the device model; every field is in the keys */
 } srv_plan_params_t;
 
 typedef struct srv_jobs_config_s {
@@ -81,9 +83,12 @@ int srv_jobs_start(srv_jobs_t *jobs);
 /* Outcomes of a submission (positive) or errors (negative SRV_E*). */
 enum { SRV_SUBMIT_CACHED = 1, SRV_SUBMIT_JOINED = 2, SRV_SUBMIT_QUEUED = 3 };
 
-/* The cache key of a plan (no longer than 255 bytes). */
+/* The cache key of a plan (no longer than 255 bytes): graph hash, budget,
+ * solver, objective, accounting, swap, every device field and the planner
+ * version, so that different devices never share an answer. A frontier's
+ * key uses graph_hash, solver, swap and the device of `p`. */
 void srv_jobs_plan_key(const srv_plan_params_t *p, char key[256]);
-void srv_jobs_frontier_key(const char *graph_hash, mp_solver_t solver, char key[256]);
+void srv_jobs_frontier_key(const srv_plan_params_t *p, char key[256]);
 
 /* Submit a plan. *graph (may be NULL when the graph is in the store) is
  * taken over when a job is created and set to NULL; otherwise it stays the
@@ -96,9 +101,10 @@ int srv_jobs_submit_plan(srv_jobs_t *jobs, const srv_plan_params_t *p, mp_graph_
                          const char *graph_json, size_t graph_json_len, srv_job_t **job, char **result,
                          size_t *result_len, char result_job_id[33]);
 
-/* Submit a frontier computation; the same outcomes (no job row). */
-int srv_jobs_submit_frontier(srv_jobs_t *jobs, const char *graph_hash, mp_solver_t solver,
-                             mp_graph_t **graph, srv_job_t **job, char **result, size_t *result_len);
+/* Submit a frontier computation for p's graph_hash, solver, swap and
+ * device; the same outcomes (no job row). */
+int srv_jobs_submit_frontier(srv_jobs_t *jobs, const srv_plan_params_t *p, mp_graph_t **graph,
+                             srv_job_t **job, char **result, size_t *result_len);
 
 /* A result or frontier by cache key: memory, then the store (which refills
  * memory). 0 with a malloc'd copy, or SRV_ENOTFOUND. */

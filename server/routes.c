@@ -303,6 +303,8 @@ static enum MHD_Result srv__plans_post(srv_req_t *r) {
   p.objective = req.objective;
   p.accounting = req.accounting;
   p.timeline = req.timeline;
+  p.swap = req.swap;
+  p.device = req.device;
   snprintf(p.request_id, sizeof(p.request_id), "%s", r->request_id);
 
   /* A repeated submission is answered from the rendered response kept in
@@ -561,11 +563,18 @@ static enum MHD_Result srv__fit_answer(srv_req_t *r, srv__frontier_ctx_t *c, con
     json_decref(fr);
     return srv_respond_error(r, 500, "internal", "", "out of memory");
   }
+  /* A migration frontier (it carries its device) costs extra time, not
+   * only recomputation. */
+  f.migrate = json_is_object(json_object_get(fr, "device"));
   json_array_foreach(pts, i, pt) {
     json_t *b = json_object_get(pt, "budget");
     f.points[i].budget = json_is_integer(b) ? (uint64_t)json_integer_value(b) : (uint64_t)json_number_value(b);
     f.points[i].recompute = json_number_value(json_object_get(pt, "recompute"));
     f.points[i].overhead_pct = json_number_value(json_object_get(pt, "overhead_pct"));
+    f.points[i].extra_time = json_number_value(json_object_get(pt, "extra_time"));
+    f.points[i].stall = json_number_value(json_object_get(pt, "stall"));
+    b = json_object_get(pt, "host_peak_bytes");
+    f.points[i].host_peak_bytes = json_is_integer(b) ? (uint64_t)json_integer_value(b) : (uint64_t)json_number_value(b);
   }
   for (i = 0; i < c->n_budgets; i++) {
     long k = mp_frontier_lookup(&f, c->budgets[i]);
@@ -579,6 +588,11 @@ static enum MHD_Result srv__fit_answer(srv_req_t *r, srv__frontier_ctx_t *c, con
       /* The point's budget is the memory the plan needs at most: an upper
        * bound on its simulated peak. */
       mp_json_set(e, "peak", mp_json_u64(f.points[k].budget));
+      if (f.migrate) {
+        mp_json_set(e, "extra_time", mp_json_number(f.points[k].extra_time));
+        mp_json_set(e, "stall", mp_json_number(f.points[k].stall));
+        mp_json_set(e, "host_peak_bytes", mp_json_u64(f.points[k].host_peak_bytes));
+      }
     } else if (f.n_points > 0) {
       mp_json_set(e, "min_budget", mp_json_u64(f.points[0].budget));
     }
@@ -590,6 +604,7 @@ static enum MHD_Result srv__fit_answer(srv_req_t *r, srv__frontier_ctx_t *c, con
   json_object_set(out, "solver_used", json_object_get(fr, "solver_used"));
   json_object_set(out, "exact", json_object_get(fr, "exact"));
   json_object_set(out, "peak_no_recompute", json_object_get(fr, "peak_no_recompute"));
+  if (f.migrate) json_object_set(out, "device", json_object_get(fr, "device"));
   json_object_set_new(out, "cache", json_string(c->cache));
   json_object_set_new(out, "budgets", arr);
   json_decref(fr);
@@ -630,17 +645,28 @@ static enum MHD_Result srv__frontier_resumed(srv_req_t *r) {
 }
 
 /* Shared by /v1/fit and the frontier route: answer from the cache or park
- * the request on the frontier computation. Takes *g. */
-static enum MHD_Result srv__frontier_run(srv_req_t *r, srv__frontier_ctx_t *c, mp_solver_t solver, mp_graph_t **g) {
+ * the request on the frontier computation of (c->graph_hash, solver, swap,
+ * device). Takes *g. */
+static enum MHD_Result srv__frontier_run(srv_req_t *r, srv__frontier_ctx_t *c, mp_solver_t solver, int swap,
+                                         const mp_device_t *device, mp_graph_t **g) {
   char *text = NULL;
   size_t len = 0;
   srv_job_t *job = NULL;
+  srv_plan_params_t p;
   enum MHD_Result ret;
   int rc;
 
-  srv_jobs_frontier_key(c->graph_hash, solver, c->key);
+  memset(&p, 0, sizeof(p));
+  memcpy(p.graph_hash, c->graph_hash, 65);
+  p.solver = solver;
+  p.swap = swap;
+  if (device)
+    p.device = *device;
+  else
+    mp_device_init(&p.device);
+  srv_jobs_frontier_key(&p, c->key);
   memcpy(r->graph_hash, c->graph_hash, 65);
-  rc = srv_jobs_submit_frontier(r->srv->jobs, c->graph_hash, solver, g, &job, &text, &len);
+  rc = srv_jobs_submit_frontier(r->srv->jobs, &p, g, &job, &text, &len);
   if (rc < 0) {
     srv__frontier_ctx_free(c);
     return srv__busy(r, rc);
@@ -707,7 +733,7 @@ static enum MHD_Result srv__fit(srv_req_t *r) {
   memcpy(c->graph_hash, hash, 65);
   c->budgets = req.budgets; /* taken over */
   c->n_budgets = req.n_budgets;
-  ret = srv__frontier_run(r, c, req.solver, &g);
+  ret = srv__frontier_run(r, c, req.solver, req.swap, &req.device, &g);
   mp_graph_free(g);
   return ret;
 }
@@ -729,11 +755,12 @@ static enum MHD_Result srv__graph_frontier(srv_req_t *r) {
   if (srv__hash_param(r, &ret) != 0) return ret;
   if (sv && (mp_solver_parse(sv, &solver) != 0 || solver == MP_SOLVER_NONE))
     return srv_respond_error(r, 400, "invalid_query", "?solver",
-                             "solver must be auto, exact, approx, memonger or sqrt");
+                             "solver must be auto, exact, approx, memonger, sqrt, swap, hybrid or layrub");
   c = calloc(1, sizeof(*c));
   if (c == NULL) return srv_respond_error(r, 500, "internal", "", "out of memory");
   memcpy(c->graph_hash, r->params[0], 65);
-  return srv__frontier_run(r, c, solver, NULL);
+  /* the swap solvers under the default device; POST /v1/fit takes a device */
+  return srv__frontier_run(r, c, solver, mp_solver_swaps(solver), NULL, NULL);
 }
 
 /* GET /v1/graphs/{hash}: the statistics of `memplan inspect`. */

@@ -6,8 +6,10 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include "device.h"
 #include "formats.h"
 #include "graph.h"
+#include "plan.h"
 
 #define MP_CLI_VERSION "0.1.0"
 
@@ -34,7 +36,22 @@ typedef struct mp_cli_opts_s {
   const char *objective;
   const char *accounting;
   const char *plot;
+  /* data migration: --swap, --intra-layer-reuse, and the device values as
+   * given (parsed by mp_cli_device) */
+  int swap;
+  int intra_layer_reuse;
+  const char *h2d_bandwidth;
+  const char *d2h_bandwidth;
+  const char *copy_latency;
+  const char *copy_engines;
+  const char *host_budget;
+  const char *time_unit_seconds;
 } mp_cli_opts_t;
+
+/* The options every command that plans or simulates under a device takes. */
+#define MP_CLI_DEVICE_OPTS                                                                   \
+  "--h2d-bandwidth --d2h-bandwidth --copy-latency --copy-engines --host-budget "            \
+  "--time-unit-seconds --intra-layer-reuse"
 
 /* Parse argv (argv[0] is the command name). `allowed` is a string of option
  * names separated by spaces ("--budget --solver"); graph options and
@@ -42,6 +59,17 @@ typedef struct mp_cli_opts_s {
  * MP_CLI_EXIT_USAGE. */
 int mp_cli_parse(int argc, char **argv, const char *allowed, int min_pos, int max_pos,
                  mp_cli_opts_t *o);
+
+/* The device model from the options (planner/device.h defaults for what is
+ * not given). Returns 0, or prints "memplan: --flag: why" and returns
+ * MP_CLI_EXIT_USAGE. */
+int mp_cli_device(const mp_cli_opts_t *o, mp_device_t *d);
+
+/* --solver (NULL: auto) and --swap into *solver and *swap (the swap solvers
+ * imply --swap; --swap needs auto or a swap solver). `frontier` refuses
+ * `none` and turns auto with --swap into hybrid. 0 or MP_CLI_EXIT_USAGE
+ * after a message. */
+int mp_cli_solver(const mp_cli_opts_t *o, int frontier, mp_solver_t *solver, int *swap);
 
 /* Load the graph named by `path`. Prints the error and returns an exit code
  * on failure, 0 on success; warnings go to stderr. */

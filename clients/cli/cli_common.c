@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "request_json.h"
 #include "units.h"
 
 static int mp__allowed(const char *allowed, const char *name) {
@@ -72,6 +73,14 @@ int mp_cli_parse(int argc, char **argv, const char *allowed, int min_pos, int ma
       o->summary = 1;
       continue;
     }
+    if (strcmp(name, "--swap") == 0 && mp__allowed(allowed, name)) {
+      o->swap = 1;
+      continue;
+    }
+    if (strcmp(name, "--intra-layer-reuse") == 0 && mp__allowed(allowed, name)) {
+      o->intra_layer_reuse = 1;
+      continue;
+    }
     if (strcmp(name, "--format") != 0 && strcmp(name, "--max-nodes") != 0 &&
         strcmp(name, "--max-edges") != 0 && strcmp(name, "--max-id-len") != 0 &&
         !mp__allowed(allowed, name)) {
@@ -112,12 +121,77 @@ int mp_cli_parse(int argc, char **argv, const char *allowed, int min_pos, int ma
       o->accounting = val;
     } else if (strcmp(name, "--plot") == 0) {
       o->plot = val;
+    } else if (strcmp(name, "--h2d-bandwidth") == 0) {
+      o->h2d_bandwidth = val;
+    } else if (strcmp(name, "--d2h-bandwidth") == 0) {
+      o->d2h_bandwidth = val;
+    } else if (strcmp(name, "--copy-latency") == 0) {
+      o->copy_latency = val;
+    } else if (strcmp(name, "--copy-engines") == 0) {
+      o->copy_engines = val;
+    } else if (strcmp(name, "--host-budget") == 0) {
+      o->host_budget = val;
+    } else if (strcmp(name, "--time-unit-seconds") == 0) {
+      o->time_unit_seconds = val;
     }
   }
   if (o->npos < min_pos) {
     fprintf(stderr, "memplan %s: missing argument (see memplan --help)\n", argv[0]);
     return MP_CLI_EXIT_USAGE;
   }
+  return 0;
+}
+
+static int mp__flag_error(const char *flag, const mp_error_t *e) {
+  fprintf(stderr, "memplan: %s: %s\n", flag, e->message);
+  return MP_CLI_EXIT_USAGE;
+}
+
+int mp_cli_device(const mp_cli_opts_t *o, mp_device_t *d) {
+  mp_error_t e;
+  mp_error_clear(&e);
+  mp_device_init(d);
+  if (o->h2d_bandwidth && mp_parse_rate(o->h2d_bandwidth, &d->h2d_bytes_per_s, &e) != 0)
+    return mp__flag_error("--h2d-bandwidth", &e);
+  if (o->d2h_bandwidth && mp_parse_rate(o->d2h_bandwidth, &d->d2h_bytes_per_s, &e) != 0)
+    return mp__flag_error("--d2h-bandwidth", &e);
+  if (o->copy_latency && mp_parse_seconds(o->copy_latency, &d->latency_s, &e) != 0)
+    return mp__flag_error("--copy-latency", &e);
+  if (o->time_unit_seconds && mp_parse_seconds(o->time_unit_seconds, &d->time_unit_s, &e) != 0)
+    return mp__flag_error("--time-unit-seconds", &e);
+  if (o->copy_engines) {
+    if (strcmp(o->copy_engines, "1") != 0 && strcmp(o->copy_engines, "2") != 0) {
+      fprintf(stderr, "memplan: --copy-engines must be 1 (one queue for both directions) or 2 (one each), not '%s'\n",
+              o->copy_engines);
+      return MP_CLI_EXIT_USAGE;
+    }
+    d->copy_engines = o->copy_engines[0] - '0';
+  }
+  if (o->host_budget) {
+    if (strcmp(o->host_budget, "unlimited") == 0)
+      d->host_bytes = UINT64_MAX;
+    else if (mp_parse_bytes(o->host_budget, &d->host_bytes, &e) != 0)
+      return mp__flag_error("--host-budget", &e);
+  }
+  d->intra_layer_reuse = o->intra_layer_reuse;
+  if (mp_device_check(d, &e) != 0) {
+    fprintf(stderr, "memplan: %s: %s\n", e.path, e.message);
+    return MP_CLI_EXIT_USAGE;
+  }
+  return 0;
+}
+
+int mp_cli_solver(const mp_cli_opts_t *o, int frontier, mp_solver_t *solver, int *swap) {
+  mp_error_t e;
+  *solver = MP_SOLVER_AUTO;
+  *swap = o->swap;
+  if (o->solver && (mp_solver_parse(o->solver, solver) != 0 || (frontier && *solver == MP_SOLVER_NONE))) {
+    fprintf(stderr, "memplan: --solver must be auto, exact, approx, memonger, sqrt,%s swap, hybrid or layrub, not '%s'\n",
+            frontier ? "" : " none,", o->solver);
+    return MP_CLI_EXIT_USAGE;
+  }
+  if (mp_swap_check(*solver, o->swap, swap, &e) != 0) return mp__flag_error("--swap", &e);
+  if (frontier && *swap && *solver == MP_SOLVER_AUTO) *solver = MP_SOLVER_HYBRID;
   return 0;
 }
 

@@ -1,6 +1,8 @@
 /* cmd_frontier.c - `memplan frontier GRAPH [--solver S] [--plot FILE.svg]`:
  * the memory/time frontier as JSON points, and optionally an SVG chart of
- * the exact (auto), approx and memonger frontiers side by side. */
+ * the asked solver's, approx's and memonger's frontiers side by side. The
+ * swap solvers (or --swap, which makes auto hybrid) plan under the device
+ * flags; their points cost extra time (recomputation plus stalls). */
 #include <stdio.h>
 #include <string.h>
 
@@ -20,13 +22,10 @@ int mp_cli_frontier(int argc, char **argv) {
   int rc;
 
   memset(fr, 0, sizeof(fr));
-  if ((rc = mp_cli_parse(argc, argv, "--solver --plot", 1, 1, &o)) != 0) return rc;
+  if ((rc = mp_cli_parse(argc, argv, "--solver --plot --swap " MP_CLI_DEVICE_OPTS, 1, 1, &o)) != 0) return rc;
   mp_plan_options_init(&po);
-  if (o.solver && (mp_solver_parse(o.solver, &po.solver) != 0 || po.solver == MP_SOLVER_NONE)) {
-    fprintf(stderr, "memplan: --solver must be auto, exact, approx, memonger or sqrt, not '%s'\n",
-            o.solver);
-    return MP_CLI_EXIT_USAGE;
-  }
+  if ((rc = mp_cli_solver(&o, 1, &po.solver, &po.swap)) != 0) return rc;
+  if ((rc = mp_cli_device(&o, &po.device)) != 0) return rc;
   if ((rc = mp_cli_load_graph(o.pos[0], &o, &g, NULL)) != 0) return rc;
   mp_error_clear(&err);
   if ((rc = mp_graph_hash(g, hash)) != 0 || (rc = mp_frontier(g, &po, &fr[nf++], &err)) != 0) {
@@ -55,8 +54,8 @@ int mp_cli_frontier(int argc, char **argv) {
       rc = MP_CLI_EXIT_USAGE;
       goto out;
     }
-    snprintf(title, sizeof(title), "%s: recomputation overhead against peak memory",
-             g->name[0] ? g->name : o.pos[0]);
+    snprintf(title, sizeof(title), "%s: %s against peak memory", g->name[0] ? g->name : o.pos[0],
+             fr[0].migrate ? "time overhead (recomputation and stalls)" : "recomputation overhead");
     rc = mp_plot_frontiers_svg(f, title, fr, nf);
     if (fclose(f) != 0 || rc != 0) {
       fprintf(stderr, "memplan: cannot write %s\n", o.plot);

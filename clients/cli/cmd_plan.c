@@ -1,5 +1,6 @@
 /* cmd_plan.c - `memplan plan GRAPH --budget B`: run the planner and print its
- * answer (plan_json.h). Exit 1 when no plan fits. */
+ * answer (plan_json.h). Exit 1 when no plan fits. The device flags and
+ * --swap set up data migration (planner/device.h). */
 #include <stdio.h>
 #include <string.h>
 
@@ -16,7 +17,8 @@ int mp_cli_plan(int argc, char **argv) {
   char hash[65];
   int rc;
 
-  if ((rc = mp_cli_parse(argc, argv, "--budget --solver --objective --accounting --summary --timeline",
+  if ((rc = mp_cli_parse(argc, argv,
+                         "--budget --solver --objective --accounting --summary --timeline --swap " MP_CLI_DEVICE_OPTS,
                          1, 1, &o)) != 0)
     return rc;
   mp_plan_options_init(&po);
@@ -25,11 +27,7 @@ int mp_cli_plan(int argc, char **argv) {
     return MP_CLI_EXIT_USAGE;
   }
   po.budget = o.budget;
-  if (o.solver && mp_solver_parse(o.solver, &po.solver) != 0) {
-    fprintf(stderr, "memplan: --solver must be auto, exact, approx, memonger, sqrt or none, not '%s'\n",
-            o.solver);
-    return MP_CLI_EXIT_USAGE;
-  }
+  if ((rc = mp_cli_solver(&o, 0, &po.solver, &po.swap)) != 0) return rc;
   if (o.objective && mp_objective_parse(o.objective, &po.objective) != 0) {
     fprintf(stderr, "memplan: --objective must be time or memory, not '%s'\n", o.objective);
     return MP_CLI_EXIT_USAGE;
@@ -38,6 +36,7 @@ int mp_cli_plan(int argc, char **argv) {
     fprintf(stderr, "memplan: --accounting must be default or reference, not '%s'\n", o.accounting);
     return MP_CLI_EXIT_USAGE;
   }
+  if ((rc = mp_cli_device(&o, &po.device)) != 0) return rc;
   if ((rc = mp_cli_load_graph(o.pos[0], &o, &g, NULL)) != 0) return rc;
   mp_error_clear(&err);
   if ((rc = mp_graph_hash(g, hash)) != 0 || (rc = mp_plan(g, &po, &r, &err)) != 0) {
@@ -49,7 +48,7 @@ int mp_cli_plan(int argc, char **argv) {
     mp_graph_free(g);
     return rc;
   }
-  rc = mp_cli_print_json(mp_plan_result_to_json(g, &r, hash, !o.summary, o.timeline), &o);
+  rc = mp_cli_print_json(mp_plan_result_to_json_ex(g, &r, hash, &po.device, !o.summary, o.timeline), &o);
   if (rc == 0 && !r.feasible) rc = MP_CLI_EXIT_INFEASIBLE;
   mp_plan_result_free(&r);
   mp_graph_free(g);

@@ -1,5 +1,7 @@
 /* cmd_simulate.c - `memplan simulate GRAPH SCHEDULE`: replay a schedule and
- * print the simulator's report, or the first invalid step. */
+ * print the simulator's report, or the first invalid step. Swap and wait
+ * steps are timed under the device flags (planner/device.h), so a plan's
+ * schedule replays with the figures `memplan plan` printed. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -12,12 +14,15 @@ int mp_cli_simulate(int argc, char **argv) {
   mp_graph_t *g = NULL;
   mp_schedule_t *s = NULL;
   mp_sim_report_t rep = {0};
+  mp_sim_options_t so;
+  mp_device_t dev;
   mp_error_t err;
   char *buf;
   size_t len = 0;
   int rc;
 
-  if ((rc = mp_cli_parse(argc, argv, "--timeline", 2, 2, &o)) != 0) return rc;
+  if ((rc = mp_cli_parse(argc, argv, "--timeline " MP_CLI_DEVICE_OPTS, 2, 2, &o)) != 0) return rc;
+  if ((rc = mp_cli_device(&o, &dev)) != 0) return rc;
   if ((rc = mp_cli_load_graph(o.pos[0], &o, &g, NULL)) != 0) return rc;
   mp_error_clear(&err);
   if ((rc = mp_read_file(o.pos[1], &buf, &len, &err)) != 0) {
@@ -26,7 +31,8 @@ int mp_cli_simulate(int argc, char **argv) {
   }
   rc = mp_schedule_load_buffer(g, buf, len, &s, &err);
   free(buf);
-  if (rc == 0) rc = mp_simulate(g, s, &rep, &err);
+  so.device = &dev;
+  if (rc == 0) rc = mp_simulate_ex(g, s, &so, &rep, &err);
   if (rc != 0) {
     rc = mp_cli_report(o.pos[1], &err);
   } else {

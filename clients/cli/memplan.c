@@ -4,6 +4,8 @@
  *   memplan convert  GRAPH                 the graph as native memplan.graph/1 JSON
  *   memplan simulate GRAPH SCHEDULE        the simulator's report, or the first bad step
  *   memplan plan     GRAPH --budget B ...  a schedule that fits the budget
+ *                    (recomputing, or with --swap / the swap solvers also moving
+ *                    activations to host memory under the device flags)
  *   memplan frontier GRAPH [--plot F.svg]  every budget's answer, as a curve
  *
  * Output is JSON on stdout. Errors go to stderr as one line naming the file
@@ -40,18 +42,33 @@ static void usage(FILE *f) {
       "\n"
       "simulate options:\n"
       "  --timeline        include live bytes after every step\n"
+      "  and the device options below (they time swap_in / swap_out / wait steps)\n"
       "\n"
       "plan options:\n"
       "  --budget B        total device memory: bytes or 12GiB, 800MB, ... (required)\n"
-      "  --solver S        auto | exact | approx | memonger | sqrt | none (default auto)\n"
+      "  --solver S        auto | exact | approx | memonger | sqrt | none\n"
+      "                    | swap | hybrid | layrub (default auto)\n"
       "  --objective O     time | memory (default time)\n"
       "  --accounting A    default | reference (default default)\n"
+      "  --swap            let auto move activations to host memory (plans as hybrid)\n"
       "  --summary         print the answer without the schedule\n"
       "  --timeline        include the memory timeline\n"
       "\n"
       "frontier options:\n"
-      "  --solver S        auto | exact | approx | memonger | sqrt (default auto)\n"
-      "  --plot FILE.svg   also draw the auto, approx and memonger frontiers as an SVG chart\n"
+      "  --solver S        auto | exact | approx | memonger | sqrt | swap | hybrid | layrub\n"
+      "                    (default auto)\n"
+      "  --swap            with auto: the hybrid frontier\n"
+      "  --plot FILE.svg   also draw the approx and memonger frontiers as an SVG chart\n"
+      "\n"
+      "device options (plan, frontier, simulate; data migration, swap/hybrid/layrub):\n"
+      "  --h2d-bandwidth R      host-to-device bytes/s: 12e9, 12GB, 12GB/s (default 12GB/s)\n"
+      "  --d2h-bandwidth R      device-to-host bytes/s (default 12GB/s)\n"
+      "  --copy-latency T       fixed cost per copy: seconds or 10us, 0.01ms (default 10us)\n"
+      "  --copy-engines N       1 (one copy queue) or 2 (one per direction; default 2)\n"
+      "  --host-budget B        pinned host memory: bytes, 64GiB, or unlimited (default)\n"
+      "  --time-unit-seconds T  seconds per graph time unit (default: the graph's unit,\n"
+      "                         0.25ms for unitless graphs such as the Kusumoto ones)\n"
+      "  --intra-layer-reuse    write a gradient over its dead activation where allowed\n"
       "\n"
       "exit status: 0 ok, 1 infeasible plan, 2 bad input or usage, 3 internal error\n",
       f);

@@ -1,0 +1,1280 @@
+/* test_migrate_io.c - the input/output wiring of data migration (suite
+ * migrate_io): the "swap" switch and the "device" section of the API's
+ * request bodies (every field, the defaults, each bad value naming its
+ * path), the text forms of bandwidths and durations, the new fields of the
+ * plan, simulation and frontier answers, the CLI's device flags, the
+ * frontier of the swap solvers, and the daemon end to end (its own small
+ * process helper below: the real memplan-server on a free loopback port in
+ * a temp dir, HTTP through curl). */
+#include <check.h>
+#include <jansson.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "formats.h"
+#include "frontier.h"
+#include "frontier_json.h"
+#include "plan.h"
+#include "plan_json.h"
+#include "request_json.h"
+#include "schedule_json.h"
+#include "simulator.h"
+#include "suites.h"
+#include "test_util.h"
+
+#define HASH64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+/* ---- request parsing ---- */
+
+/* Parse `text` as a plan request; the document is released (the request
+ * keeps no pointer into it when graph_hash is used). */
+static int parse_plan(const char *text, mp_plan_request_t *req, mp_error_t *err) {
+  json_t *root = json_loads(text, 0, NULL);
+  int rc;
+  ck_assert_msg(root != NULL, "bad test JSON: %s", text);
+  mp_error_clear(err);
+  rc = mp_plan_request_parse(root, 60, req, err);
+  json_decref(root);
+  return rc;
+}
+
+static int parse_fit(const char *text, mp_fit_request_t *req, mp_error_t *err) {
+  json_t *root = json_loads(text, 0, NULL);
+  int rc;
+  ck_assert_msg(root != NULL, "bad test JSON: %s", text);
+  mp_error_clear(err);
+  rc = mp_fit_request_parse(root, 16, req, err);
+  json_decref(root);
+  return rc;
+}
+
+START_TEST(test_request_defaults) {
+  mp_plan_request_t q;
+  mp_fit_request_t f;
+  mp_error_t err;
+  ck_assert_int_eq(parse_plan("{\"graph_hash\": \"" HASH64 "\", \"budget\": \"1GiB\"}", &q, &err), 0);
+  ck_assert_int_eq(q.swap, 0);
+  ck_assert_int_eq(q.solver, MP_SOLVER_AUTO);
+  /* device.h's documented defaults: PCIe 3.0 x16, 10 us, two engines,
+   * unlimited pinned memory, unit from the graph, no reuse */
+  ck_assert_double_eq(q.device.h2d_bytes_per_s, 12e9);
+  ck_assert_double_eq(q.device.d2h_bytes_per_s, 12e9);
+  ck_assert_double_eq(q.device.latency_s, 10e-6);
+  ck_assert_int_eq(q.device.copy_engines, 2);
+  ck_assert(q.device.host_bytes == UINT64_MAX);
+  ck_assert_double_eq(q.device.time_unit_s, 0);
+  ck_assert_int_eq(q.device.intra_layer_reuse, 0);
+  /* an empty device object changes nothing */
+  ck_assert_int_eq(parse_plan("{\"graph_hash\": \"" HASH64 "\", \"budget\": 1, \"device\": {}}", &q, &err), 0);
+  ck_assert_double_eq(q.device.h2d_bytes_per_s, 12e9);
+  ck_assert(q.device.host_bytes == UINT64_MAX);
+  ck_assert_int_eq(parse_fit("{\"graph_hash\": \"" HASH64 "\", \"budgets\": [1]}", &f, &err), 0);
+  ck_assert_int_eq(f.swap, 0);
+  ck_assert_int_eq(f.device.copy_engines, 2);
+  mp_fit_request_free(&f);
+}
+END_TEST
+
+START_TEST(test_request_every_field) {
+  mp_plan_request_t q;
+  mp_fit_request_t f;
+  mp_error_t err;
+  ck_assert_int_eq(parse_plan("{\"graph_hash\": \"" HASH64 "\", \"budget\": 5, \"solver\": \"auto\", "
+                              "\"swap\": true, \"device\": {\"h2d_bandwidth\": \"6GB/s\", "
+                              "\"d2h_bandwidth\": 3e9, \"latency\": \"5us\", \"copy_engines\": 1, "
+                              "\"host_budget\": \"64GiB\", \"time_unit_seconds\": 0.001, "
+                              "\"intra_layer_reuse\": true}}",
+                              &q, &err),
+                   0);
+  ck_assert_int_eq(q.swap, 1);
+  ck_assert_int_eq(q.solver, MP_SOLVER_AUTO); /* a plan with auto + swap stays auto (plans as hybrid) */
+  ck_assert_double_eq(q.device.h2d_bytes_per_s, 6e9);
+  ck_assert_double_eq(q.device.d2h_bytes_per_s, 3e9);
+  ck_assert_double_eq_tol(q.device.latency_s, 5e-6, 1e-18);
+  ck_assert_int_eq(q.device.copy_engines, 1);
+  ck_assert(q.device.host_bytes == 68719476736ULL); /* 64 * 2^30 */
+  ck_assert_double_eq(q.device.time_unit_s, 0.001);
+  ck_assert_int_eq(q.device.intra_layer_reuse, 1);
+  /* numbers as plain JSON numbers, host budget as integer bytes, then null */
+  ck_assert_int_eq(parse_plan("{\"graph_hash\": \"" HASH64 "\", \"budget\": 5, \"solver\": \"layrub\", "
+                              "\"device\": {\"h2d_bandwidth\": 16000000000, \"latency\": 0, "
+                              "\"host_budget\": 1000, \"time_unit_seconds\": \"2ms\"}}",
+                              &q, &err),
+                   0);
+  ck_assert_int_eq(q.swap, 1); /* the swap solvers always migrate */
+  ck_assert_int_eq(q.solver, MP_SOLVER_LAYRUB);
+  ck_assert_double_eq(q.device.h2d_bytes_per_s, 16e9);
+  ck_assert_double_eq(q.device.latency_s, 0);
+  ck_assert(q.device.host_bytes == 1000);
+  ck_assert_double_eq_tol(q.device.time_unit_s, 0.002, 1e-15);
+  ck_assert_int_eq(parse_plan("{\"graph_hash\": \"" HASH64 "\", \"budget\": 5, "
+                              "\"device\": {\"host_budget\": null}}",
+                              &q, &err),
+                   0);
+  ck_assert(q.device.host_bytes == UINT64_MAX);
+  /* the new solver names wherever solvers are */
+  ck_assert_int_eq(parse_plan("{\"graph_hash\": \"" HASH64 "\", \"budget\": 5, \"solver\": \"swap\"}", &q, &err), 0);
+  ck_assert_int_eq(q.solver, MP_SOLVER_SWAP);
+  ck_assert_int_eq(q.swap, 1);
+  ck_assert_int_eq(parse_plan("{\"graph_hash\": \"" HASH64 "\", \"budget\": 5, \"solver\": \"hybrid\", \"swap\": true}",
+                              &q, &err),
+                   0);
+  ck_assert_int_eq(q.solver, MP_SOLVER_HYBRID);
+  /* fit: auto with swap is the hybrid frontier; the device is parsed too */
+  ck_assert_int_eq(parse_fit("{\"graph_hash\": \"" HASH64 "\", \"budgets\": [\"1GiB\", 7], \"swap\": true, "
+                             "\"device\": {\"copy_engines\": 1, \"d2h_bandwidth\": \"1.5GiB\"}}",
+                             &f, &err),
+                   0);
+  ck_assert_int_eq(f.solver, MP_SOLVER_HYBRID);
+  ck_assert_int_eq(f.swap, 1);
+  ck_assert_int_eq(f.device.copy_engines, 1);
+  ck_assert_double_eq(f.device.d2h_bytes_per_s, 1610612736.0);
+  ck_assert_uint_eq(f.n_budgets, 2);
+  mp_fit_request_free(&f);
+  ck_assert_int_eq(parse_fit("{\"graph_hash\": \"" HASH64 "\", \"budgets\": [7], \"solver\": \"swap\"}", &f, &err), 0);
+  ck_assert_int_eq(f.solver, MP_SOLVER_SWAP);
+  ck_assert_int_eq(f.swap, 1);
+  mp_fit_request_free(&f);
+}
+END_TEST
+
+/* Each bad value: the fragment merged into a valid request, the path the
+ * error names, and a piece of its message. */
+static const struct {
+  const char *extra;
+  const char *path;
+  const char *msg;
+} bad_requests[] = {
+  {"\"device\": 5", "$.device", "must be an object"},
+  {"\"device\": [1]", "$.device", "must be an object"},
+  {"\"device\": {\"bandwidth\": 1}", "$.device.bandwidth", "unknown field"},
+  {"\"device\": {\"h2d_bandwidth\": 0}", "$.device.h2d_bandwidth", "positive number of bytes per second"},
+  {"\"device\": {\"h2d_bandwidth\": -12e9}", "$.device.h2d_bandwidth", "positive"},
+  {"\"device\": {\"h2d_bandwidth\": \"0GB/s\"}", "$.device.h2d_bandwidth", "positive"},
+  {"\"device\": {\"d2h_bandwidth\": \"fast\"}", "$.device.d2h_bandwidth", "'fast' is not a bandwidth"},
+  {"\"device\": {\"d2h_bandwidth\": true}", "$.device.d2h_bandwidth", "bytes per second"},
+  {"\"device\": {\"d2h_bandwidth\": null}", "$.device.d2h_bandwidth", "bytes per second"},
+  {"\"device\": {\"latency\": -1e-6}", "$.device.latency", "non-negative"},
+  {"\"device\": {\"latency\": \"3 parsecs\"}", "$.device.latency", "not a duration"},
+  {"\"device\": {\"latency\": \"1h\"}", "$.device.latency", "not a duration"},
+  {"\"device\": {\"latency\": {}}", "$.device.latency", "number of seconds"},
+  {"\"device\": {\"copy_engines\": 3}", "$.device.copy_engines", "must be 1 (one queue for both directions) or 2"},
+  {"\"device\": {\"copy_engines\": 0}", "$.device.copy_engines", "or 2"},
+  {"\"device\": {\"copy_engines\": 1.5}", "$.device.copy_engines", "or 2"},
+  {"\"device\": {\"copy_engines\": \"2\"}", "$.device.copy_engines", "or 2"},
+  {"\"device\": {\"host_budget\": -5}", "$.device.host_budget", "cannot be negative"},
+  {"\"device\": {\"host_budget\": \"12G\"}", "$.device.host_budget", ""},
+  {"\"device\": {\"host_budget\": 1.5}", "$.device.host_budget", "integer number of bytes"},
+  {"\"device\": {\"time_unit_seconds\": -0.5}", "$.device.time_unit_seconds", "non-negative"},
+  {"\"device\": {\"time_unit_seconds\": \"soon\"}", "$.device.time_unit_seconds", "not a duration"},
+  {"\"device\": {\"intra_layer_reuse\": \"yes\"}", "$.device.intra_layer_reuse", "true or false"},
+  {"\"device\": {\"intra_layer_reuse\": 1}", "$.device.intra_layer_reuse", "true or false"},
+  {"\"swap\": \"yes\"", "$.swap", "true or false"},
+  {"\"swap\": 1", "$.swap", "true or false"},
+  {"\"swap\": true, \"solver\": \"exact\"", "$.swap", "exact only recomputes"},
+  {"\"swap\": true, \"solver\": \"memonger\"", "$.swap", "needs the solver auto, swap, hybrid or layrub"},
+  {"\"swap\": false, \"solver\": \"hybrid\"", "$.swap", "hybrid solver always moves"},
+  {"\"solver\": \"swapp\"", "$.solver", "\"swap\", \"hybrid\", \"layrub\""},
+  {"\"swapp\": true", "$.swapp", "unknown field"},
+};
+
+START_TEST(test_request_bad_values) {
+  size_t i;
+  for (i = 0; i < sizeof(bad_requests) / sizeof(bad_requests[0]); i++) {
+    char text[512];
+    mp_plan_request_t q;
+    mp_fit_request_t f;
+    mp_error_t err;
+    snprintf(text, sizeof(text), "{\"graph_hash\": \"%s\", \"budget\": 5, %s}", HASH64, bad_requests[i].extra);
+    ck_assert_int_eq(parse_plan(text, &q, &err), MP_EINVAL);
+    ck_assert_msg(strcmp(err.path, bad_requests[i].path) == 0, "%s: path %s, want %s", bad_requests[i].extra,
+                  err.path, bad_requests[i].path);
+    ck_assert_msg(strstr(err.message, bad_requests[i].msg) != NULL, "%s: message '%s' lacks '%s'",
+                  bad_requests[i].extra, err.message, bad_requests[i].msg);
+    /* the same in a fit request */
+    snprintf(text, sizeof(text), "{\"graph_hash\": \"%s\", \"budgets\": [5], %s}", HASH64, bad_requests[i].extra);
+    ck_assert_int_eq(parse_fit(text, &f, &err), MP_EINVAL);
+    ck_assert_msg(strcmp(err.path, bad_requests[i].path) == 0, "fit %s: path %s, want %s", bad_requests[i].extra,
+                  err.path, bad_requests[i].path);
+    mp_fit_request_free(&f);
+  }
+}
+END_TEST
+
+START_TEST(test_rate_and_seconds_text) {
+  double d;
+  mp_error_t err;
+  ck_assert_int_eq(mp_parse_rate("12e9", &d, &err), 0);
+  ck_assert_double_eq(d, 12e9);
+  ck_assert_int_eq(mp_parse_rate("12GB", &d, &err), 0);
+  ck_assert_double_eq(d, 12e9);
+  ck_assert_int_eq(mp_parse_rate("12GB/s", &d, &err), 0);
+  ck_assert_double_eq(d, 12e9);
+  ck_assert_int_eq(mp_parse_rate("1.5GiB/s", &d, &err), 0);
+  ck_assert_double_eq(d, 1610612736.0);
+  ck_assert_int_eq(mp_parse_rate("250.5", &d, &err), 0); /* a plain number may be fractional */
+  ck_assert_double_eq(d, 250.5);
+  ck_assert_int_eq(mp_parse_rate("0", &d, &err), MP_EINVAL);
+  ck_assert_int_eq(mp_parse_rate("-3", &d, &err), MP_EINVAL);
+  ck_assert_int_eq(mp_parse_rate("inf", &d, &err), MP_EINVAL);
+  ck_assert_int_eq(mp_parse_rate("GB/s", &d, &err), MP_EINVAL);
+  ck_assert_int_eq(mp_parse_rate("12G", &d, &err), MP_EINVAL); /* ambiguous, as for budgets */
+  ck_assert_int_eq(mp_parse_rate("", &d, &err), MP_EINVAL);
+  ck_assert_int_eq(mp_parse_seconds("10us", &d, &err), 0);
+  ck_assert_double_eq_tol(d, 1e-5, 1e-20);
+  ck_assert_int_eq(mp_parse_seconds("0.5ms", &d, &err), 0);
+  ck_assert_double_eq_tol(d, 5e-4, 1e-18);
+  ck_assert_int_eq(mp_parse_seconds("2", &d, &err), 0);
+  ck_assert_double_eq(d, 2);
+  ck_assert_int_eq(mp_parse_seconds("2s", &d, &err), 0);
+  ck_assert_double_eq(d, 2);
+  ck_assert_int_eq(mp_parse_seconds("3ns", &d, &err), 0);
+  ck_assert_double_eq_tol(d, 3e-9, 1e-22);
+  ck_assert_int_eq(mp_parse_seconds("0", &d, &err), 0);
+  ck_assert_double_eq(d, 0);
+  ck_assert_int_eq(mp_parse_seconds("-1", &d, &err), MP_EINVAL);
+  ck_assert_int_eq(mp_parse_seconds("1h", &d, &err), MP_EINVAL);
+  ck_assert_int_eq(mp_parse_seconds(" 1", &d, &err), MP_EINVAL);
+  ck_assert_int_eq(mp_parse_seconds("", &d, &err), MP_EINVAL);
+  ck_assert_int_eq(mp_parse_seconds("us", &d, &err), MP_EINVAL);
+}
+END_TEST
+
+/* ---- the answers' new fields, from hand-made results ---- */
+
+static mp_graph_t *load_text(const char *text) {
+  mp_graph_t *g = NULL;
+  mp_error_t err;
+  ck_assert_int_eq(mp_graph_load_buffer(text, strlen(text), MP_FORMAT_AUTO, NULL, NULL, &g, NULL, &err), 0);
+  return g;
+}
+
+static mp_graph_t *tiny(void) {
+  /* the chain a(10) -> b(20) -> c(30), 1000 bytes of parameters, in ms */
+  return load_text("{\"format\": \"memplan.graph/1\", \"time_unit\": \"ms\", \"param_bytes\": 1000, \"nodes\": ["
+                   "{\"id\": \"a\", \"bytes\": 10, \"time\": 1},"
+                   "{\"id\": \"b\", \"inputs\": [\"a\"], \"bytes\": 20, \"time\": 2},"
+                   "{\"id\": \"c\", \"inputs\": [\"b\"], \"bytes\": 30, \"time\": 3}]}");
+}
+
+static double num(json_t *o, const char *key) {
+  json_t *v = json_object_get(o, key);
+  ck_assert_msg(json_is_number(v), "%s is not a number", key);
+  return json_number_value(v);
+}
+
+/* A swap plan's answer: every migration field, from figures set by hand
+ * (the writer copies the simulator's report; it computes nothing). */
+START_TEST(test_plan_json_migration_fields) {
+  mp_graph_t *g = tiny();
+  mp_plan_result_t r;
+  mp_device_t d;
+  uint32_t sw[1] = {1};
+  json_t *j, *t, *tr, *dev;
+  memset(&r, 0, sizeof(r));
+  r.feasible = 1;
+  r.solver = MP_SOLVER_SWAP;
+  r.solver_used = MP_SOLVER_SWAP;
+  r.budget = 1050;
+  r.schedule = mp_schedule_new();
+  r.sim.peak_bytes = 1045;
+  r.sim.time_forward = 6;
+  r.sim.time_backward = 12;
+  r.sim.time_recompute = 0;
+  r.sim.time_stall = 1.5;
+  r.sim.time_total = 19.5;
+  r.sim.overhead_pct = 1.5 / 18 * 100;
+  r.sim.n_swap_out = 1;
+  r.sim.n_swap_in = 1;
+  r.sim.bytes_swapped_out = 20;
+  r.sim.bytes_swapped_in = 20;
+  r.sim.time_copy_d2h = 0.25;
+  r.sim.time_copy_h2d = 0.75;
+  r.sim.host_peak_bytes = 20;
+  r.sim.n_swapped = 1;
+  r.sim.swapped = sw;
+  mp_device_init(&d);
+  d.copy_engines = 1;
+  d.host_bytes = 4096;
+  j = mp_plan_result_to_json_ex(g, &r, HASH64, &d, 0, 0);
+  ck_assert_ptr_nonnull(j);
+  t = json_object_get(j, "time");
+  ck_assert_double_eq(num(t, "forward"), 6);
+  ck_assert_double_eq(num(t, "backward"), 12);
+  ck_assert_double_eq(num(t, "stall"), 1.5);
+  ck_assert_double_eq(num(t, "total"), 19.5);
+  ck_assert_double_eq_tol(num(j, "overhead_pct"), 8.3333333, 1e-6);
+  ck_assert_uint_eq(json_array_size(json_object_get(j, "swapped")), 1);
+  ck_assert_str_eq(json_string_value(json_array_get(json_object_get(j, "swapped"), 0)), "b");
+  ck_assert_double_eq(num(j, "host_peak_bytes"), 20);
+  ck_assert_double_eq(num(j, "reused"), 0);
+  tr = json_object_get(j, "transfers");
+  ck_assert_double_eq(num(tr, "swap_out"), 1);
+  ck_assert_double_eq(num(tr, "swap_in"), 1);
+  ck_assert_double_eq(num(tr, "bytes_out"), 20);
+  ck_assert_double_eq(num(tr, "bytes_in"), 20);
+  ck_assert_double_eq(num(tr, "d2h_time"), 0.25);
+  ck_assert_double_eq(num(tr, "h2d_time"), 0.75);
+  dev = json_object_get(j, "device");
+  ck_assert_double_eq(num(dev, "h2d_bandwidth"), 12e9);
+  ck_assert_double_eq(num(dev, "d2h_bandwidth"), 12e9);
+  ck_assert_double_eq(num(dev, "latency"), 1e-5);
+  ck_assert_double_eq(num(dev, "copy_engines"), 1);
+  ck_assert_double_eq(num(dev, "host_budget"), 4096);
+  ck_assert_double_eq(num(dev, "time_unit_seconds"), 1e-3); /* resolved from the graph's "ms" */
+  ck_assert(json_is_false(json_object_get(dev, "intra_layer_reuse")));
+  json_decref(j);
+  /* the device's own unit wins over the graph's; no host limit is null */
+  d.time_unit_s = 0.02;
+  d.host_bytes = UINT64_MAX;
+  j = mp_plan_result_to_json_ex(g, &r, HASH64, &d, 0, 0);
+  dev = json_object_get(j, "device");
+  ck_assert_double_eq(num(dev, "time_unit_seconds"), 0.02);
+  ck_assert(json_is_null(json_object_get(dev, "host_budget")));
+  json_decref(j);
+  /* a recompute-only answer keeps its old shape, plus time.stall */
+  r.solver = r.solver_used = MP_SOLVER_EXACT;
+  r.sim.n_swap_out = r.sim.n_swap_in = 0;
+  r.sim.n_swapped = 0;
+  r.sim.swapped = NULL;
+  r.sim.time_stall = 0;
+  r.sim.time_total = 18;
+  j = mp_plan_result_to_json(g, &r, HASH64, 0, 0);
+  ck_assert_double_eq(num(json_object_get(j, "time"), "stall"), 0);
+  ck_assert_ptr_null(json_object_get(j, "swapped"));
+  ck_assert_ptr_null(json_object_get(j, "transfers"));
+  ck_assert_ptr_null(json_object_get(j, "host_peak_bytes"));
+  ck_assert_ptr_null(json_object_get(j, "device"));
+  json_decref(j);
+  mp_schedule_free(r.schedule);
+  mp_graph_free(g);
+}
+END_TEST
+
+/* The simulation report of a swap schedule carries its transfers; a graph
+ * without a unit of time (as the Kusumoto ones) echoes the default 0.25 ms
+ * per unit. */
+START_TEST(test_report_json_migration_fields) {
+  mp_graph_t *g = tiny();
+  mp_sim_report_t r;
+  uint32_t sw[2] = {0, 1};
+  json_t *j, *tr;
+  mp_device_t d;
+  memset(&r, 0, sizeof(r));
+  r.n_swap_out = 2;
+  r.n_swap_in = 2;
+  r.bytes_swapped_out = 30;
+  r.bytes_swapped_in = 30;
+  r.host_peak_bytes = 30;
+  r.time_copy_d2h = 1;
+  r.time_copy_h2d = 2;
+  r.time_stall = 0.5;
+  r.time_total = 18.5;
+  r.n_swapped = 2;
+  r.swapped = sw;
+  j = mp_sim_report_to_json(g, &r, 0);
+  ck_assert_ptr_nonnull(j);
+  ck_assert_double_eq(num(json_object_get(j, "time"), "stall"), 0.5);
+  ck_assert_double_eq(num(json_object_get(j, "time"), "total"), 18.5);
+  ck_assert_uint_eq(json_array_size(json_object_get(j, "swapped")), 2);
+  ck_assert_str_eq(json_string_value(json_array_get(json_object_get(j, "swapped"), 1)), "b");
+  ck_assert_double_eq(num(j, "host_peak_bytes"), 30);
+  tr = json_object_get(j, "transfers");
+  ck_assert_double_eq(num(tr, "swap_out"), 2);
+  ck_assert_double_eq(num(tr, "bytes_in"), 30);
+  ck_assert_double_eq(num(tr, "h2d_time"), 2);
+  json_decref(j);
+  mp_graph_free(g);
+  /* a unitless graph: the default seconds per unit */
+  g = load_text("{\"format\": \"memplan.graph/1\", \"nodes\": [{\"id\": \"a\", \"bytes\": 1, \"time\": 1}]}");
+  mp_device_init(&d);
+  j = mp_device_to_json(&d, g);
+  ck_assert_double_eq(num(j, "time_unit_seconds"), 2.5e-4);
+  json_decref(j);
+  mp_graph_free(g);
+}
+END_TEST
+
+START_TEST(test_frontier_json_migration_fields) {
+  mp_frontier_t f;
+  mp_frontier_point_t pts[2];
+  json_t *j, *p;
+  memset(&f, 0, sizeof(f));
+  memset(pts, 0, sizeof(pts));
+  f.solver = f.solver_used = MP_SOLVER_HYBRID;
+  f.peak_no_recompute = 5000;
+  f.n_points = 2;
+  f.points = pts;
+  pts[0].budget = 3000;
+  pts[0].recompute = 4;
+  pts[0].extra_time = 6;
+  pts[0].stall = 2;
+  pts[0].overhead_pct = 50;
+  pts[0].peak_bytes = 2990;
+  pts[0].host_peak_bytes = 700;
+  pts[0].n_swapped = 3;
+  pts[0].n_recomputed = 2;
+  pts[1].budget = 5000;
+  j = mp_frontier_to_json(&f, HASH64);
+  p = json_array_get(json_object_get(j, "points"), 0);
+  ck_assert_ptr_null(json_object_get(p, "extra_time")); /* not a migration frontier */
+  ck_assert_ptr_null(json_object_get(j, "device"));
+  json_decref(j);
+  f.migrate = 1;
+  mp_device_init(&f.device);
+  f.time_unit_s = 2.5e-4;
+  j = mp_frontier_to_json(&f, HASH64);
+  p = json_array_get(json_object_get(j, "points"), 0);
+  ck_assert_double_eq(num(p, "budget"), 3000);
+  ck_assert_double_eq(num(p, "recompute"), 4);
+  ck_assert_double_eq(num(p, "extra_time"), 6);
+  ck_assert_double_eq(num(p, "stall"), 2);
+  ck_assert_double_eq(num(p, "overhead_pct"), 50);
+  ck_assert_double_eq(num(p, "peak_bytes"), 2990);
+  ck_assert_double_eq(num(p, "host_peak_bytes"), 700);
+  ck_assert_double_eq(num(p, "swapped"), 3);
+  ck_assert_double_eq(num(p, "recomputed"), 2);
+  ck_assert_double_eq(num(json_object_get(j, "device"), "time_unit_seconds"), 2.5e-4);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "solver")), "hybrid");
+  json_decref(j);
+}
+END_TEST
+
+/* ---- the CLI ---- */
+
+/* Run `memplan ARGS`; stdout (and stderr when args say 2>&1) in *out when
+ * out is not NULL. Returns the exit status. */
+static int cli(const char *args, char **out) {
+  char cmd[2048];
+  snprintf(cmd, sizeof(cmd), "%s %s%s", mp_test_cli(), args, strstr(args, "2>") ? "" : " 2>/dev/null");
+  return mp_test_run(cmd, out);
+}
+
+static json_t *cli_json(const char *args, int want_rc) {
+  char *text = NULL;
+  json_t *j;
+  int rc = cli(args, &text);
+  ck_assert_msg(rc == want_rc, "memplan %s: exit %d, want %d", args, rc, want_rc);
+  j = text ? json_loads(text, 0, NULL) : NULL;
+  ck_assert_msg(j != NULL, "memplan %s: output is not JSON: %.300s", args, text ? text : "");
+  free(text);
+  return j;
+}
+
+/* Every device flag reaches the plan: the answer echoes the device (intra-
+ * layer reuse on makes it part of even a recompute-only answer). The tiny
+ * chain's times are 1 + 2 + 3 = 6 forward and twice that backward. */
+START_TEST(test_cli_device_flags) {
+  json_t *j = cli_json("plan tests/cli/tiny.json --budget 2000 --solver none --intra-layer-reuse "
+                       "--h2d-bandwidth 6GB/s --d2h-bandwidth 3e9 --copy-latency 5us --copy-engines 1 "
+                       "--host-budget 64GiB --time-unit-seconds 2ms --summary",
+                       0);
+  json_t *d = json_object_get(j, "device"), *t = json_object_get(j, "time");
+  ck_assert_ptr_nonnull(d);
+  ck_assert_double_eq(num(d, "h2d_bandwidth"), 6e9);
+  ck_assert_double_eq(num(d, "d2h_bandwidth"), 3e9);
+  ck_assert_double_eq_tol(num(d, "latency"), 5e-6, 1e-18);
+  ck_assert_double_eq(num(d, "copy_engines"), 1);
+  ck_assert_double_eq(num(d, "host_budget"), 68719476736.0);
+  ck_assert_double_eq_tol(num(d, "time_unit_seconds"), 0.002, 1e-15);
+  ck_assert(json_is_true(json_object_get(d, "intra_layer_reuse")));
+  ck_assert_double_eq(num(t, "forward"), 6);
+  ck_assert_double_eq(num(t, "backward"), 12);
+  ck_assert_double_eq(num(t, "stall"), 0);
+  ck_assert_double_eq(num(t, "total"), 18);
+  ck_assert_ptr_null(json_object_get(j, "transfers")); /* nothing moves */
+  json_decref(j);
+  /* without reuse and without migration the answer has no device */
+  j = cli_json("plan tests/cli/tiny.json --budget 2000 --solver none --copy-engines 1 --summary", 0);
+  ck_assert_ptr_null(json_object_get(j, "device"));
+  json_decref(j);
+  /* simulate takes the device flags (they time swap steps) */
+  j = cli_json("simulate tests/cli/tiny.json tests/cli/tiny_recompute.schedule.json --copy-engines 1 "
+               "--h2d-bandwidth 1GB/s --intra-layer-reuse",
+               0);
+  ck_assert(json_is_true(json_object_get(j, "valid")));
+  ck_assert_double_eq(num(json_object_get(j, "time"), "stall"), 0);
+  json_decref(j);
+}
+END_TEST
+
+static const struct {
+  const char *args;
+  const char *msg; /* the whole first line of stderr */
+} bad_cli[] = {
+  {"plan tests/cli/tiny.json --budget 1000 --solver swap --copy-engines 3",
+   "memplan: --copy-engines must be 1 (one queue for both directions) or 2 (one each), not '3'"},
+  {"plan tests/cli/tiny.json --budget 1000 --solver swap --h2d-bandwidth 0",
+   "memplan: --h2d-bandwidth: a bandwidth must be a positive number of bytes per second"},
+  {"plan tests/cli/tiny.json --budget 1000 --solver swap --d2h-bandwidth fast",
+   "memplan: --d2h-bandwidth: 'fast' is not a bandwidth (bytes per second, e.g. 12e9, 12GB/s or 11GiB/s)"},
+  {"plan tests/cli/tiny.json --budget 1000 --solver hybrid --copy-latency -1",
+   "memplan: --copy-latency: a duration must be a non-negative number of seconds"},
+  {"plan tests/cli/tiny.json --budget 1000 --solver layrub --copy-latency 3parsecs",
+   "memplan: --copy-latency: '3parsecs' is not a duration (seconds, or a number with s, ms, us or ns)"},
+  {"plan tests/cli/tiny.json --budget 1000 --swap --time-unit-seconds soon",
+   "memplan: --time-unit-seconds: 'soon' is not a duration (seconds, or a number with s, ms, us or ns)"},
+  {"plan tests/cli/tiny.json --budget 1000 --solver exact --swap",
+   "memplan: --swap: swap needs the solver auto, swap, hybrid or layrub; exact only recomputes"},
+  {"plan tests/cli/tiny.json --budget 1000 --solver swapp",
+   "memplan: --solver must be auto, exact, approx, memonger, sqrt, none, swap, hybrid or layrub, not 'swapp'"},
+  {"frontier tests/cli/tiny.json --solver none",
+   "memplan: --solver must be auto, exact, approx, memonger, sqrt, swap, hybrid or layrub, not 'none'"},
+  {"frontier tests/cli/tiny.json --solver sqrt --swap",
+   "memplan: --swap: swap needs the solver auto, swap, hybrid or layrub; sqrt only recomputes"},
+  {"frontier tests/cli/tiny.json --solver swap --copy-engines two",
+   "memplan: --copy-engines must be 1 (one queue for both directions) or 2 (one each), not 'two'"},
+  {"simulate tests/cli/tiny.json tests/cli/tiny_recompute.schedule.json --swap",
+   "memplan simulate: unknown option '--swap' (see memplan --help)"},
+  {"simulate tests/cli/tiny.json tests/cli/tiny_recompute.schedule.json --d2h-bandwidth -5GB",
+   "memplan: --d2h-bandwidth: '-5GB' is not a bandwidth (bytes per second, e.g. 12e9, 12GB/s or 11GiB/s)"},
+  {"inspect tests/cli/tiny.json --copy-engines 1", "memplan inspect: unknown option '--copy-engines' (see memplan --help)"},
+};
+
+START_TEST(test_cli_bad_flags) {
+  size_t i;
+  for (i = 0; i < sizeof(bad_cli) / sizeof(bad_cli[0]); i++) {
+    char args[512], *out = NULL, *nl;
+    int rc;
+    snprintf(args, sizeof(args), "%s 2>&1 >/dev/null", bad_cli[i].args);
+    rc = cli(args, &out);
+    ck_assert_msg(rc == 2, "memplan %s: exit %d, want 2", bad_cli[i].args, rc);
+    ck_assert_ptr_nonnull(out);
+    if ((nl = strchr(out, '\n')) != NULL) *nl = '\0';
+    ck_assert_msg(strcmp(out, bad_cli[i].msg) == 0, "memplan %s:\n  said '%s'\n  want '%s'", bad_cli[i].args, out,
+                  bad_cli[i].msg);
+    free(out);
+  }
+}
+END_TEST
+
+START_TEST(test_cli_help_lists_flags) {
+  static const char *const want[] = {"--swap", "--h2d-bandwidth", "--d2h-bandwidth", "--copy-latency",
+                                     "--copy-engines", "--host-budget", "--time-unit-seconds",
+                                     "--intra-layer-reuse", "swap | hybrid | layrub", NULL};
+  char *out = NULL;
+  size_t i;
+  ck_assert_int_eq(cli("--help", &out), 0);
+  ck_assert_ptr_nonnull(out);
+  for (i = 0; want[i]; i++) ck_assert_msg(strstr(out, want[i]) != NULL, "--help does not list %s", want[i]);
+  free(out);
+}
+END_TEST
+
+/* One copy of the tiny chain's `a` (10 bytes) under the default device, in
+ * the chain's unit (ms): (10 us + 10 B / 12 GB/s) / 1 ms. */
+#define TINY_COPY ((10e-6 + 10 / 12e9) / 1e-3)
+
+/* Plans of the tiny chain (a 10, b 20, c 30 bytes, 1000 of parameters; 6
+ * units forward, 12 backward). Plain backpropagation peaks at 1080, in the
+ * backward of c (a, b, the seed gradient of c and the new gradient of b).
+ * At 1070 one of a's 10 bytes must go: swapping a costs one copy each way
+ * (at most TINY_COPY exposed), recomputing it 1 unit. The device decides. */
+START_TEST(test_cli_swap_plans) {
+  json_t *j, *t, *tr;
+  /* default link: the swap is nearly free, and hybrid takes it */
+  j = cli_json("plan tests/cli/tiny.json --budget 1070 --swap --summary", 0);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "solver")), "auto");
+  ck_assert_str_eq(json_string_value(json_object_get(j, "solver_used")), "hybrid");
+  ck_assert_double_eq(num(j, "peak_bytes"), 1070);
+  ck_assert_uint_eq(json_array_size(json_object_get(j, "swapped")), 1);
+  ck_assert_str_eq(json_string_value(json_array_get(json_object_get(j, "swapped"), 0)), "a");
+  ck_assert_uint_eq(json_array_size(json_object_get(j, "recomputed")), 0);
+  ck_assert_double_eq(num(j, "host_peak_bytes"), 10);
+  tr = json_object_get(j, "transfers");
+  ck_assert_double_eq(num(tr, "swap_out"), 1);
+  ck_assert_double_eq(num(tr, "swap_in"), 1);
+  ck_assert_double_eq(num(tr, "bytes_out"), 10);
+  ck_assert_double_eq(num(tr, "bytes_in"), 10);
+  ck_assert_double_eq_tol(num(tr, "d2h_time"), TINY_COPY, 1e-12);
+  ck_assert_double_eq_tol(num(tr, "h2d_time"), TINY_COPY, 1e-12);
+  t = json_object_get(j, "time");
+  ck_assert_double_eq(num(t, "recompute"), 0);
+  ck_assert_double_le(num(t, "stall"), TINY_COPY + 1e-12);
+  ck_assert_double_eq_tol(num(t, "total"), 18 + num(t, "stall"), 1e-12);
+  json_decref(j);
+  /* 1000 bytes/s: a copy lasts 10 units, more than recomputing a (1) even
+   * if the 6 units of c's backward hid part of it: hybrid recomputes */
+  j = cli_json("plan tests/cli/tiny.json --budget 1070 --swap --summary --h2d-bandwidth 1000 --copy-latency 0", 0);
+  ck_assert_double_eq(num(j, "peak_bytes"), 1070);
+  ck_assert_uint_eq(json_array_size(json_object_get(j, "swapped")), 0);
+  ck_assert_str_eq(json_string_value(json_array_get(json_object_get(j, "recomputed"), 0)), "a");
+  ck_assert_double_eq(num(json_object_get(j, "time"), "total"), 19);
+  ck_assert_double_eq(num(json_object_get(j, "device"), "h2d_bandwidth"), 1000);
+  json_decref(j);
+  /* 5 bytes of pinned host memory cannot hold a: swap recomputes too */
+  j = cli_json("plan tests/cli/tiny.json --budget 1070 --solver swap --summary --host-budget 5", 0);
+  ck_assert_uint_eq(json_array_size(json_object_get(j, "swapped")), 0);
+  ck_assert_double_eq(num(j, "host_peak_bytes"), 0);
+  ck_assert_double_eq(num(json_object_get(j, "time"), "total"), 19);
+  ck_assert_double_eq(num(json_object_get(j, "device"), "host_budget"), 5);
+  json_decref(j);
+  /* below every plan: infeasible (exit 1), the answer still printed */
+  j = cli_json("plan tests/cli/tiny.json --budget 1010 --solver hybrid --summary", 1);
+  ck_assert(json_is_false(json_object_get(j, "feasible")));
+  ck_assert_ptr_nonnull(json_object_get(j, "device"));
+  json_decref(j);
+  /* the frontier: auto with --swap is hybrid's; two steps, 1070 with the
+   * swap and 1080 with nothing */
+  j = cli_json("frontier tests/cli/tiny.json --swap --copy-engines 1", 0);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "solver")), "hybrid");
+  ck_assert_double_eq(num(json_object_get(j, "device"), "copy_engines"), 1);
+  ck_assert_double_eq(num(j, "peak_no_recompute"), 1080);
+  t = json_object_get(j, "points");
+  ck_assert_uint_eq(json_array_size(t), 2);
+  ck_assert_double_eq(num(json_array_get(t, 0), "budget"), 1070);
+  ck_assert_double_eq(num(json_array_get(t, 0), "swapped"), 1);
+  ck_assert_double_le(num(json_array_get(t, 0), "extra_time"), TINY_COPY + 1e-12);
+  ck_assert_double_gt(num(json_array_get(t, 0), "extra_time"), 0);
+  ck_assert_double_eq(num(json_array_get(t, 1), "budget"), 1080);
+  ck_assert_double_eq(num(json_array_get(t, 1), "extra_time"), 0);
+  json_decref(j);
+}
+END_TEST
+
+/* A hand-written swap schedule of the tiny chain replayed under two
+ * devices (simulator.c's event model, figures by hand):
+ *   compute a [0,1], compute b [1,3], swap_out a, compute c [3,6], free c,
+ *   backward c [6,12], free b, swap_in a, backward b, free a, backward a.
+ * 1000 B/s, no latency: each copy of a lasts 10 units. The swap-out runs
+ * [3,13], so a's bytes are still on the device during backward c: peak
+ * 1000 + a 10 + b 20 + seed 30 + grad b 20 = 1080. The swap-in cannot
+ * start before the swap-out ends: [13,23]; backward b waits from 12 to 23
+ * (stall 11), runs [23,27], backward a [27,29]: total 29.
+ * The default link: copies of TINY_COPY; a is gone before backward c (peak
+ * 1070) and backward b waits for one copy: total 18 + TINY_COPY. */
+START_TEST(test_cli_simulate_swap_schedule) {
+  char path[64], args[512];
+  json_t *j, *t;
+  FILE *f;
+  snprintf(path, sizeof(path), "/tmp/mp-wire-sched-%d.json", (int)getpid());
+  f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("{\"format\": \"memplan.schedule/1\", \"steps\": ["
+        "{\"op\": \"compute\", \"node\": \"a\"}, {\"op\": \"compute\", \"node\": \"b\"},"
+        "{\"op\": \"swap_out\", \"node\": \"a\"}, {\"op\": \"compute\", \"node\": \"c\"},"
+        "{\"op\": \"free\", \"node\": \"c\"}, {\"op\": \"backward\", \"node\": \"c\"},"
+        "{\"op\": \"free\", \"node\": \"b\"}, {\"op\": \"swap_in\", \"node\": \"a\"},"
+        "{\"op\": \"backward\", \"node\": \"b\"}, {\"op\": \"free\", \"node\": \"a\"},"
+        "{\"op\": \"backward\", \"node\": \"a\"}]}",
+        f);
+  fclose(f);
+  snprintf(args, sizeof(args), "simulate tests/cli/tiny.json %s --h2d-bandwidth 1000 --d2h-bandwidth 1000B/s "
+           "--copy-latency 0", path);
+  j = cli_json(args, 0);
+  t = json_object_get(j, "time");
+  ck_assert_double_eq(num(j, "peak_bytes"), 1080);
+  ck_assert_double_eq(num(t, "stall"), 11);
+  ck_assert_double_eq(num(t, "total"), 29);
+  ck_assert_double_eq(num(json_object_get(j, "transfers"), "d2h_time"), 10);
+  ck_assert_double_eq(num(json_object_get(j, "transfers"), "h2d_time"), 10);
+  ck_assert_double_eq(num(j, "host_peak_bytes"), 10);
+  ck_assert_str_eq(json_string_value(json_array_get(json_object_get(j, "swapped"), 0)), "a");
+  json_decref(j);
+  snprintf(args, sizeof(args), "simulate tests/cli/tiny.json %s", path);
+  j = cli_json(args, 0);
+  t = json_object_get(j, "time");
+  ck_assert_double_eq(num(j, "peak_bytes"), 1070);
+  ck_assert_double_eq_tol(num(t, "stall"), TINY_COPY, 1e-12);
+  ck_assert_double_eq_tol(num(t, "total"), 18 + TINY_COPY, 1e-12);
+  json_decref(j);
+  unlink(path);
+}
+END_TEST
+
+/* ---- the frontier of the swap solvers ---- */
+
+static mp_graph_t *shipped_graph(const char *name) {
+  char path[256];
+  mp_graph_t *g = NULL;
+  mp_error_t err;
+  snprintf(path, sizeof(path), "tests/graphs/%s", name);
+  ck_assert_int_eq(mp_graph_load_file(path, MP_FORMAT_AUTO, NULL, &g, NULL, &err), 0);
+  return g;
+}
+
+/* The staircase is strictly improving, and each point is the plan mp_plan
+ * returns at exactly its budget: re-planned and re-simulated under the
+ * device, it fits that budget with that peak and that extra time. */
+static void check_migration_frontier(const mp_graph_t *g, const mp_plan_options_t *o, const mp_frontier_t *f) {
+  size_t i;
+  ck_assert_int_eq(f->migrate, 1);
+  ck_assert_int_eq(f->solver, o->solver);
+  ck_assert_uint_ge(f->n_points, 1);
+  ck_assert_int_eq(f->device.copy_engines, o->device.copy_engines);
+  for (i = 0; i < f->n_points; i++) {
+    const mp_frontier_point_t *p = &f->points[i];
+    mp_plan_options_t po = *o;
+    mp_plan_result_t r;
+    mp_sim_report_t rep;
+    mp_sim_options_t so;
+    mp_error_t err;
+    if (i > 0) {
+      ck_assert_msg(p->budget > f->points[i - 1].budget, "point %zu: budget does not increase", i);
+      ck_assert_msg(p->extra_time < f->points[i - 1].extra_time, "point %zu: extra time does not decrease", i);
+    }
+    ck_assert_uint_le(p->peak_bytes, p->budget);
+    po.budget = p->budget;
+    ck_assert_int_eq(mp_plan(g, &po, &r, &err), 0);
+    ck_assert_msg(r.feasible, "point %zu (budget %llu) does not plan", i, (unsigned long long)p->budget);
+    ck_assert_uint_eq(r.sim.peak_bytes, p->peak_bytes);
+    ck_assert_double_eq_tol(r.sim.time_total - r.sim.time_forward - r.sim.time_backward, p->extra_time, 1e-9);
+    ck_assert_double_eq_tol(r.sim.time_stall, p->stall, 1e-9);
+    ck_assert_uint_eq(r.sim.n_swapped, p->n_swapped);
+    so.device = &o->device;
+    ck_assert_int_eq(mp_simulate_ex(g, r.schedule, &so, &rep, &err), 0);
+    ck_assert_uint_le(rep.peak_bytes, p->budget);
+    ck_assert_uint_eq(rep.peak_bytes, p->peak_bytes);
+    ck_assert_double_eq_tol(rep.time_total, r.sim.time_total, 1e-9);
+    ck_assert(rep.host_peak_bytes <= o->device.host_bytes);
+    mp_sim_report_free(&rep);
+    mp_plan_result_free(&r);
+  }
+}
+
+START_TEST(test_frontier_swap_solvers) {
+  mp_graph_t *g = shipped_graph("cg_vgg19.txt");
+  mp_plan_options_t o;
+  mp_frontier_t f;
+  mp_error_t err;
+  static const mp_solver_t solvers[] = {MP_SOLVER_SWAP, MP_SOLVER_HYBRID};
+  size_t k;
+  for (k = 0; k < 2; k++) {
+    mp_plan_options_init(&o);
+    o.solver = solvers[k];
+    o.device.copy_engines = 1;
+    ck_assert_int_eq(mp_frontier(g, &o, &f, &err), 0);
+    check_migration_frontier(g, &o, &f);
+    /* it reaches below plain backpropagation, and at its top costs nothing */
+    ck_assert_uint_ge(f.n_points, 2);
+    ck_assert_uint_lt(f.points[0].budget, f.peak_no_recompute);
+    ck_assert_uint_le(f.points[f.n_points - 1].budget, f.peak_no_recompute);
+    ck_assert_double_eq(f.points[f.n_points - 1].extra_time, 0);
+    mp_frontier_free(&f);
+  }
+  /* layrub: one point, its fixed policy at its own peak */
+  mp_plan_options_init(&o);
+  o.solver = MP_SOLVER_LAYRUB;
+  ck_assert_int_eq(mp_frontier(g, &o, &f, &err), 0);
+  ck_assert_uint_eq(f.n_points, 1);
+  ck_assert_uint_eq(f.points[0].budget, f.points[0].peak_bytes);
+  check_migration_frontier(g, &o, &f);
+  mp_frontier_free(&f);
+  mp_graph_free(g);
+}
+END_TEST
+
+/* ---- the daemon, end to end ---- */
+
+typedef struct {
+  char dir[128]; /* temp dir: data/, port file, log, request and reply files */
+  pid_t pid;
+  int port;
+  int nreq;
+} wsrv_t;
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+}
+
+static void nap_ms(int ms) {
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+static void put_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  ck_assert_msg(f != NULL, "cannot write %s", path);
+  fputs(text, f);
+  fclose(f);
+}
+
+static int wsrv_http(wsrv_t *s, const char *method, const char *path, const char *body, json_t **out);
+
+/* Start memplan-server ($MEMPLAN_SERVER) on 127.0.0.1:0 with its store in
+ * s->dir/data (made by the first call, kept across restarts); `delay_ms`
+ * > 0 sets MEMPLAN_TEST_PLAN_DELAY_MS, which holds every job that long. */
+static void wsrv_start(wsrv_t *s, int delay_ms) {
+  char portfile[256], datadir[256], logfile[256], errfile[256], delay[32];
+  const char *bin = getenv("MEMPLAN_SERVER");
+  double t0;
+  pid_t pid;
+  if (bin == NULL || bin[0] == '\0') bin = "build/memplan-server";
+  if (s->dir[0] == '\0') {
+    snprintf(s->dir, sizeof(s->dir), "/tmp/mp-wire-test-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(s->dir));
+  }
+  snprintf(portfile, sizeof(portfile), "%s/port", s->dir);
+  snprintf(datadir, sizeof(datadir), "%s/data", s->dir);
+  snprintf(logfile, sizeof(logfile), "%s/log", s->dir);
+  snprintf(errfile, sizeof(errfile), "%s/stderr", s->dir);
+  snprintf(delay, sizeof(delay), "%d", delay_ms);
+  unlink(portfile);
+  pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    FILE *e;
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* die with the test */
+    e = freopen(errfile, "a", stderr);
+    (void)e;
+    if (delay_ms > 0)
+      setenv("MEMPLAN_TEST_PLAN_DELAY_MS", delay, 1);
+    else
+      unsetenv("MEMPLAN_TEST_PLAN_DELAY_MS");
+    execl(bin, bin, "--listen", "127.0.0.1:0", "--port-file", portfile, "--data-dir", datadir, "--log-file",
+          logfile, "--workers", "2", (char *)NULL);
+    _exit(127);
+  }
+  s->pid = pid;
+  t0 = now_ms();
+  for (;;) {
+    char *p = mp_test_read_file(portfile, NULL);
+    int st;
+    if (p) {
+      s->port = atoi(p);
+      free(p);
+      if (s->port > 0 && wsrv_http(s, "GET", "/healthz", NULL, NULL) == 200) return;
+    }
+    ck_assert_msg(waitpid(pid, &st, WNOHANG) == 0, "memplan-server exited during start-up (see %s)", s->dir);
+    ck_assert_msg(now_ms() - t0 < 30000, "memplan-server did not become healthy");
+    nap_ms(20);
+  }
+}
+
+/* Stop with `sig` and reap; SIGTERM must end in a clean exit 0. */
+static void wsrv_stop(wsrv_t *s, int sig) {
+  int st = 0;
+  double t0 = now_ms();
+  if (s->pid <= 0) return;
+  kill(s->pid, sig);
+  while (waitpid(s->pid, &st, WNOHANG) == 0) {
+    if (now_ms() - t0 > 60000) {
+      kill(s->pid, SIGKILL);
+      waitpid(s->pid, &st, 0);
+      break;
+    }
+    nap_ms(20);
+  }
+  s->pid = 0;
+  if (sig == SIGTERM) ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "memplan-server did not exit cleanly");
+}
+
+static void wsrv_cleanup(wsrv_t *s) {
+  char cmd[256];
+  wsrv_stop(s, SIGTERM);
+  snprintf(cmd, sizeof(cmd), "rm -rf %s", s->dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+
+/* One exchange through curl; the status (0: no connection), the body
+ * parsed as JSON in *out (NULL when it is not JSON). */
+static int wsrv_http(wsrv_t *s, const char *method, const char *path, const char *body, json_t **out) {
+  char cmd[1024], reqf[256], bodyf[256], *text = NULL;
+  int n = ++s->nreq, status;
+  snprintf(reqf, sizeof(reqf), "%s/req%d", s->dir, n);
+  snprintf(bodyf, sizeof(bodyf), "%s/body%d", s->dir, n);
+  if (body) put_file(reqf, body);
+  snprintf(cmd, sizeof(cmd), "curl -s --max-time 120 -o %s -w '%%{http_code}' -X %s %s%s 'http://127.0.0.1:%d%s'",
+           bodyf, method, body ? "--data-binary @" : "", body ? reqf : "", s->port, path);
+  mp_test_run(cmd, &text);
+  status = text ? atoi(text) : 0;
+  free(text);
+  if (out) {
+    char *b = mp_test_read_file(bodyf, NULL);
+    *out = b ? json_loads(b, 0, NULL) : NULL;
+    free(b);
+  }
+  unlink(reqf);
+  unlink(bodyf);
+  return status;
+}
+
+/* A request body: {"graph": <the Kusumoto text of tests/graphs/NAME>} merged
+ * with the object text `extra`. malloc'd. */
+static char *body_with_graph(const char *name, const char *extra) {
+  char path[256], *text, *out;
+  size_t len;
+  json_t *o = json_loads(extra, 0, NULL);
+  ck_assert_msg(o != NULL, "bad test JSON: %s", extra);
+  snprintf(path, sizeof(path), "tests/graphs/%s", name);
+  text = mp_test_read_file(path, &len);
+  ck_assert_ptr_nonnull(text);
+  json_object_set_new(o, "graph", json_stringn(text, len));
+  free(text);
+  out = json_dumps(o, JSON_COMPACT);
+  json_decref(o);
+  return out;
+}
+
+/* A minimal validator of a JSON document against a schema of
+ * proto/openapi.yaml (type, enum, nullable, required, properties, items,
+ * oneOf, allOf, $ref), strict about objects: a key the schema's properties
+ * do not list is an error, so every field the daemon sends is documented.
+ * Written here (python3-yaml is a dependency, jsonschema is not). */
+static const char validator_py[] =
+    "import json, sys, yaml\n"
+    "spec = yaml.safe_load(open(sys.argv[1]))\n"
+    "def res(s):\n"
+    "    while isinstance(s, dict) and '$ref' in s:\n"
+    "        node = spec\n"
+    "        for part in s['$ref'][2:].split('/'): node = node[part]\n"
+    "        s = node\n"
+    "    return s\n"
+    "def check(v, s, path, errs):\n"
+    "    s = res(s)\n"
+    "    if v is None and s.get('nullable'): return\n"
+    "    for sub in s.get('allOf', []): check(v, sub, path, errs)\n"
+    "    if 'oneOf' in s:\n"
+    "        n = sum(1 for o in s['oneOf'] if not check(v, o, path, []))\n"
+    "        if n != 1: errs.append('%s: matches %d of oneOf' % (path, n))\n"
+    "    t = s.get('type')\n"
+    "    ok = {None: True, 'object': isinstance(v, dict), 'array': isinstance(v, list),\n"
+    "          'string': isinstance(v, str), 'boolean': isinstance(v, bool),\n"
+    "          'integer': isinstance(v, int) and not isinstance(v, bool),\n"
+    "          'number': isinstance(v, (int, float)) and not isinstance(v, bool)}[t]\n"
+    "    if not ok:\n"
+    "        errs.append('%s: %s is not %s' % (path, json.dumps(v)[:80], t)); return errs\n"
+    "    if 'enum' in s and v not in s['enum']: errs.append('%s: %r not in %r' % (path, v, s['enum']))\n"
+    "    if isinstance(v, dict) and t == 'object':\n"
+    "        props = s.get('properties', {})\n"
+    "        for r in s.get('required', []):\n"
+    "            if r not in v: errs.append('%s: missing %s' % (path, r))\n"
+    "        for k, x in v.items():\n"
+    "            if k in props: check(x, props[k], path + '.' + k, errs)\n"
+    "            elif props: errs.append('%s.%s: not documented' % (path, k))\n"
+    "    if isinstance(v, list) and 'items' in s:\n"
+    "        for i, x in enumerate(v): check(x, s['items'], '%s[%d]' % (path, i), errs)\n"
+    "    return errs\n"
+    "errs = check(json.load(open(sys.argv[3])), {'$ref': '#/components/schemas/' + sys.argv[2]}, '$', [])\n"
+    "print('\\n'.join(errs[:10]))\n"
+    "sys.exit(1 if errs else 0)\n";
+
+/* Check `doc` against the schema `name` of proto/openapi.yaml. */
+static void assert_schema(wsrv_t *s, json_t *doc, const char *name) {
+  char py[256], js[256], cmd[1024], *out = NULL;
+  int rc;
+  snprintf(py, sizeof(py), "%s/validate.py", s->dir);
+  snprintf(js, sizeof(js), "%s/doc.json", s->dir);
+  put_file(py, validator_py);
+  ck_assert_int_eq(json_dump_file(doc, js, JSON_COMPACT), 0);
+  snprintf(cmd, sizeof(cmd), "python3 %s proto/openapi.yaml %s %s 2>&1", py, name, js);
+  rc = mp_test_run(cmd, &out);
+  ck_assert_msg(rc == 0, "the answer does not follow proto/openapi.yaml's %s:\n%s", name, out ? out : "");
+  free(out);
+}
+
+/* Bad device values are 400s naming the field, on both routes; the error
+ * body follows the documented Error schema. */
+START_TEST(test_server_bad_device) {
+  wsrv_t s;
+  json_t *o = NULL, *e;
+  memset(&s, 0, sizeof(s));
+  wsrv_start(&s, 0);
+  ck_assert_int_eq(wsrv_http(&s, "POST", "/v1/plans",
+                             "{\"graph_hash\": \"" HASH64 "\", \"budget\": \"1GiB\", \"solver\": \"swap\", "
+                             "\"device\": {\"copy_engines\": 3}}",
+                             &o),
+                   400);
+  e = json_object_get(o, "error");
+  ck_assert_str_eq(json_string_value(json_object_get(e, "code")), "invalid_request");
+  ck_assert_str_eq(json_string_value(json_object_get(e, "path")), "$.device.copy_engines");
+  ck_assert_str_eq(json_string_value(json_object_get(e, "message")),
+                   "must be 1 (one queue for both directions) or 2 (one each)");
+  assert_schema(&s, o, "Error");
+  json_decref(o);
+  ck_assert_int_eq(wsrv_http(&s, "POST", "/v1/fit",
+                             "{\"graph_hash\": \"" HASH64 "\", \"budgets\": [1], \"solver\": \"hybrid\", "
+                             "\"device\": {\"latency\": -1}}",
+                             &o),
+                   400);
+  e = json_object_get(o, "error");
+  ck_assert_str_eq(json_string_value(json_object_get(e, "path")), "$.device.latency");
+  ck_assert_str_eq(json_string_value(json_object_get(e, "message")), "must be a non-negative number of seconds");
+  json_decref(o);
+  ck_assert_int_eq(wsrv_http(&s, "POST", "/v1/plans",
+                             "{\"graph_hash\": \"" HASH64 "\", \"budget\": 1, \"solver\": \"exact\", \"swap\": true}",
+                             &o),
+                   400);
+  ck_assert_str_eq(json_string_value(json_object_get(json_object_get(o, "error"), "path")), "$.swap");
+  json_decref(o);
+  ck_assert_int_eq(wsrv_http(&s, "GET", "/v1/graphs/" HASH64 "/frontier?solver=swapp", NULL, &o), 404);
+  json_decref(o);
+  wsrv_cleanup(&s);
+}
+END_TEST
+
+/* Plans are cached per device: the same request again is a hit, a request
+ * that differs only in one device field is computed afresh and echoes its
+ * own device. A recompute-only plan with intra-layer reuse on carries the
+ * device, which is what shows here which device computed the answer. Then
+ * a job accepted under a custom device survives kill -9 with that device:
+ * the store's row has no device columns, so the restart reads it back from
+ * the job's cache key. */
+START_TEST(test_server_device_keys_and_recovery) {
+  wsrv_t s;
+  json_t *o = NULL, *r, *d;
+  char *b, id[64], path[128];
+  const char *st;
+  double t0;
+  memset(&s, 0, sizeof(s));
+  wsrv_start(&s, 0);
+  b = body_with_graph("cg_vgg19.txt", "{\"budget\": \"4GiB\", \"solver\": \"none\", \"wait\": 30, "
+                                      "\"device\": {\"intra_layer_reuse\": true, \"latency\": \"7us\"}}");
+  ck_assert_int_eq(wsrv_http(&s, "POST", "/v1/plans", b, &o), 200);
+  ck_assert_ptr_null(json_object_get(o, "cache"));
+  r = json_object_get(o, "result");
+  d = json_object_get(r, "device");
+  ck_assert_double_eq_tol(num(d, "latency"), 7e-6, 1e-18);
+  ck_assert(json_is_true(json_object_get(d, "intra_layer_reuse")));
+  ck_assert_double_eq(num(d, "time_unit_seconds"), 2.5e-4);
+  ck_assert_double_eq(num(json_object_get(r, "time"), "total"), 570);
+  assert_schema(&s, o, "Plan");
+  json_decref(o);
+  /* the same again: answered from the cache */
+  ck_assert_int_eq(wsrv_http(&s, "POST", "/v1/plans", b, &o), 200);
+  ck_assert_str_eq(json_string_value(json_object_get(o, "cache")), "hit");
+  free(b);
+  json_decref(o);
+  /* one field differs (latency 8 us): a new computation with its own device */
+  b = body_with_graph("cg_vgg19.txt", "{\"budget\": \"4GiB\", \"solver\": \"none\", \"wait\": 30, "
+                                      "\"device\": {\"intra_layer_reuse\": true, \"latency\": \"8us\"}}");
+  ck_assert_int_eq(wsrv_http(&s, "POST", "/v1/plans", b, &o), 200);
+  free(b);
+  ck_assert_ptr_null(json_object_get(o, "cache"));
+  ck_assert_double_eq_tol(num(json_object_get(json_object_get(o, "result"), "device"), "latency"), 8e-6, 1e-18);
+  json_decref(o);
+  /* and so does the host budget alone */
+  b = body_with_graph("cg_vgg19.txt", "{\"budget\": \"4GiB\", \"solver\": \"none\", \"wait\": 30, "
+                                      "\"device\": {\"intra_layer_reuse\": true, \"latency\": \"7us\", "
+                                      "\"host_budget\": \"1GiB\"}}");
+  ck_assert_int_eq(wsrv_http(&s, "POST", "/v1/plans", b, &o), 200);
+  free(b);
+  ck_assert_ptr_null(json_object_get(o, "cache"));
+  ck_assert_double_eq(num(json_object_get(json_object_get(o, "result"), "device"), "host_budget"), 1073741824.0);
+  json_decref(o);
+  wsrv_stop(&s, SIGTERM);
+
+  /* recovery: a job held running, kill -9, restart */
+  wsrv_start(&s, 60000);
+  b = body_with_graph("cg_vgg19.txt", "{\"budget\": \"3GiB\", \"solver\": \"none\", "
+                                      "\"device\": {\"intra_layer_reuse\": true, \"copy_engines\": 1, "
+                                      "\"h2d_bandwidth\": \"6GB/s\", \"host_budget\": 123456789, "
+                                      "\"time_unit_seconds\": 0.001}}");
+  ck_assert_int_eq(wsrv_http(&s, "POST", "/v1/plans", b, &o), 202);
+  free(b);
+  snprintf(id, sizeof(id), "%s", json_string_value(json_object_get(o, "id")));
+  json_decref(o);
+  snprintf(path, sizeof(path), "/v1/plans/%s", id);
+  t0 = now_ms();
+  for (;;) {
+    ck_assert_int_eq(wsrv_http(&s, "GET", path, NULL, &o), 200);
+    st = json_string_value(json_object_get(o, "status"));
+    if (st && strcmp(st, "running") == 0) break;
+    json_decref(o);
+    ck_assert_msg(now_ms() - t0 < 30000, "the plan never ran");
+    nap_ms(20);
+  }
+  json_decref(o);
+  wsrv_stop(&s, SIGKILL);
+  wsrv_start(&s, 0);
+  snprintf(path, sizeof(path), "/v1/plans/%s?wait=30", id);
+  ck_assert_int_eq(wsrv_http(&s, "GET", path, NULL, &o), 200);
+  ck_assert_str_eq(json_string_value(json_object_get(o, "status")), "done");
+  d = json_object_get(json_object_get(o, "result"), "device");
+  ck_assert_double_eq(num(d, "copy_engines"), 1);
+  ck_assert_double_eq(num(d, "h2d_bandwidth"), 6e9);
+  ck_assert_double_eq(num(d, "d2h_bandwidth"), 12e9);
+  ck_assert_double_eq(num(d, "host_budget"), 123456789);
+  ck_assert_double_eq(num(d, "time_unit_seconds"), 0.001);
+  ck_assert(json_is_true(json_object_get(d, "intra_layer_reuse")));
+  json_decref(o);
+  wsrv_cleanup(&s);
+}
+END_TEST
+
+/* The swap solvers through the daemon. The in-process frontier of swap on
+ * VGG19 under a one-engine 6 GB/s device gives the budget (its lowest
+ * point, below plain backpropagation) and the figures the daemon must
+ * answer with: the same call, the same device, the same plan. */
+START_TEST(test_server_swap_end_to_end) {
+  wsrv_t s;
+  mp_graph_t *g = shipped_graph("cg_vgg19.txt");
+  mp_plan_options_t o;
+  mp_frontier_t f;
+  mp_plan_result_t pr;
+  mp_error_t err;
+  json_t *o1 = NULL, *r, *t, *tr, *d, *bs, *e;
+  char extra[512], *b, hash[80], path[200];
+  uint64_t lo;
+  size_t i;
+
+  mp_plan_options_init(&o);
+  o.solver = MP_SOLVER_SWAP;
+  o.device.copy_engines = 1;
+  o.device.h2d_bytes_per_s = 6e9;
+  ck_assert_int_eq(mp_frontier(g, &o, &f, &err), 0);
+  ck_assert_uint_ge(f.n_points, 2);
+  lo = f.points[0].budget;
+  o.budget = lo;
+  ck_assert_int_eq(mp_plan(g, &o, &pr, &err), 0);
+  ck_assert(pr.feasible);
+  ck_assert_uint_gt(pr.sim.n_swapped, 0);
+
+  memset(&s, 0, sizeof(s));
+  wsrv_start(&s, 0);
+  snprintf(extra, sizeof(extra),
+           "{\"budget\": %llu, \"solver\": \"swap\", \"wait\": 60, "
+           "\"device\": {\"copy_engines\": 1, \"h2d_bandwidth\": \"6GB/s\"}}",
+           (unsigned long long)lo);
+  b = body_with_graph("cg_vgg19.txt", extra);
+  ck_assert_int_eq(wsrv_http(&s, "POST", "/v1/plans", b, &o1), 200);
+  free(b);
+  ck_assert_str_eq(json_string_value(json_object_get(o1, "status")), "done");
+  snprintf(hash, sizeof(hash), "%s", json_string_value(json_object_get(o1, "graph_hash")));
+  r = json_object_get(o1, "result");
+  ck_assert(json_is_true(json_object_get(r, "feasible")));
+  ck_assert_str_eq(json_string_value(json_object_get(r, "solver")), "swap");
+  ck_assert_double_eq(num(r, "peak_bytes"), (double)pr.sim.peak_bytes);
+  ck_assert_uint_le((uint64_t)num(r, "peak_bytes"), lo);
+  t = json_object_get(r, "time");
+  ck_assert_double_eq_tol(num(t, "total"), pr.sim.time_total, 1e-9);
+  ck_assert_double_eq_tol(num(t, "stall"), pr.sim.time_stall, 1e-9);
+  ck_assert_double_eq(num(t, "forward"), 190);
+  ck_assert_double_eq(num(t, "backward"), 380);
+  ck_assert_uint_eq(json_array_size(json_object_get(r, "swapped")), pr.sim.n_swapped);
+  ck_assert_str_eq(json_string_value(json_array_get(json_object_get(r, "swapped"), 0)),
+                   g->nodes[pr.sim.swapped[0]].id);
+  ck_assert_double_eq(num(r, "host_peak_bytes"), (double)pr.sim.host_peak_bytes);
+  ck_assert_double_gt(num(r, "host_peak_bytes"), 0);
+  tr = json_object_get(r, "transfers");
+  ck_assert_double_eq(num(tr, "swap_out"), (double)pr.sim.n_swap_out);
+  ck_assert_double_eq(num(tr, "bytes_out"), (double)pr.sim.bytes_swapped_out);
+  ck_assert_double_gt(num(tr, "bytes_out"), 0);
+  ck_assert_double_eq_tol(num(tr, "d2h_time"), pr.sim.time_copy_d2h, 1e-9);
+  d = json_object_get(r, "device");
+  ck_assert_double_eq(num(d, "copy_engines"), 1);
+  ck_assert_double_eq(num(d, "h2d_bandwidth"), 6e9);
+  ck_assert_double_eq(num(d, "time_unit_seconds"), 2.5e-4);
+  /* the schedule has the new ops */
+  {
+    json_t *st, *step;
+    int outs = 0;
+    st = json_object_get(r, "schedule");
+    json_array_foreach(st, i, step) outs += strcmp(json_string_value(json_object_get(step, "op")), "swap_out") == 0;
+    ck_assert_int_eq(outs, (int)pr.sim.n_swap_out);
+  }
+  assert_schema(&s, o1, "Plan");
+  json_decref(o1);
+  mp_plan_result_free(&pr);
+
+  /* two copy engines: another device, another answer */
+  snprintf(extra, sizeof(extra),
+           "{\"budget\": %llu, \"solver\": \"swap\", \"wait\": 60, \"device\": {\"h2d_bandwidth\": \"6GB/s\"}}",
+           (unsigned long long)lo);
+  b = body_with_graph("cg_vgg19.txt", extra);
+  ck_assert_int_eq(wsrv_http(&s, "POST", "/v1/plans", b, &o1), 200);
+  free(b);
+  ck_assert_ptr_null(json_object_get(o1, "cache"));
+  ck_assert_double_eq(num(json_object_get(json_object_get(o1, "result"), "device"), "copy_engines"), 2);
+  json_decref(o1);
+
+  /* fit with hybrid, by hash, under the first device */
+  snprintf(extra, sizeof(extra),
+           "{\"graph_hash\": \"%s\", \"budgets\": [1000, %llu, %llu], \"solver\": \"hybrid\", "
+           "\"device\": {\"copy_engines\": 1, \"h2d_bandwidth\": \"6GB/s\"}}",
+           hash, (unsigned long long)lo, (unsigned long long)f.peak_no_recompute);
+  ck_assert_int_eq(wsrv_http(&s, "POST", "/v1/fit", extra, &o1), 200);
+  ck_assert_str_eq(json_string_value(json_object_get(o1, "solver")), "hybrid");
+  ck_assert_double_eq(num(json_object_get(o1, "device"), "copy_engines"), 1);
+  bs = json_object_get(o1, "budgets");
+  ck_assert_uint_eq(json_array_size(bs), 3);
+  ck_assert(json_is_false(json_object_get(json_array_get(bs, 0), "fits")));
+  e = json_array_get(bs, 2);
+  ck_assert(json_is_true(json_object_get(e, "fits")));
+  ck_assert_double_eq(num(e, "extra_time"), 0); /* plain backpropagation's budget */
+  assert_schema(&s, o1, "Fit");
+  json_decref(o1);
+  {
+    /* the same frontier again: from the cache, and as the library computes it */
+    mp_frontier_t fh;
+    long k;
+    o.solver = MP_SOLVER_HYBRID;
+    ck_assert_int_eq(mp_frontier(g, &o, &fh, &err), 0);
+    ck_assert_int_eq(wsrv_http(&s, "POST", "/v1/fit", extra, &o1), 200);
+    ck_assert_str_eq(json_string_value(json_object_get(o1, "cache")), "hit");
+    e = json_array_get(json_object_get(o1, "budgets"), 1);
+    k = mp_frontier_lookup(&fh, lo);
+    ck_assert(json_is_boolean(json_object_get(e, "fits")));
+    ck_assert_int_eq(json_is_true(json_object_get(e, "fits")), k >= 0);
+    if (k >= 0) ck_assert_double_eq_tol(num(e, "extra_time"), fh.points[k].extra_time, 1e-9);
+    json_decref(o1);
+    mp_frontier_free(&fh);
+  }
+  /* the same fit under another device (two engines) is another frontier */
+  snprintf(extra, sizeof(extra),
+           "{\"graph_hash\": \"%s\", \"budgets\": [%llu], \"solver\": \"hybrid\", "
+           "\"device\": {\"h2d_bandwidth\": \"6GB/s\"}}",
+           hash, (unsigned long long)lo);
+  ck_assert_int_eq(wsrv_http(&s, "POST", "/v1/fit", extra, &o1), 200);
+  ck_assert_str_eq(json_string_value(json_object_get(o1, "cache")), "miss");
+  ck_assert_double_eq(num(json_object_get(o1, "device"), "copy_engines"), 2);
+  json_decref(o1);
+  /* the frontier route takes the swap solvers (default device) */
+  snprintf(path, sizeof(path), "/v1/graphs/%s/frontier?solver=layrub", hash);
+  ck_assert_int_eq(wsrv_http(&s, "GET", path, NULL, &o1), 200);
+  ck_assert_uint_eq(json_array_size(json_object_get(o1, "points")), 1);
+  ck_assert_double_eq(num(json_object_get(o1, "device"), "copy_engines"), 2);
+  assert_schema(&s, o1, "Frontier");
+  json_decref(o1);
+  wsrv_cleanup(&s);
+  mp_frontier_free(&f);
+  mp_graph_free(g);
+}
+END_TEST
+
+/* ---- the suite ---- */
+
+Suite *suite_migrate_io(void) {
+  Suite *s = suite_create("migrate_io");
+  TCase *req = tcase_create("request");
+  TCase *out = tcase_create("answers");
+  TCase *cl = tcase_create("cli");
+  TCase *fro = tcase_create("frontier");
+  TCase *srv = tcase_create("server");
+  tcase_add_test(req, test_request_defaults);
+  tcase_add_test(req, test_request_every_field);
+  tcase_add_test(req, test_request_bad_values);
+  tcase_add_test(req, test_rate_and_seconds_text);
+  suite_add_tcase(s, req);
+  tcase_add_test(out, test_plan_json_migration_fields);
+  tcase_add_test(out, test_report_json_migration_fields);
+  tcase_add_test(out, test_frontier_json_migration_fields);
+  suite_add_tcase(s, out);
+  tcase_set_timeout(cl, 60);
+  tcase_add_test(cl, test_cli_device_flags);
+  tcase_add_test(cl, test_cli_bad_flags);
+  tcase_add_test(cl, test_cli_help_lists_flags);
+  tcase_add_test(cl, test_cli_swap_plans);
+  tcase_add_test(cl, test_cli_simulate_swap_schedule);
+  suite_add_tcase(s, cl);
+  tcase_set_timeout(fro, 120);
+  tcase_add_test(fro, test_frontier_swap_solvers);
+  suite_add_tcase(s, fro);
+  tcase_set_timeout(srv, 120);
+  tcase_add_test(srv, test_server_bad_device);
+  tcase_add_test(srv, test_server_device_keys_and_recovery);
+  tcase_add_test(srv, test_server_swap_end_to_end);
+  suite_add_tcase(s, srv);
+  return s;
+}
