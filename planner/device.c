@@ -14,6 +14,7 @@ void mp_device_init(mp_device_t *d) {
   d->host_bytes = UINT64_MAX;
   d->time_unit_s = 0;
   d->intra_layer_reuse = 0;
+  d->prefetch_lookahead = 0; /* just in time */
 }
 
 int mp_device_check(const mp_device_t *d, mp_error_t *err) {
@@ -32,6 +33,10 @@ int mp_device_check(const mp_device_t *d, mp_error_t *err) {
   if (!isfinite(d->time_unit_s) || d->time_unit_s < 0)
     return mp_error_set(err, MP_EINVAL, "$.device.time_unit_seconds",
                         "must be a non-negative number of seconds (0: from the graph)");
+  if (d->prefetch_lookahead > MP_DEVICE_MAX_PREFETCH)
+    return mp_error_set(err, MP_EINVAL, "$.device.prefetch",
+                        "must be \"jit\" (just in time) or a number of backward steps from 1 to %d",
+                        MP_DEVICE_MAX_PREFETCH);
   return 0;
 }
 

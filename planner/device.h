@@ -1,9 +1,25 @@
 /* device.h - the device model used when plans move activations to host
  * memory (data migration, Layrub / vDNN / Capuchin style): copy bandwidths,
  * per-copy latency, how many copy engines run beside the compute queue, the
- * pinned host memory budget, how long one graph time unit lasts, and whether
+ * pinned host memory budget, how long one graph time unit lasts, whether
  * a gradient may be written over its dead activation (Layrub's intra-layer
- * reuse).
+ * reuse), and when the planners issue swap-ins (the prefetch policy).
+ *
+ * Prefetch (prefetch_lookahead): where the `swap` and `hybrid` solvers place
+ * each swap-in of their schedules (swap.h, mp_residency_options_t.lookahead).
+ * 0, the default, is just in time: the latest point whose compute still
+ * hides the copy, so the value occupies the device as briefly as the copy
+ * allows. k > 0 issues each swap-in at the start of the backward step k
+ * places before the one that first reads the value (vDNN and Layrub's "one
+ * layer ahead" is k = 1): a fixed policy that is easy to reproduce on a real
+ * runtime, at the price of a stall when those k steps are too short for the
+ * copy and of device memory held earlier when they are longer. The solvers
+ * may still hold a swap-in back past a peak (swap.h, swap_in_after), never
+ * issue it earlier. Layrub keeps its own policy (k = 1) whatever this says;
+ * the simulator times any given schedule as written and ignores it. At most
+ * MP_DEVICE_MAX_PREFETCH: a lookahead at least the graph's number of
+ * activations already issues every swap-in when the backward pass starts,
+ * and the daemon's cache keys have room for four digits (server/jobs.c).
  *
  * Every field has a documented default (mp_device_init). Times inside the
  * planner stay in the graph's own time unit: a copy of b bytes lasts
@@ -29,6 +45,8 @@
 #define MP_DEVICE_DEFAULT_BANDWIDTH 12e9  /* bytes per second, each direction */
 #define MP_DEVICE_DEFAULT_LATENCY_S 10e-6 /* seconds per copy */
 #define MP_DEVICE_DEFAULT_ENGINES 2
+/* The largest prefetch lookahead, in backward steps (see the top). */
+#define MP_DEVICE_MAX_PREFETCH 9999
 /* Seconds per time unit for graphs whose time_unit is not a unit of time.
  * The Kusumoto graphs charge 10 units per convolution and 1 per other op; at
  * 0.25 ms per unit a VGG19 forward pass (190 units) takes 47.5 ms, about what
@@ -46,6 +64,9 @@ typedef struct mp_device_s {
                             * gradient written over its value when the step
                             * that creates the gradient is the value's last
                             * reader (simulator.c says exactly when) */
+  uint32_t prefetch_lookahead; /* 0: swap-ins just in time (the default);
+                                * k: k backward steps before the first reader
+                                * (see the top); <= MP_DEVICE_MAX_PREFETCH */
 } mp_device_t;
 
 /* The defaults above. */
@@ -53,7 +74,8 @@ void mp_device_init(mp_device_t *d);
 
 /* Check ranges; 0 or MP_EINVAL with err->path "$.device.<field>" naming the
  * field and why (bandwidth not positive or not finite, negative latency,
- * engines not 1 or 2, negative or non-finite time unit). */
+ * engines not 1 or 2, negative or non-finite time unit, a prefetch lookahead
+ * above MP_DEVICE_MAX_PREFETCH: "$.device.prefetch"). */
 int mp_device_check(const mp_device_t *d, mp_error_t *err);
 
 /* Seconds per graph time unit for g under d (see the top of this file). */

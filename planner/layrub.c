@@ -6,7 +6,10 @@
  *    reader, with a sync (a `wait`) after each layer's offloads, and
  *    prefetched one layer ahead: its swap-in is issued at the start of the
  *    backward step before the one that first reads it; nothing is
- *    recomputed;
+ *    recomputed. That one-step prefetch is Layrub's own policy: the
+ *    device's prefetch_lookahead (device.h), which places the swap and
+ *    hybrid solvers' swap-ins, does not change it (the answer still echoes
+ *    the device as asked);
  *  - intra-layer: a gradient is written over its dead activation where the
  *    graph allows it (the simulator's intra-layer reuse, forced on).
  * The plan is feasible iff its simulated peak fits the budget and its host
@@ -39,7 +42,7 @@ int mp__plan_layrub(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
       mp__bwd_reads_each(g, (uint32_t)v, mp__layrub_mark, m.dec);
   mp_residency_options_init(&ro);
   ro.device = &dev;
-  ro.lookahead = 1;
+  ro.lookahead = 1; /* Layrub's, whatever dev.prefetch_lookahead says */
   ro.sync_swap_out = 1;
   if ((rc = mp_schedule_from_residency(g, m.dec, &ro, &m.schedule, err)) != 0) goto out;
   {

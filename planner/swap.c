@@ -27,7 +27,14 @@
  * The exposed cost of a swap is the part of its host-to-device copy that the
  * compute between the earliest allowed issue point and the reader does not
  * hide, counting the time the copy queue is already busy there, plus any
- * wait's stall (the builder's estimates, no simulation); the cost of a
+ * wait's stall (the builder's estimates, no simulation). Just in time, the
+ * builder issues the copy at the latest point of that window that hides it,
+ * so the window is what the copy can use; with a fixed prefetch lookahead k
+ * (device.prefetch_lookahead) the copy is issued k backward steps before its
+ * reader, or at the allowed point when that is later, so the window starts
+ * there instead (a short lookahead exposes copies that just in time would
+ * hide; a long one hides them but holds the value on the device earlier,
+ * which the simulation of the round shows as a peak to fix). The cost of a
  * recompute is the forward time it re-runs. A value is swapped when its
  * transfer is hidden or cheaper than recomputing it, else recomputed (never
  * a recompute:false one). Candidates are ranked by bytes saved per unit of
@@ -738,6 +745,7 @@ static int mp__st_eval(const mp_graph_t *g, const mp_plan_options_t *o, mp__st_t
   int rc;
   mp_residency_options_init(&ro);
   ro.device = &o->device;
+  ro.lookahead = o->device.prefetch_lookahead;
   ro.auto_free = 1;
   ro.swap_in_after = st->after;
   ro.wait_before = st->wait;
@@ -908,6 +916,13 @@ static size_t mp__candidates(const mp_graph_t *g, const mp_plan_options_t *o, co
     h2d = mp_device_copy_time(dev, g, nd->bytes, 1);
     a = fwd ? in->n_fwd : (ka >= in->n_ord ? q : in->block_start[ka]);
     if (a > q) a = q;
+    /* A fixed lookahead issues the copy no earlier than k backward steps
+     * before the reader (the builder's pass 2): the window starts there. */
+    if (dev->prefetch_lookahead > 0) {
+      uint32_t oq = in->ord[q];
+      size_t la = in->block_start[oq >= dev->prefetch_lookahead ? oq - dev->prefetch_lookahead : 0];
+      if (la > a) a = la;
+    }
 
     if (in->eff[v] == MP_RES_KEEP) {
       if (!(in->pos_last_fwd[v] < p)) continue;
@@ -1279,6 +1294,7 @@ int mp__swap_greedy(const mp_graph_t *g, const mp_plan_options_t *o, const uint8
     mp_residency_options_t ro;
     mp_residency_options_init(&ro);
     ro.device = &o->device;
+    ro.lookahead = o->device.prefetch_lookahead; /* as in mp__st_eval */
     ro.swap_in_after = m->after;
     ro.wait_before = m->wait;
     ro.remat_from = m->remat;

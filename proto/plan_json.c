@@ -28,7 +28,10 @@ json_t *mp_device_to_json(const mp_device_t *d, const mp_graph_t *g) {
       mp_json_set(o, "copy_engines", json_integer(d->copy_engines)) ||
       mp_json_set(o, "host_budget", d->host_bytes == UINT64_MAX ? json_null() : mp_json_u64(d->host_bytes)) ||
       mp_json_set(o, "time_unit_seconds", json_real(g ? mp_device_unit_s(d, g) : d->time_unit_s)) ||
-      mp_json_set(o, "intra_layer_reuse", json_boolean(d->intra_layer_reuse))) {
+      mp_json_set(o, "intra_layer_reuse", json_boolean(d->intra_layer_reuse)) ||
+      /* the request's form: "jit", or the lookahead in backward steps */
+      mp_json_set(o, "prefetch", d->prefetch_lookahead == 0 ? json_string("jit")
+                                                             : json_integer(d->prefetch_lookahead))) {
     json_decref(o);
     return NULL;
   }

@@ -131,9 +131,46 @@ static int mp__json_seconds(const json_t *v, const char *path, double *out, mp_e
   return mp_error_set(err, MP_EINVAL, path, "must be a number of seconds or a string such as \"10us\"");
 }
 
+/* The prefetch field: "jit" or a whole number of backward steps (0 is jit
+ * too). The range is mp_device_check's; a value past it is refused here
+ * already, before it could wrap in a uint32_t. */
+static int mp__json_prefetch(const json_t *v, const char *path, uint32_t *out, mp_error_t *err) {
+  if (json_is_string(v) && strcmp(json_string_value(v), "jit") == 0) {
+    *out = 0;
+    return 0;
+  }
+  if (json_is_integer(v) && json_integer_value(v) >= 0 && json_integer_value(v) <= MP_DEVICE_MAX_PREFETCH) {
+    *out = (uint32_t)json_integer_value(v);
+    return 0;
+  }
+  return mp_error_set(err, MP_EINVAL, path,
+                      "must be \"jit\" (just in time) or a number of backward steps from 1 to %d",
+                      MP_DEVICE_MAX_PREFETCH);
+}
+
+int mp_parse_prefetch(const char *s, uint32_t *out, mp_error_t *err) {
+  unsigned long v = 0;
+  size_t i;
+  if (s != NULL && strcmp(s, "jit") == 0) {
+    *out = 0;
+    return 0;
+  }
+  /* digits only: no sign, no space, no exponent */
+  for (i = 0; s != NULL && s[i] >= '0' && s[i] <= '9' && v <= MP_DEVICE_MAX_PREFETCH; i++)
+    v = v * 10 + (unsigned long)(s[i] - '0');
+  if (s == NULL || i == 0 || s[i] != '\0' || v > MP_DEVICE_MAX_PREFETCH)
+    return mp_error_set(err, MP_EINVAL, "",
+                        "'%.100s' is not a prefetch: jit (just in time) or a number of backward steps "
+                        "from 1 to %d",
+                        s ? s : "", MP_DEVICE_MAX_PREFETCH);
+  *out = (uint32_t)v;
+  return 0;
+}
+
 int mp_json_device(const json_t *v, const char *path, mp_device_t *d, mp_error_t *err) {
   static const char *const keys[] = {"h2d_bandwidth", "d2h_bandwidth", "latency", "copy_engines",
-                                     "host_budget", "time_unit_seconds", "intra_layer_reuse", NULL};
+                                     "host_budget", "time_unit_seconds", "intra_layer_reuse", "prefetch",
+                                     NULL};
   char fp[MP_ERROR_PATH_MAX];
   const char *k;
   json_t *f;
@@ -141,14 +178,17 @@ int mp_json_device(const json_t *v, const char *path, mp_device_t *d, mp_error_t
   if (!json_is_object(v))
     return mp_error_set(err, MP_EINVAL, path,
                         "must be an object with h2d_bandwidth, d2h_bandwidth, latency, copy_engines, "
-                        "host_budget, time_unit_seconds and intra_layer_reuse (all optional)");
+                        "host_budget, time_unit_seconds, intra_layer_reuse and prefetch (all optional)");
   json_object_foreach((json_t *)v, k, f) {
     size_t i;
     int found = 0;
     for (i = 0; keys[i]; i++)
       if (strcmp(keys[i], k) == 0) found = 1;
     snprintf(fp, sizeof(fp), "%.40s.%.200s", path, k);
-    if (!found) return mp_error_set(err, MP_EINVAL, fp, "unknown field");
+    if (!found)
+      return mp_error_set(err, MP_EINVAL, fp,
+                          "unknown field (the device has h2d_bandwidth, d2h_bandwidth, latency, "
+                          "copy_engines, host_budget, time_unit_seconds, intra_layer_reuse and prefetch)");
     if (strcmp(k, "h2d_bandwidth") == 0) {
       rc = mp__json_rate(f, fp, &d->h2d_bytes_per_s, err);
     } else if (strcmp(k, "d2h_bandwidth") == 0) {
@@ -170,6 +210,8 @@ int mp_json_device(const json_t *v, const char *path, mp_device_t *d, mp_error_t
       } else {
         rc = mp_json_budget(f, fp, &d->host_bytes, err);
       }
+    } else if (strcmp(k, "prefetch") == 0) {
+      rc = mp__json_prefetch(f, fp, &d->prefetch_lookahead, err);
     } else {
       if (!json_is_boolean(f)) return mp_error_set(err, MP_EINVAL, fp, "must be true or false");
       d->intra_layer_reuse = json_is_true(f);

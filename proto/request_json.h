@@ -8,15 +8,17 @@
  *          "device"?}
  *   device: {"h2d_bandwidth"?, "d2h_bandwidth"?, "latency"?,
  *            "copy_engines"?, "host_budget"?, "time_unit_seconds"?,
- *            "intra_layer_reuse"?}   (defaults: planner/device.h)
+ *            "intra_layer_reuse"?, "prefetch"?}   (defaults: planner/device.h)
  *
  * A budget is a non-negative integer of bytes or a string with a unit
  * ("12GiB", see planner/units.h). A bandwidth is a positive number of bytes
  * per second or a string such as "12GB" or "12GB/s". The latency and the
  * time unit are numbers of seconds. host_budget is a budget, or null for no
- * limit. Unknown keys are refused, at the top level and inside "device", so
- * that a typo ("budjet") is an error naming the field rather than a silent
- * default.
+ * limit. "prefetch" is "jit" (just in time, the default) or a whole number
+ * of backward steps from 1 to MP_DEVICE_MAX_PREFETCH (0 means jit too): where
+ * the swap and hybrid solvers issue swap-ins (device.h). Unknown keys are
+ * refused, at the top level and inside "device", so that a typo ("budjet")
+ * is an error naming the field rather than a silent default.
  *
  * Solvers and migration: the swap solvers (swap, hybrid, layrub) always
  * migrate, so the parsed `swap` is 1 for them ("swap": false with one of them
@@ -95,6 +97,11 @@ int mp_parse_rate(const char *s, double *out, mp_error_t *err);
  * s, ms, us or ns ("10us"). Must be finite and non-negative. 0 or MP_EINVAL
  * with a message (path left empty). */
 int mp_parse_seconds(const char *s, double *out, mp_error_t *err);
+
+/* A prefetch as text (the CLI's --prefetch): "jit" or a whole number from 0
+ * (jit) to MP_DEVICE_MAX_PREFETCH, digits only. 0 or MP_EINVAL with a
+ * message (path left empty). */
+int mp_parse_prefetch(const char *s, uint32_t *out, mp_error_t *err);
 
 /* Is `s` a graph hash as the planner prints it (64 lowercase hex digits)? */
 int mp_is_graph_hash(const char *s);

@@ -46,12 +46,16 @@ typedef struct mp_cli_opts_s {
   const char *copy_engines;
   const char *host_budget;
   const char *time_unit_seconds;
+  const char *prefetch; /* jit or a lookahead in backward steps */
 } mp_cli_opts_t;
 
-/* The options every command that plans or simulates under a device takes. */
+/* The options every command that plans or simulates under a device takes.
+ * simulate accepts --prefetch too, so that one set of device flags serves
+ * both `plan` and the replay of its schedule, but it changes nothing there:
+ * a given schedule's swap-ins are where its steps put them. */
 #define MP_CLI_DEVICE_OPTS                                                                   \
   "--h2d-bandwidth --d2h-bandwidth --copy-latency --copy-engines --host-budget "            \
-  "--time-unit-seconds --intra-layer-reuse"
+  "--time-unit-seconds --intra-layer-reuse --prefetch"
 
 /* Parse argv (argv[0] is the command name). `allowed` is a string of option
  * names separated by spaces ("--budget --solver"); graph options and

@@ -133,6 +133,8 @@ int mp_cli_parse(int argc, char **argv, const char *allowed, int min_pos, int ma
       o->host_budget = val;
     } else if (strcmp(name, "--time-unit-seconds") == 0) {
       o->time_unit_seconds = val;
+    } else if (strcmp(name, "--prefetch") == 0) {
+      o->prefetch = val;
     }
   }
   if (o->npos < min_pos) {
@@ -173,6 +175,8 @@ int mp_cli_device(const mp_cli_opts_t *o, mp_device_t *d) {
     else if (mp_parse_bytes(o->host_budget, &d->host_bytes, &e) != 0)
       return mp__flag_error("--host-budget", &e);
   }
+  if (o->prefetch && mp_parse_prefetch(o->prefetch, &d->prefetch_lookahead, &e) != 0)
+    return mp__flag_error("--prefetch", &e);
   d->intra_layer_reuse = o->intra_layer_reuse;
   if (mp_device_check(d, &e) != 0) {
     fprintf(stderr, "memplan: %s: %s\n", e.path, e.message);

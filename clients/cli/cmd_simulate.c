@@ -1,7 +1,10 @@
 /* cmd_simulate.c - `memplan simulate GRAPH SCHEDULE`: replay a schedule and
  * print the simulator's report, or the first invalid step. Swap and wait
  * steps are timed under the device flags (planner/device.h), so a plan's
- * schedule replays with the figures `memplan plan` printed. */
+ * schedule replays with the figures `memplan plan` printed. --prefetch is
+ * accepted (and checked) with the other device flags so that the same flags
+ * serve both commands, but it moves nothing: the schedule's swap_in steps
+ * are where the file puts them. */
 #include <stdio.h>
 #include <stdlib.h>
 

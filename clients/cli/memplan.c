@@ -21,6 +21,9 @@
 
 #include "cli.h"
 
+#define MP__STR(x) #x
+#define MP__XSTR(x) MP__STR(x)
+
 static void usage(FILE *f) {
   fputs(
       "usage: memplan <command> [options]\n"
@@ -69,6 +72,10 @@ static void usage(FILE *f) {
       "  --time-unit-seconds T  seconds per graph time unit (default: the graph's unit,\n"
       "                         0.25ms for unitless graphs such as the Kusumoto ones)\n"
       "  --intra-layer-reuse    write a gradient over its dead activation where allowed\n"
+      "  --prefetch P           when swap and hybrid issue swap-ins: jit (default; the\n"
+      "                         latest point whose compute hides the copy) or N, N backward\n"
+      "                         steps before the first reader (1.." MP__XSTR(MP_DEVICE_MAX_PREFETCH) "; layrub uses 1;\n"
+      "                         simulate accepts it and keeps the schedule's own swap-ins)\n"
       "\n"
       "exit status: 0 ok, 1 infeasible plan, 2 bad input or usage, 3 internal error\n",
       f);

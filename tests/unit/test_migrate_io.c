@@ -73,6 +73,7 @@ START_TEST(test_request_defaults) {
   ck_assert(q.device.host_bytes == UINT64_MAX);
   ck_assert_double_eq(q.device.time_unit_s, 0);
   ck_assert_int_eq(q.device.intra_layer_reuse, 0);
+  ck_assert_uint_eq(q.device.prefetch_lookahead, 0); /* just in time */
   /* an empty device object changes nothing */
   ck_assert_int_eq(parse_plan("{\"graph_hash\": \"" HASH64 "\", \"budget\": 1, \"device\": {}}", &q, &err), 0);
   ck_assert_double_eq(q.device.h2d_bytes_per_s, 12e9);
@@ -92,7 +93,7 @@ START_TEST(test_request_every_field) {
                               "\"swap\": true, \"device\": {\"h2d_bandwidth\": \"6GB/s\", "
                               "\"d2h_bandwidth\": 3e9, \"latency\": \"5us\", \"copy_engines\": 1, "
                               "\"host_budget\": \"64GiB\", \"time_unit_seconds\": 0.001, "
-                              "\"intra_layer_reuse\": true}}",
+                              "\"intra_layer_reuse\": true, \"prefetch\": 3}}",
                               &q, &err),
                    0);
   ck_assert_int_eq(q.swap, 1);
@@ -104,6 +105,20 @@ START_TEST(test_request_every_field) {
   ck_assert(q.device.host_bytes == 68719476736ULL); /* 64 * 2^30 */
   ck_assert_double_eq(q.device.time_unit_s, 0.001);
   ck_assert_int_eq(q.device.intra_layer_reuse, 1);
+  ck_assert_uint_eq(q.device.prefetch_lookahead, 3);
+  /* prefetch: "jit" and 0 are both just in time; the largest lookahead */
+  ck_assert_int_eq(parse_plan("{\"graph_hash\": \"" HASH64 "\", \"budget\": 5, \"device\": {\"prefetch\": \"jit\"}}",
+                              &q, &err),
+                   0);
+  ck_assert_uint_eq(q.device.prefetch_lookahead, 0);
+  ck_assert_int_eq(parse_plan("{\"graph_hash\": \"" HASH64 "\", \"budget\": 5, \"device\": {\"prefetch\": 0}}", &q,
+                              &err),
+                   0);
+  ck_assert_uint_eq(q.device.prefetch_lookahead, 0);
+  ck_assert_int_eq(parse_plan("{\"graph_hash\": \"" HASH64 "\", \"budget\": 5, \"device\": {\"prefetch\": 9999}}",
+                              &q, &err),
+                   0);
+  ck_assert_uint_eq(q.device.prefetch_lookahead, MP_DEVICE_MAX_PREFETCH);
   /* numbers as plain JSON numbers, host budget as integer bytes, then null */
   ck_assert_int_eq(parse_plan("{\"graph_hash\": \"" HASH64 "\", \"budget\": 5, \"solver\": \"layrub\", "
                               "\"device\": {\"h2d_bandwidth\": 16000000000, \"latency\": 0, "
@@ -131,12 +146,13 @@ START_TEST(test_request_every_field) {
   ck_assert_int_eq(q.solver, MP_SOLVER_HYBRID);
   /* fit: auto with swap is the hybrid frontier; the device is parsed too */
   ck_assert_int_eq(parse_fit("{\"graph_hash\": \"" HASH64 "\", \"budgets\": [\"1GiB\", 7], \"swap\": true, "
-                             "\"device\": {\"copy_engines\": 1, \"d2h_bandwidth\": \"1.5GiB\"}}",
+                             "\"device\": {\"copy_engines\": 1, \"d2h_bandwidth\": \"1.5GiB\", \"prefetch\": 2}}",
                              &f, &err),
                    0);
   ck_assert_int_eq(f.solver, MP_SOLVER_HYBRID);
   ck_assert_int_eq(f.swap, 1);
   ck_assert_int_eq(f.device.copy_engines, 1);
+  ck_assert_uint_eq(f.device.prefetch_lookahead, 2);
   ck_assert_double_eq(f.device.d2h_bytes_per_s, 1610612736.0);
   ck_assert_uint_eq(f.n_budgets, 2);
   mp_fit_request_free(&f);
@@ -154,7 +170,8 @@ static const struct {
   const char *path;
   const char *msg;
 } bad_requests[] = {
-  {"\"device\": 5", "$.device", "must be an object"},
+  {"\"device\": 5", "$.device", "must be an object with h2d_bandwidth, d2h_bandwidth, latency, copy_engines, "
+                                "host_budget, time_unit_seconds, intra_layer_reuse and prefetch (all optional)"},
   {"\"device\": [1]", "$.device", "must be an object"},
   {"\"device\": {\"bandwidth\": 1}", "$.device.bandwidth", "unknown field"},
   {"\"device\": {\"h2d_bandwidth\": 0}", "$.device.h2d_bandwidth", "positive number of bytes per second"},
@@ -178,6 +195,18 @@ static const struct {
   {"\"device\": {\"time_unit_seconds\": \"soon\"}", "$.device.time_unit_seconds", "not a duration"},
   {"\"device\": {\"intra_layer_reuse\": \"yes\"}", "$.device.intra_layer_reuse", "true or false"},
   {"\"device\": {\"intra_layer_reuse\": 1}", "$.device.intra_layer_reuse", "true or false"},
+  {"\"device\": {\"prefetch\": -1}", "$.device.prefetch",
+   "must be \"jit\" (just in time) or a number of backward steps from 1 to 9999"},
+  {"\"device\": {\"prefetch\": \"soon\"}", "$.device.prefetch", "must be \"jit\""},
+  {"\"device\": {\"prefetch\": 2000000}", "$.device.prefetch", "from 1 to 9999"},
+  {"\"device\": {\"prefetch\": 10000}", "$.device.prefetch", "from 1 to 9999"},
+  {"\"device\": {\"prefetch\": 4294967297}", "$.device.prefetch", "from 1 to 9999"}, /* 2^32 + 1 */
+  {"\"device\": {\"prefetch\": 2.5}", "$.device.prefetch", "from 1 to 9999"},
+  {"\"device\": {\"prefetch\": \"3\"}", "$.device.prefetch", "from 1 to 9999"},
+  {"\"device\": {\"prefetch\": \"JIT\"}", "$.device.prefetch", "must be \"jit\""},
+  {"\"device\": {\"prefetch\": null}", "$.device.prefetch", "must be \"jit\""},
+  {"\"device\": {\"prefetch\": true}", "$.device.prefetch", "must be \"jit\""},
+  {"\"device\": {\"lookahead\": 2}", "$.device.lookahead", "unknown field (the device has h2d_bandwidth"},
   {"\"swap\": \"yes\"", "$.swap", "true or false"},
   {"\"swap\": 1", "$.swap", "true or false"},
   {"\"swap\": true, \"solver\": \"exact\"", "$.swap", "exact only recomputes"},
@@ -332,14 +361,19 @@ START_TEST(test_plan_json_migration_fields) {
   ck_assert_double_eq(num(dev, "host_budget"), 4096);
   ck_assert_double_eq(num(dev, "time_unit_seconds"), 1e-3); /* resolved from the graph's "ms" */
   ck_assert(json_is_false(json_object_get(dev, "intra_layer_reuse")));
+  ck_assert_str_eq(json_string_value(json_object_get(dev, "prefetch")), "jit");
   json_decref(j);
-  /* the device's own unit wins over the graph's; no host limit is null */
+  /* the device's own unit wins over the graph's; no host limit is null; a
+   * lookahead is echoed as its number */
   d.time_unit_s = 0.02;
   d.host_bytes = UINT64_MAX;
+  d.prefetch_lookahead = 4;
   j = mp_plan_result_to_json_ex(g, &r, HASH64, &d, 0, 0);
   dev = json_object_get(j, "device");
   ck_assert_double_eq(num(dev, "time_unit_seconds"), 0.02);
   ck_assert(json_is_null(json_object_get(dev, "host_budget")));
+  ck_assert(json_is_integer(json_object_get(dev, "prefetch")));
+  ck_assert_int_eq(json_integer_value(json_object_get(dev, "prefetch")), 4);
   json_decref(j);
   /* a recompute-only answer keeps its old shape, plus time.stall */
   r.solver = r.solver_used = MP_SOLVER_EXACT;
@@ -444,7 +478,12 @@ START_TEST(test_frontier_json_migration_fields) {
   ck_assert_double_eq(num(p, "swapped"), 3);
   ck_assert_double_eq(num(p, "recomputed"), 2);
   ck_assert_double_eq(num(json_object_get(j, "device"), "time_unit_seconds"), 2.5e-4);
+  ck_assert_str_eq(json_string_value(json_object_get(json_object_get(j, "device"), "prefetch")), "jit");
   ck_assert_str_eq(json_string_value(json_object_get(j, "solver")), "hybrid");
+  json_decref(j);
+  f.device.prefetch_lookahead = 12;
+  j = mp_frontier_to_json(&f, HASH64);
+  ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(j, "device"), "prefetch")), 12);
   json_decref(j);
 }
 END_TEST
@@ -476,7 +515,7 @@ static json_t *cli_json(const char *args, int want_rc) {
 START_TEST(test_cli_device_flags) {
   json_t *j = cli_json("plan tests/cli/tiny.json --budget 2000 --solver none --intra-layer-reuse "
                        "--h2d-bandwidth 6GB/s --d2h-bandwidth 3e9 --copy-latency 5us --copy-engines 1 "
-                       "--host-budget 64GiB --time-unit-seconds 2ms --summary",
+                       "--host-budget 64GiB --time-unit-seconds 2ms --prefetch 5 --summary",
                        0);
   json_t *d = json_object_get(j, "device"), *t = json_object_get(j, "time");
   ck_assert_ptr_nonnull(d);
@@ -487,6 +526,7 @@ START_TEST(test_cli_device_flags) {
   ck_assert_double_eq(num(d, "host_budget"), 68719476736.0);
   ck_assert_double_eq_tol(num(d, "time_unit_seconds"), 0.002, 1e-15);
   ck_assert(json_is_true(json_object_get(d, "intra_layer_reuse")));
+  ck_assert_double_eq(num(d, "prefetch"), 5);
   ck_assert_double_eq(num(t, "forward"), 6);
   ck_assert_double_eq(num(t, "backward"), 12);
   ck_assert_double_eq(num(t, "stall"), 0);
@@ -499,7 +539,7 @@ START_TEST(test_cli_device_flags) {
   json_decref(j);
   /* simulate takes the device flags (they time swap steps) */
   j = cli_json("simulate tests/cli/tiny.json tests/cli/tiny_recompute.schedule.json --copy-engines 1 "
-               "--h2d-bandwidth 1GB/s --intra-layer-reuse",
+               "--h2d-bandwidth 1GB/s --intra-layer-reuse --prefetch 2",
                0);
   ck_assert(json_is_true(json_object_get(j, "valid")));
   ck_assert_double_eq(num(json_object_get(j, "time"), "stall"), 0);
@@ -538,6 +578,15 @@ static const struct {
   {"simulate tests/cli/tiny.json tests/cli/tiny_recompute.schedule.json --d2h-bandwidth -5GB",
    "memplan: --d2h-bandwidth: '-5GB' is not a bandwidth (bytes per second, e.g. 12e9, 12GB/s or 11GiB/s)"},
   {"inspect tests/cli/tiny.json --copy-engines 1", "memplan inspect: unknown option '--copy-engines' (see memplan --help)"},
+  {"plan tests/cli/tiny.json --budget 1000 --solver swap --prefetch soon",
+   "memplan: --prefetch: 'soon' is not a prefetch: jit (just in time) or a number of backward steps from 1 to 9999"},
+  {"plan tests/cli/tiny.json --budget 1000 --solver swap --prefetch -1",
+   "memplan: --prefetch: '-1' is not a prefetch: jit (just in time) or a number of backward steps from 1 to 9999"},
+  {"frontier tests/cli/tiny.json --solver hybrid --prefetch 10000",
+   "memplan: --prefetch: '10000' is not a prefetch: jit (just in time) or a number of backward steps from 1 to 9999"},
+  {"simulate tests/cli/tiny.json tests/cli/tiny_recompute.schedule.json --prefetch 2x",
+   "memplan: --prefetch: '2x' is not a prefetch: jit (just in time) or a number of backward steps from 1 to 9999"},
+  {"inspect tests/cli/tiny.json --prefetch 1", "memplan inspect: unknown option '--prefetch' (see memplan --help)"},
 };
 
 START_TEST(test_cli_bad_flags) {
@@ -560,7 +609,7 @@ END_TEST
 START_TEST(test_cli_help_lists_flags) {
   static const char *const want[] = {"--swap", "--h2d-bandwidth", "--d2h-bandwidth", "--copy-latency",
                                      "--copy-engines", "--host-budget", "--time-unit-seconds",
-                                     "--intra-layer-reuse", "swap | hybrid | layrub", NULL};
+                                     "--intra-layer-reuse", "--prefetch P", "swap | hybrid | layrub", NULL};
   char *out = NULL;
   size_t i;
   ck_assert_int_eq(cli("--help", &out), 0);
@@ -686,6 +735,62 @@ START_TEST(test_cli_simulate_swap_schedule) {
   ck_assert_double_eq(num(j, "peak_bytes"), 1070);
   ck_assert_double_eq_tol(num(t, "stall"), TINY_COPY, 1e-12);
   ck_assert_double_eq_tol(num(t, "total"), 18 + TINY_COPY, 1e-12);
+  json_decref(j);
+  unlink(path);
+}
+END_TEST
+
+/* The solver tests' chain (test_solver_swap.c, above test_prefetch_schedules)
+ * as a file: x -> a 46 MB, 5 ms -> b 10, 10 -> c 30, 100 -> d 30, 10 -> e 1, 1.
+ * Under a 1 GB/s link without latency, at 146 MB the swap solver moves a and,
+ * just in time, brings it back before c's backward (peak 102 MB); two
+ * backward steps ahead it comes back before d's, which then holds 146 MB.
+ * Both take 378 ms with no stall. */
+START_TEST(test_cli_prefetch) {
+  char path[64], args[512];
+  json_t *j;
+  FILE *f;
+  static const char *const dev = "--h2d-bandwidth 1GB/s --d2h-bandwidth 1GB/s --copy-latency 0";
+  snprintf(path, sizeof(path), "/tmp/mp-prefetch-chain-%d.json", (int)getpid());
+  f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("{\"format\": \"memplan.graph/1\", \"time_unit\": \"ms\", \"nodes\": ["
+        "{\"id\": \"x\", \"kind\": \"input\", \"bytes\": 0},"
+        "{\"id\": \"a\", \"inputs\": [\"x\"], \"bytes\": 46000000, \"time\": 5},"
+        "{\"id\": \"b\", \"inputs\": [\"a\"], \"bytes\": 10000000, \"time\": 10},"
+        "{\"id\": \"c\", \"inputs\": [\"b\"], \"bytes\": 30000000, \"time\": 100},"
+        "{\"id\": \"d\", \"inputs\": [\"c\"], \"bytes\": 30000000, \"time\": 10},"
+        "{\"id\": \"e\", \"inputs\": [\"d\"], \"bytes\": 1000000, \"time\": 1}]}",
+        f);
+  fclose(f);
+  snprintf(args, sizeof(args), "plan %s --budget 146MB --solver swap --summary %s", path, dev);
+  j = cli_json(args, 0);
+  ck_assert_double_eq(num(j, "peak_bytes"), 102e6);
+  ck_assert_double_eq(num(json_object_get(j, "time"), "total"), 378);
+  ck_assert_str_eq(json_string_value(json_object_get(json_object_get(j, "device"), "prefetch")), "jit");
+  json_decref(j);
+  snprintf(args, sizeof(args), "plan %s --budget 146MB --solver swap --summary %s --prefetch 2", path, dev);
+  j = cli_json(args, 0);
+  ck_assert_double_eq(num(j, "peak_bytes"), 146e6);
+  ck_assert_double_eq(num(json_object_get(j, "time"), "total"), 378);
+  ck_assert_double_eq(num(json_object_get(j, "time"), "stall"), 0);
+  ck_assert_str_eq(json_string_value(json_array_get(json_object_get(j, "swapped"), 0)), "a");
+  ck_assert_double_eq(num(json_object_get(j, "device"), "prefetch"), 2);
+  json_decref(j);
+  /* jit and 0 spell the default */
+  snprintf(args, sizeof(args), "plan %s --budget 146MB --solver swap --summary %s --prefetch=0", path, dev);
+  j = cli_json(args, 0);
+  ck_assert_double_eq(num(j, "peak_bytes"), 102e6);
+  ck_assert_str_eq(json_string_value(json_object_get(json_object_get(j, "device"), "prefetch")), "jit");
+  json_decref(j);
+  snprintf(args, sizeof(args), "plan %s --budget 146MB --solver hybrid --summary %s --prefetch jit", path, dev);
+  j = cli_json(args, 0);
+  ck_assert_double_eq(num(j, "peak_bytes"), 102e6);
+  json_decref(j);
+  /* the frontier plans under it and says so */
+  snprintf(args, sizeof(args), "frontier %s --solver swap %s --prefetch 2", path, dev);
+  j = cli_json(args, 0);
+  ck_assert_double_eq(num(json_object_get(j, "device"), "prefetch"), 2);
   json_decref(j);
   unlink(path);
 }
@@ -1020,13 +1125,16 @@ END_TEST
  * device, which is what shows here which device computed the answer. Then
  * a job accepted under a custom device survives kill -9 with that device:
  * the store's row has no device columns, so the restart reads it back from
- * the job's cache key. */
+ * the job's cache key. The prefetch is part of the key too (a token after
+ * the others, only when it is not just in time: a key from before it reads
+ * back as jit, and is still the key of its jit plan). */
 START_TEST(test_server_device_keys_and_recovery) {
   wsrv_t s;
   json_t *o = NULL, *r, *d;
-  char *b, id[64], path[128];
+  char *b, id[64], ids[2][64], path[128];
   const char *st;
   double t0;
+  int i;
   memset(&s, 0, sizeof(s));
   wsrv_start(&s, 0);
   b = body_with_graph("cg_vgg19.txt", "{\"budget\": \"4GiB\", \"solver\": \"none\", \"wait\": 30, "
@@ -1045,6 +1153,39 @@ START_TEST(test_server_device_keys_and_recovery) {
   ck_assert_int_eq(wsrv_http(&s, "POST", "/v1/plans", b, &o), 200);
   ck_assert_str_eq(json_string_value(json_object_get(o, "cache")), "hit");
   free(b);
+  json_decref(o);
+  /* the prefetch alone: two steps ahead is another entry (and another
+   * answer, echoing it); asked again it is a hit; 0 is "jit", the first
+   * entry, whose key is the one written before the prefetch existed */
+  b = body_with_graph("cg_vgg19.txt", "{\"budget\": \"4GiB\", \"solver\": \"none\", \"wait\": 30, "
+                                      "\"device\": {\"intra_layer_reuse\": true, \"latency\": \"7us\", "
+                                      "\"prefetch\": 2}}");
+  ck_assert_int_eq(wsrv_http(&s, "POST", "/v1/plans", b, &o), 200);
+  ck_assert_ptr_null(json_object_get(o, "cache"));
+  d = json_object_get(json_object_get(o, "result"), "device");
+  ck_assert_double_eq(num(d, "prefetch"), 2);
+  ck_assert_double_eq_tol(num(d, "latency"), 7e-6, 1e-18);
+  assert_schema(&s, o, "Plan");
+  json_decref(o);
+  ck_assert_int_eq(wsrv_http(&s, "POST", "/v1/plans", b, &o), 200);
+  free(b);
+  ck_assert_str_eq(json_string_value(json_object_get(o, "cache")), "hit");
+  ck_assert_double_eq(num(json_object_get(json_object_get(o, "result"), "device"), "prefetch"), 2);
+  json_decref(o);
+  b = body_with_graph("cg_vgg19.txt", "{\"budget\": \"4GiB\", \"solver\": \"none\", \"wait\": 30, "
+                                      "\"device\": {\"intra_layer_reuse\": true, \"latency\": \"7us\", "
+                                      "\"prefetch\": 0}}");
+  ck_assert_int_eq(wsrv_http(&s, "POST", "/v1/plans", b, &o), 200);
+  free(b);
+  ck_assert_str_eq(json_string_value(json_object_get(o, "cache")), "hit");
+  ck_assert_str_eq(json_string_value(json_object_get(json_object_get(json_object_get(o, "result"), "device"), "prefetch")),
+                   "jit");
+  json_decref(o);
+  ck_assert_int_eq(wsrv_http(&s, "POST", "/v1/plans",
+                             "{\"graph_hash\": \"" HASH64 "\", \"budget\": 1, \"device\": {\"prefetch\": \"soon\"}}",
+                             &o),
+                   400);
+  ck_assert_str_eq(json_string_value(json_object_get(json_object_get(o, "error"), "path")), "$.device.prefetch");
   json_decref(o);
   /* one field differs (latency 8 us): a new computation with its own device */
   b = body_with_graph("cg_vgg19.txt", "{\"budget\": \"4GiB\", \"solver\": \"none\", \"wait\": 30, "
@@ -1070,11 +1211,34 @@ START_TEST(test_server_device_keys_and_recovery) {
   b = body_with_graph("cg_vgg19.txt", "{\"budget\": \"3GiB\", \"solver\": \"none\", "
                                       "\"device\": {\"intra_layer_reuse\": true, \"copy_engines\": 1, "
                                       "\"h2d_bandwidth\": \"6GB/s\", \"host_budget\": 123456789, "
-                                      "\"time_unit_seconds\": 0.001}}");
+                                      "\"time_unit_seconds\": 0.001, \"prefetch\": 7}}");
   ck_assert_int_eq(wsrv_http(&s, "POST", "/v1/plans", b, &o), 202);
   free(b);
   snprintf(id, sizeof(id), "%s", json_string_value(json_object_get(o, "id")));
   json_decref(o);
+  /* and the longest keys there are (jobs.c: 117 + 128 + 10 = 255
+   * characters): a 20-digit budget and host budget, four 23-character
+   * numbers, the largest prefetch, and the longest names. memonger with the
+   * reference accounting (the 255) fails when it plans, but only a key that
+   * reads back gets that far (else the job fails as a bad row); approx (253)
+   * plans and echoes the device. Queued behind the first, recovered too. */
+  for (i = 0; i < 2; i++) {
+    char extra[1024];
+    snprintf(extra, sizeof(extra),
+             "{\"budget\": \"16383PiB\", \"solver\": \"%s\", "
+             "\"objective\": \"memory\", \"accounting\": \"reference\", "
+             "\"device\": {\"intra_layer_reuse\": true, "
+             "\"h2d_bandwidth\": 2.8507215452428453e+300, "
+             "\"d2h_bandwidth\": 2.0510660821920897e+301, "
+             "\"latency\": 4.0551058552328596e-300, \"host_budget\": \"16383PiB\", "
+             "\"time_unit_seconds\": 1.0165822422712861e-301, \"prefetch\": 9999}}",
+             i == 0 ? "memonger" : "approx");
+    b = body_with_graph("cg_vgg19.txt", extra);
+    ck_assert_int_eq(wsrv_http(&s, "POST", "/v1/plans", b, &o), 202);
+    free(b);
+    snprintf(ids[i], sizeof(ids[i]), "%s", json_string_value(json_object_get(o, "id")));
+    json_decref(o);
+  }
   snprintf(path, sizeof(path), "/v1/plans/%s", id);
   t0 = now_ms();
   for (;;) {
@@ -1098,6 +1262,28 @@ START_TEST(test_server_device_keys_and_recovery) {
   ck_assert_double_eq(num(d, "host_budget"), 123456789);
   ck_assert_double_eq(num(d, "time_unit_seconds"), 0.001);
   ck_assert(json_is_true(json_object_get(d, "intra_layer_reuse")));
+  ck_assert_double_eq(num(d, "prefetch"), 7); /* read back from the key's last device token */
+  json_decref(o);
+  snprintf(path, sizeof(path), "/v1/plans/%s?wait=30", ids[0]);
+  ck_assert_int_eq(wsrv_http(&s, "GET", path, NULL, &o), 200);
+  ck_assert_str_eq(json_string_value(json_object_get(o, "status")), "failed");
+  ck_assert_str_eq(json_string_value(json_object_get(json_object_get(o, "error"), "code")), "planner_einval");
+  ck_assert_str_eq(json_string_value(json_object_get(json_object_get(o, "error"), "message")),
+                   "the reference accounting applies to the DP solvers only");
+  json_decref(o);
+  snprintf(path, sizeof(path), "/v1/plans/%s?wait=30", ids[1]);
+  ck_assert_int_eq(wsrv_http(&s, "GET", path, NULL, &o), 200);
+  ck_assert_str_eq(json_string_value(json_object_get(o, "status")), "done");
+  r = json_object_get(o, "result");
+  ck_assert_str_eq(json_string_value(json_object_get(r, "solver")), "approx");
+  ck_assert_double_eq(num(r, "budget"), 18445618173802708992.0);
+  d = json_object_get(r, "device");
+  ck_assert_double_eq_tol(num(d, "h2d_bandwidth"), 2.8507215452428453e+300, 1e-15 * 2.9e300);
+  ck_assert_double_eq_tol(num(d, "d2h_bandwidth"), 2.0510660821920897e+301, 1e-15 * 2.1e301);
+  ck_assert_double_eq_tol(num(d, "latency"), 4.0551058552328596e-300, 1e-15 * 4.1e-300);
+  ck_assert_double_eq_tol(num(d, "time_unit_seconds"), 1.0165822422712861e-301, 1e-15 * 1.1e-301);
+  ck_assert_double_eq(num(d, "host_budget"), 18445618173802708992.0);
+  ck_assert_double_eq(num(d, "prefetch"), 9999);
   json_decref(o);
   wsrv_cleanup(&s);
 }
@@ -1267,6 +1453,7 @@ Suite *suite_migrate_io(void) {
   tcase_add_test(cl, test_cli_help_lists_flags);
   tcase_add_test(cl, test_cli_swap_plans);
   tcase_add_test(cl, test_cli_simulate_swap_schedule);
+  tcase_add_test(cl, test_cli_prefetch);
   suite_add_tcase(s, cl);
   tcase_set_timeout(fro, 120);
   tcase_add_test(fro, test_frontier_swap_solvers);

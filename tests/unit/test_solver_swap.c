@@ -2,7 +2,8 @@
  * hybrid.c, layrub.c): the schedules mp_schedule_from_residency builds, the
  * swap greedy on a hand-checked chain (a swap the compute hides, a recompute
  * cheaper than an exposed copy, a recompute:false value swapped with a stall,
- * a host budget too small), Layrub's fixed policy, and issue 5's bars on the
+ * a host budget too small), the prefetch policies (just in time against a
+ * fixed lookahead), Layrub's fixed policy, and issue 5's bars on the
  * seven shipped graphs (every plan re-simulated). */
 #include <check.h>
 #include <math.h>
@@ -326,6 +327,264 @@ START_TEST(test_residency_schedules) {
 }
 END_TEST
 
+/* ---- Prefetch: just in time against a fixed lookahead ----------------------
+ * The chain's backward runs e [126,128], d [128,148], c [148,348], b [348,368],
+ * a [368,378]; a (46 MB) is first read again by b's backward (ordinal 3), so a
+ * lookahead of k issues its swap-in before the backward of ordinal 3 - k: c for
+ * 1, d for 2, e for 3 and beyond. With a on the device from that point:
+ *   before c: c's backward holds a 46, b 10, c's gradient 30, b's new one 10
+ *             = 96, and b's backward a 46 + 10 + 46 = 102, the peak;
+ *   before d: d's backward holds a 46, b 10, c 30, d's gradient 30, c's new
+ *             one 30 = 146;
+ *   before e: e's backward holds everything, 147, as when nothing moves.
+ * Two links (1 ms per unit, d2h 1 MB/ms, a's swap-out ends long before the
+ * backward starts):
+ *   fast: h2d 1 MB/ms, no latency, a's copy back takes 46. Just in time it
+ *         goes before c (c's 200 hide it): peak 102, 378, no stall.
+ *   slow: h2d 0.23 MB/ms, 10 ms per copy, a's copy back takes 210. c's 200
+ *         do not hide it, d's and c's 220 do: just in time issues it before
+ *         d at 128 (peak 146, lands at 338, no stall); one step ahead issues
+ *         it before c at 148, it lands at 358 and b's backward (due at 348)
+ *         stalls 10: peak 102, 388. */
+static void chain_device_slow(mp_device_t *d) {
+  chain_device(d, 0.23);
+  d->latency_s = 10e-3;
+}
+
+/* The first step after step i that runs on the compute queue, as "op id". */
+static void next_compute(const mp_graph_t *g, const mp_schedule_t *s, size_t i, char *buf, size_t n) {
+  for (i++; i < s->n_steps; i++)
+    if (s->steps[i].op == MP_STEP_COMPUTE || s->steps[i].op == MP_STEP_RECOMPUTE ||
+        s->steps[i].op == MP_STEP_BACKWARD) {
+      snprintf(buf, n, "%s %s", mp_step_op_name(s->steps[i].op), g->nodes[s->steps[i].node].id);
+      return;
+    }
+  snprintf(buf, n, "(none)");
+}
+
+/* The step that a's swap-in precedes ("backward c"), or "(no swap-in)". */
+static void swap_in_before(const mp_graph_t *g, const mp_schedule_t *s, char *buf, size_t n) {
+  size_t i;
+  for (i = 0; i < s->n_steps; i++)
+    if (s->steps[i].op == MP_STEP_SWAP_IN && s->steps[i].node == node(g, "a")) {
+      next_compute(g, s, i, buf, n);
+      return;
+    }
+  snprintf(buf, n, "(no swap-in)");
+}
+
+static void sim_dev(const mp_graph_t *g, const mp_schedule_t *s, const mp_device_t *dev,
+                    mp_sim_report_t *rep) {
+  mp_sim_options_t so;
+  mp_error_t err;
+  so.device = dev;
+  ck_assert_msg(mp_simulate_ex(g, s, &so, rep, &err) == 0, "%s", err.message);
+}
+
+/* The builder: a swapped, each lookahead, step by step and simulated. */
+START_TEST(test_prefetch_schedules) {
+  mp_graph_t *g = chain(1, 1);
+  mp_residency_options_t ro;
+  mp_device_t dev;
+  mp_schedule_t *s;
+  mp_sim_report_t rep;
+  mp_error_t err;
+  uint8_t dec[6] = {0};
+  size_t k;
+  static const char *const before_d[] = {
+      "compute a",  "compute b", "swap_out a", "compute c",  "compute d",  "compute e",
+      "backward e", "swap_in a", "backward d", "backward c", "backward b", "backward a"};
+  static const char *const before_e[] = {
+      "compute a", "compute b",  "swap_out a", "compute c",  "compute d",  "compute e",
+      "swap_in a", "backward e", "backward d", "backward c", "backward b", "backward a"};
+  static const struct {
+    uint32_t lookahead;
+    const char *before; /* the backward step a's swap-in precedes */
+    uint64_t peak_mb;
+  } fast[] = {{0, "backward c", 102}, {1, "backward c", 102}, {2, "backward d", 146},
+              {3, "backward e", 147}, {1000, "backward e", 147}};
+
+  dec[node(g, "a")] = MP_RES_SWAP;
+  mp_residency_options_init(&ro);
+  ro.device = &dev;
+  ro.auto_free = 1;
+  chain_device(&dev, 1.0);
+  for (k = 0; k < sizeof(fast) / sizeof(fast[0]); k++) {
+    char got[64];
+    ro.lookahead = fast[k].lookahead;
+    ck_assert_int_eq(mp_schedule_from_residency(g, dec, &ro, &s, &err), 0);
+    swap_in_before(g, s, got, sizeof(got));
+    ck_assert_msg(strcmp(got, fast[k].before) == 0, "lookahead %u: swap-in before %s, want %s",
+                  fast[k].lookahead, got, fast[k].before);
+    if (fast[k].lookahead == 2) expect_steps(g, s, before_d, 12);
+    if (fast[k].lookahead == 3) expect_steps(g, s, before_e, 12);
+    sim_dev(g, s, &dev, &rep);
+    ck_assert_msg(rep.peak_bytes == fast[k].peak_mb * MB, "lookahead %u: peak %llu", fast[k].lookahead,
+                  (unsigned long long)rep.peak_bytes);
+    ck_assert_double_eq(rep.time_stall, 0);
+    ck_assert_double_eq(rep.time_total, 378);
+    ck_assert_uint_eq(rep.n_swap_in, 1);
+    mp_sim_report_free(&rep);
+    mp_schedule_free(s);
+  }
+
+  /* The slow link: just in time reaches back to d; one step ahead is late. */
+  chain_device_slow(&dev);
+  ck_assert_double_eq_tol(mp_device_copy_time(&dev, g, 46 * MB, 1), 210, 1e-9);
+  {
+    char got[64];
+    ro.lookahead = 0;
+    ck_assert_int_eq(mp_schedule_from_residency(g, dec, &ro, &s, &err), 0);
+    swap_in_before(g, s, got, sizeof(got));
+    ck_assert_str_eq(got, "backward d");
+    sim_dev(g, s, &dev, &rep);
+    ck_assert_uint_eq(rep.peak_bytes, 146 * MB);
+    ck_assert_double_eq_tol(rep.time_stall, 0, 1e-9);
+    ck_assert_double_eq_tol(rep.time_total, 378, 1e-9);
+    mp_sim_report_free(&rep);
+    mp_schedule_free(s);
+    ro.lookahead = 1;
+    ck_assert_int_eq(mp_schedule_from_residency(g, dec, &ro, &s, &err), 0);
+    swap_in_before(g, s, got, sizeof(got));
+    ck_assert_str_eq(got, "backward c");
+    sim_dev(g, s, &dev, &rep);
+    ck_assert_uint_eq(rep.peak_bytes, 102 * MB);
+    ck_assert_double_eq_tol(rep.time_stall, 10, 1e-9);
+    ck_assert_double_eq_tol(rep.time_total, 388, 1e-9);
+    mp_sim_report_free(&rep);
+    mp_schedule_free(s);
+  }
+  mp_graph_free(g);
+}
+END_TEST
+
+static void plan_chain_dev(const mp_graph_t *g, mp_solver_t solver, const mp_device_t *dev,
+                           uint64_t budget, mp_plan_result_t *r) {
+  mp_plan_options_t o;
+  mp_error_t err;
+  mp_plan_options_init(&o);
+  o.solver = solver;
+  o.budget = budget;
+  o.device = *dev;
+  ck_assert_msg(mp_plan(g, &o, r, &err) == 0, "%s", err.message);
+  if (solver == MP_SOLVER_LAYRUB) o.device.intra_layer_reuse = 1;
+  if (r->feasible) check_resim(g, &o.device, r);
+}
+
+/* The solvers under device.prefetch_lookahead (figures from the comment
+ * above test_prefetch_schedules). */
+START_TEST(test_prefetch_plans) {
+  mp_graph_t *g = chain(1, 1);
+  mp_device_t dev;
+  mp_plan_result_t r;
+  char got[64];
+
+  /* Fast link, 146 MB: 1 MB over keeping everything (147, e's backward).
+   * The greedy swaps a (hidden) with its swap-in held past e's backward.
+   * Just in time it then comes before c: 102. Two steps ahead it comes
+   * before d, which now peaks at 146: fits, and that is the plan. */
+  chain_device(&dev, 1.0);
+  plan_chain_dev(g, MP_SOLVER_SWAP, &dev, 146 * MB, &r);
+  ck_assert(r.feasible);
+  ck_assert_uint_eq(r.n_swapped, 1);
+  ck_assert_uint_eq(r.sim.peak_bytes, 102 * MB);
+  ck_assert_double_eq(r.sim.time_total, 378);
+  swap_in_before(g, r.schedule, got, sizeof(got));
+  ck_assert_str_eq(got, "backward c");
+  mp_plan_result_free(&r);
+  dev.prefetch_lookahead = 2;
+  plan_chain_dev(g, MP_SOLVER_SWAP, &dev, 146 * MB, &r);
+  ck_assert(r.feasible);
+  ck_assert_uint_eq(r.n_swapped, 1);
+  ck_assert_uint_eq(r.swapped[0], node(g, "a"));
+  ck_assert_uint_eq(r.sim.peak_bytes, 146 * MB);
+  ck_assert_double_eq(r.sim.time_total, 378);
+  ck_assert_double_eq(r.sim.time_stall, 0);
+  swap_in_before(g, r.schedule, got, sizeof(got));
+  ck_assert_str_eq(got, "backward d");
+  mp_plan_result_free(&r);
+  /* Hybrid starts from the DP's plan (nothing to recompute at 146) and
+   * ends with the same swap. */
+  plan_chain_dev(g, MP_SOLVER_HYBRID, &dev, 146 * MB, &r);
+  ck_assert(r.feasible);
+  ck_assert_uint_eq(r.sim.peak_bytes, 146 * MB);
+  ck_assert_double_eq(r.sim.time_total, 378);
+  swap_in_before(g, r.schedule, got, sizeof(got));
+  ck_assert_str_eq(got, "backward d");
+  mp_plan_result_free(&r);
+  /* At 107 MB d's backward (146) is too much: the greedy holds the swap-in
+   * back past it, to before c, as just in time would have: 102, 378. */
+  plan_chain_dev(g, MP_SOLVER_SWAP, &dev, 107 * MB, &r);
+  ck_assert(r.feasible);
+  ck_assert_uint_eq(r.n_swapped, 1);
+  ck_assert_uint_eq(r.sim.peak_bytes, 102 * MB);
+  ck_assert_double_eq(r.sim.time_total, 378);
+  swap_in_before(g, r.schedule, got, sizeof(got));
+  ck_assert_str_eq(got, "backward c");
+  mp_plan_result_free(&r);
+
+  /* Slow link, 146 MB. Just in time a's copy hides under d's and c's
+   * backward (issued before d: peak 146, 378). One step ahead only c's 200
+   * can hide its 210: the estimate sees 10 exposed, more than the 5 of
+   * recomputing a, and the greedy recomputes a instead (peak 102, 383;
+   * swapping would have stalled 10, 388). Two steps ahead is just in time
+   * again. */
+  chain_device_slow(&dev);
+  plan_chain_dev(g, MP_SOLVER_SWAP, &dev, 146 * MB, &r);
+  ck_assert(r.feasible);
+  ck_assert_uint_eq(r.n_swapped, 1);
+  ck_assert_uint_eq(r.sim.peak_bytes, 146 * MB);
+  ck_assert_double_eq_tol(r.sim.time_total, 378, 1e-9);
+  ck_assert_double_eq_tol(r.sim.time_stall, 0, 1e-9);
+  mp_plan_result_free(&r);
+  dev.prefetch_lookahead = 1;
+  plan_chain_dev(g, MP_SOLVER_SWAP, &dev, 146 * MB, &r);
+  ck_assert(r.feasible);
+  ck_assert_uint_eq(r.n_swapped, 0);
+  ck_assert_uint_eq(r.sim.n_recomputed, 1);
+  ck_assert_uint_eq(r.sim.recomputed[0], node(g, "a"));
+  ck_assert_uint_eq(r.sim.peak_bytes, 102 * MB);
+  ck_assert_double_eq(r.sim.time_total, 383);
+  mp_plan_result_free(&r);
+  dev.prefetch_lookahead = 2;
+  plan_chain_dev(g, MP_SOLVER_SWAP, &dev, 146 * MB, &r);
+  ck_assert(r.feasible);
+  ck_assert_uint_eq(r.n_swapped, 1);
+  ck_assert_uint_eq(r.sim.peak_bytes, 146 * MB);
+  ck_assert_double_eq_tol(r.sim.time_total, 378, 1e-9);
+  swap_in_before(g, r.schedule, got, sizeof(got));
+  ck_assert_str_eq(got, "backward d");
+  mp_plan_result_free(&r);
+
+  /* Layrub keeps its one step ahead whatever the device says: the figures
+   * of test_layrub_chain. */
+  chain_device(&dev, 1.0);
+  dev.prefetch_lookahead = 3;
+  plan_chain_dev(g, MP_SOLVER_LAYRUB, &dev, UINT64_MAX, &r);
+  ck_assert(r.feasible);
+  ck_assert_double_eq(r.sim.time_total, 552);
+  ck_assert_uint_eq(r.sim.peak_bytes, 86 * MB);
+  mp_plan_result_free(&r);
+
+  /* Out of range: the plan is refused naming the field. */
+  {
+    mp_plan_options_t o;
+    mp_error_t err;
+    mp_plan_options_init(&o);
+    o.solver = MP_SOLVER_SWAP;
+    o.budget = 146 * MB;
+    o.device.prefetch_lookahead = MP_DEVICE_MAX_PREFETCH + 1;
+    ck_assert_int_eq(mp_plan(g, &o, &r, &err), MP_EINVAL);
+    ck_assert_str_eq(err.path, "$.device.prefetch");
+    o.device.prefetch_lookahead = MP_DEVICE_MAX_PREFETCH;
+    ck_assert_int_eq(mp_plan(g, &o, &r, &err), 0);
+    ck_assert(r.feasible);
+    mp_plan_result_free(&r);
+  }
+  mp_graph_free(g);
+}
+END_TEST
+
 /* Layrub on the chain (h2d 1 MB/ms, intra-layer reuse forced on). Forward:
  * each offload is followed by a wait: a's 46 ms after b (ends 61), b's 10
  * after c (171), c's 30 after d (211), d's 30 after e (242): 116 ms of
@@ -529,6 +788,8 @@ Suite *suite_solver_swap(void) {
   tcase_add_test(tc, test_host_budget);
   tcase_add_test(tc, test_hybrid_chain);
   tcase_add_test(tc, test_residency_schedules);
+  tcase_add_test(tc, test_prefetch_schedules);
+  tcase_add_test(tc, test_prefetch_plans);
   tcase_add_test(tc, test_layrub_chain);
   tcase_add_test(tc, test_reference_accounting_refused);
   tcase_add_test(tc, test_cancel);
