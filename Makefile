@@ -105,9 +105,11 @@ test: deps
 test-only: $(LIBA) $(CLI) $(SRV) $(TESTS)
 	MEMPLAN_CLI=$(CURDIR)/$(CLI) MEMPLAN_SERVER=$(CURDIR)/$(SRV) ./$(TESTS)
 
-# Sanitizer build in its own tree; the same runner under ASan+UBSan.
+# Sanitizer build in its own tree; the same runner under ASan+UBSan, which
+# runs the planner 2-4x slower: Check's per-test timeouts are scaled to match.
 asan: deps
-	@$(MAKE) --no-print-directory B=build-asan CC=clang OPTIMIZATION=-O1 \
+	@CK_TIMEOUT_MULTIPLIER=$${CK_TIMEOUT_MULTIPLIER:-4} \
+	  $(MAKE) --no-print-directory B=build-asan CC=clang OPTIMIZATION=-O1 \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	  test-only
 
