@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+
 #include "cache.h"
 #include "formats.h"
 #include "frontier.h"
@@ -254,6 +256,26 @@ static enum MHD_Result srv__answer_plan(srv_req_t *r, const char *id, int with_t
   return srv_respond_text_owned(r, 200, text, len);
 }
 
+/* Cache key of a request body's exact bytes: "body|" + SHA-256 in hex. A
+ * training job that POSTs the same body again (every restart does) finds
+ * its finished answer here without the JSON parse, graph import and hash
+ * that dominate a repeated submission (a 93 KB ResNet-50 body: ~6 ms of
+ * parsing against ~0.2 ms of hashing). Only final answers are stored
+ * under it, and those never change. 0, or -1 when hashing failed. */
+static int srv__body_key(const srv_req_t *r, char key[80]) {
+  static const char hex[] = "0123456789abcdef";
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int mdlen = 0, i;
+  if (EVP_Digest(r->body, r->body_len, md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen != 32) return -1;
+  memcpy(key, "body|", 5);
+  for (i = 0; i < mdlen; i++) {
+    key[5 + 2 * i] = hex[md[i] >> 4];
+    key[5 + 2 * i + 1] = hex[md[i] & 15];
+  }
+  key[5 + 2 * mdlen] = '\0';
+  return 0;
+}
+
 typedef struct {
   char id[33];
   int timeline;
@@ -275,11 +297,18 @@ static enum MHD_Result srv__plans_post(srv_req_t *r) {
   mp_graph_t *g = NULL;
   char *canon = NULL, *result = NULL;
   size_t canon_len = 0, result_len = 0;
-  char result_job[33], resp_key[300];
+  char result_job[33], resp_key[300], body_key[80];
   srv_job_t *job = NULL;
-  int rc;
+  int rc, have_body_key;
 
   if (atomic_load(&s->draining)) return srv__busy(r, SRV_EDRAINING);
+  have_body_key = r->body_len > 0 && srv__body_key(r, body_key) == 0;
+  if (have_body_key && srv_cache_get(s->cache, body_key, &result, &result_len) == 0) {
+    r->cache = "hit";
+    srv_metrics_cache(s->metrics, 1);
+    srv__hash_from_text(r, result);
+    return srv_respond_text_owned(r, 200, result, result_len);
+  }
   if ((root = srv__body_json(r, &ret)) == NULL) return ret;
   mp_error_clear(&err);
   if (mp_plan_request_parse(root, s->cfg.max_wait_s, &req, &err) != 0) {
@@ -315,6 +344,8 @@ static enum MHD_Result srv__plans_post(srv_req_t *r) {
     snprintf(resp_key, sizeof(resp_key), "resp|%d|%s", req.timeline ? 1 : 0, key);
     if (srv_cache_get(s->cache, resp_key, &result, &result_len) == 0) {
       r->cache = "hit";
+      srv_metrics_cache(s->metrics, 1);
+      if (have_body_key) srv_cache_put(s->cache, body_key, result, result_len); /* best effort */
       ret = srv_respond_text_owned(r, 200, result, result_len);
       result = NULL;
       goto out;
@@ -350,6 +381,7 @@ static enum MHD_Result srv__plans_post(srv_req_t *r) {
         goto out;
       }
       srv_cache_put(s->cache, resp_key, text, strlen(text)); /* best effort */
+      if (have_body_key) srv_cache_put(s->cache, body_key, text, strlen(text));
       ret = srv_respond_text_owned(r, 200, text, strlen(text));
     }
     goto out;
