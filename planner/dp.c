@@ -1,30 +1,45 @@
 /* dp.c - the exact and approximate lower-set DPs (ALGORITHMS.md sections 3-5),
- * both objectives, both accountings, and the memory/time frontier.
+ * both objectives, both accountings, multi-budget sessions, the whole
+ * staircase in one pass, and the three-way frontier pass.
  *
  * States are the lower sets of a family (lowerset.h), in size order. Each
  * state holds a Pareto set of pairs (retained time a, kept memory k), plus
  * the path's model peak p and a back-pointer. The sets are processed in
- * index order; for each L_j every proper subset L_i in the family is
+ * index order; for each L_j the proper subsets L_i in the family are
  * "pulled": each pair of L_i whose step to L_j fits the budget gives a
  * candidate (a + t(W), k + m(W)). Pulling (rather than pushing from L_i)
  * lets one state's candidates be reduced as they arrive, and lets the exact
  * family walk its subsets down the Hasse diagram with pruning: the step cost
  * 2*(m(L_j) - m(L_i)) + back(L_j) only grows as L_i shrinks, so once it
- * exceeds the budget no smaller subset on that branch can fit either.
+ * exceeds the budget no smaller subset on that branch can fit either. When
+ * few sets have pairs, they are scanned instead (mp__scan).
  *
- * Three passes share that loop:
- *  - bounded: Pareto on (max a, min k) with steps limited by the budget. At V
- *    the time objective takes the largest a (then least k), the memory
- *    objective the least k (then largest a).
- *  - min-peak: no budget, Pareto on (min p, min k): the least budget at which
- *    any plan exists, reported for infeasible budgets.
- *  - frontier: no budget, Pareto on (max a, min k, min p). Dominance in all
- *    three is sound: a continuation's steps cost k + (something independent
- *    of the pair), so a pair with more a, less k and a lower peak so far does
- *    at least as well on every continuation under every budget. Hence the set
- *    at V, filtered by p <= budget, holds the bounded pass's answer for every
- *    budget, and sorting it by p gives the staircase (least budget, best
- *    answer) in one pass.
+ * A solve at one budget (mp__solve_bounded) is, in order:
+ *  - a reverse pass (mp__reverse_q): for every set, hq, the least peak of
+ *    what remains (exact: feasibility, the least feasible budget, and a cut
+ *    that drops every pair that cannot finish), and lower bounds on the
+ *    charged time still to come (ht, and Lagrangian bounds that weigh the
+ *    kept memory);
+ *  - forward passes, Pareto on (max a, min k) with steps limited by the
+ *    budget, cut at a charged time R that grows until V is reached (the
+ *    answer is then the uncut DP's). At V the time objective takes the
+ *    largest a (then least k), the memory objective the least k (then
+ *    largest a; its passes are cut by kept memory instead).
+ * The reverse pass holds for every budget up to its cap, so a session
+ * (several budgets on one graph) does it once.
+ *
+ * The staircase (mp__staircase): hq in two dimensions, the Pareto set of
+ * (charged time, peak) of what remains, in one reverse pass; at {} it is
+ * the time objective's answer at every budget.
+ *
+ * The frontier pass (mp_dp_frontier): no budget, Pareto on (max a, min k,
+ * min p). Dominance in all three is sound: a continuation's steps cost k +
+ * (something independent of the pair), so a pair with more a, less k and a
+ * lower peak so far does at least as well on every continuation under every
+ * budget. Hence the set at V, filtered by p <= budget, holds the bounded
+ * pass's answer for every budget, and sorting it by p gives the staircase
+ * (least budget, best answer, ties included) in one pass; slow on large
+ * graphs (no budget cuts it), where the staircase above is the fast way.
  *
  * Accounting details are in dp.h. Internally `a` is always "forward time not
  * charged": in the default accounting the last step into V adds the time of
@@ -49,9 +64,13 @@ static inline uint64_t mp__sdbl(uint64_t x) { return x > UINT64_MAX / 2 ? UINT64
 
 /* ---- State -------------------------------------------------------------- */
 
-/* MINKEPT keeps one pair per state, the least kept memory: that alone
- * decides which continuations fit a budget, so it is the feasibility test. */
-typedef enum { MP__BOUNDED = 0, MP__MINPEAK = 1, MP__FRONTIER = 2, MP__MINKEPT = 3 } mp__mode_t;
+/* MINKEPT keeps one pair per state, the least kept memory (the memory
+ * objective's first pass). */
+typedef enum { MP__BOUNDED = 0, MP__FRONTIER = 1, MP__MINKEPT = 2 } mp__mode_t;
+
+/* Number of multipliers of the Lagrangian bounds (see mp__reverse_q); the
+ * candidate filter (mp__relax_stair) is written out for exactly four. */
+#define MP__NLAM 4
 
 
 typedef struct {
@@ -66,9 +85,43 @@ typedef struct {
  * memory mw, time not charged tw, and charged time ch = t(L_j \ L_i) - tw. */
 typedef struct {
   uint32_t i;
+  uint32_t node; /* exact family: the node this step removed (the walk's tree) */
   uint64_t cost, mw;
   double tw, ch;
 } mp__vis_t;
+
+/* Per set, what remains to V (mp__reverse_q), together in one record since
+ * a reverse walk updates them all for the same set. */
+typedef struct {
+  uint64_t hq;          /* least peak from the set with nothing kept */
+  double ht;            /* least charged time, relaxed */
+  double hl[MP__NLAM];  /* the Lagrangian bounds */
+  uint32_t qnext;       /* the step achieving hq */
+} mp__rrec_t;
+
+/* Exact family, per set, what a walk reads when it reaches the set as a
+ * step's source: its bytes, the source's term of the step cost (g(L) in the
+ * default accounting, 0 in the reference one) and its cover edges. */
+typedef struct {
+  uint64_t m, csrc;
+  uint32_t dlo, dhi;
+} mp__wset_t;
+
+/* A cover edge L -> L \ {v} with what a walk needs of its lower end s, so
+ * that reaching s reads nothing else: its bytes, cost term and own edges. */
+typedef struct {
+  uint32_t s, v;
+  uint64_t m, csrc;
+  uint32_t dlo, dhi;
+} mp__dedge_t;
+
+/* A set on the stack of mp__reverse_q's walk: its edges, the node removed
+ * to reach it, and the step's kept memory and charged time so far. */
+typedef struct {
+  uint32_t dlo, dhi, node, s;
+  uint64_t mw, cost;
+  double ch;
+} mp__rframe_t;
 
 typedef struct {
   const mp_graph_t *g;
@@ -89,8 +142,24 @@ typedef struct {
   double *t, *tr;
   uint32_t *fb_off, *fb; /* F'(L): boundary nodes that are not recompute:false */
   uint32_t *approx_top;  /* approx: the node whose closure set i is, or UINT32_MAX */
-  double *ht;            /* lower bounds on what remains (mp__reverse) */
-  uint64_t *hk, *hp;
+  mp__rrec_t *rr;        /* what remains (mp__reverse_q), per set */
+  double lam[MP__NLAM];  /* the multipliers of rr[].hl (nlam of them) */
+  int nlam;
+  uint64_t *hk;          /* the memory objective's bound (mp__reverse_kept) */
+  int qcap_all;          /* compute rr[] for every budget at once (sessions) */
+  unsigned tuning;       /* MP_DP_TUNE_* */
+  int hq_done;           /* rr[].hq computed for this family ... */
+  int hq_part;           /* ... for the plans within a time cap only ... */
+  int ht_done;           /* ... and rr[].ht, rr[].hl too ... */
+  uint64_t hq_cap;       /* ... exact up to this cap */
+  mp__wset_t *wset;      /* exact family: per set, what its walks read */
+  mp__dedge_t *dedge;    /* exact family: the cover edges */
+  mp__rframe_t *rstack;  /* exact family: mp__reverse_q's walk, one per set */
+  uint32_t *rvis;        /* exact family: steps mp__reverse_q walked into each set */
+  size_t rvis_total;     /* ... and in all */
+  uint32_t *live;        /* mp__run: the sets that have pairs so far, ascending */
+  size_t n_live;
+  uint64_t *ctgt;        /* per set as a step's target: the cost's own term */
 
   /* the DP */
   mp__pair_t *arena;
@@ -99,11 +168,14 @@ typedef struct {
   uint32_t *front_len;
 
   /* scratch */
-  uint32_t *stamp;       /* per set: seen by the current walk */
   uint32_t *fmark;       /* per node: in the boundary of the current walk's L_j */
   mp__vis_t *vis;        /* the current walk's steps, one per set at most */
-  mp__pair_t *cand;
+  mp__pair_t *cand;     /* the state being built (bounded: its staircase) */
   size_t n_cand, cap_cand;
+  mp__pair_t *cand2;    /* merge output, swapped with cand */
+  size_t cap_cand2;
+  mp__pair_t *surv;     /* one source's candidates that survive the filter */
+  size_t cap_surv;
   mp__pair_t *stair3; /* frontier sweep */
   size_t cap_stair3;
 
@@ -130,12 +202,16 @@ static void mp__dp_free_family(mp__dp_t *c) {
   free(c->arena);
   free(c->front_off);
   free(c->front_len);
-  free(c->stamp);
   free(c->fmark);
   free(c->vis);
-  free(c->ht);
+  free(c->rr);
+  free(c->wset);
+  free(c->dedge);
+  free(c->rstack);
+  free(c->rvis);
+  free(c->live);
+  free(c->ctgt);
   free(c->hk);
-  free(c->hp);
   c->m = c->back = c->mr = c->gsrc = NULL;
   c->t = c->tr = NULL;
   c->fb_off = c->fb = c->approx_top = NULL;
@@ -143,10 +219,17 @@ static void mp__dp_free_family(mp__dp_t *c) {
   c->n_arena = c->cap_arena = 0;
   c->front_off = NULL;
   c->front_len = NULL;
-  c->stamp = c->fmark = NULL;
+  c->fmark = NULL;
   c->vis = NULL;
-  c->ht = NULL;
-  c->hk = c->hp = NULL;
+  c->rr = NULL;
+  c->wset = NULL;
+  c->dedge = NULL;
+  c->rstack = NULL;
+  c->rvis = NULL;
+  c->live = NULL;
+  c->ctgt = NULL;
+  c->hk = NULL;
+  c->hq_done = c->ht_done = c->hq_part = 0;
 }
 
 static void mp__dp_free(mp__dp_t *c) {
@@ -156,6 +239,8 @@ static void mp__dp_free(mp__dp_t *c) {
   free(c->nt);
   free(c->nofree);
   free(c->cand);
+  free(c->cand2);
+  free(c->surv);
   free(c->stair3);
 }
 
@@ -202,16 +287,16 @@ static int mp__dp_prepare(mp__dp_t *c) {
   c->fb = malloc(cap_fb * sizeof(uint32_t));
   c->front_off = malloc(ns * sizeof(size_t));
   c->front_len = calloc(ns, sizeof(uint32_t));
-  c->stamp = calloc(ns, sizeof(uint32_t));
   c->vis = malloc(ns * sizeof(mp__vis_t));
   c->fmark = calloc(d->n ? d->n : 1, sizeof(uint32_t));
-  c->ht = malloc(ns * sizeof(double));
+  c->rr = malloc(ns * sizeof(mp__rrec_t));
+  c->ctgt = malloc(ns * sizeof(uint64_t));
   c->hk = malloc(ns * sizeof(uint64_t));
-  c->hp = malloc(ns * sizeof(uint64_t));
+  c->hq_done = c->ht_done = c->hq_part = 0;
   mark = calloc(d->n ? d->n : 1, sizeof(uint32_t));
   list = malloc((d->n ? d->n : 1) * sizeof(uint32_t));
   if (!c->m || !c->back || !c->gsrc || !c->mr || !c->t || !c->tr || !c->fb_off || !c->fb ||
-      !c->front_off || !c->front_len || !c->stamp || !c->vis || !c->fmark || !c->ht || !c->hk || !c->hp || !mark || !list)
+      !c->front_off || !c->front_len || !c->vis || !c->fmark || !c->rr || !c->ctgt || !c->hk || !mark || !list)
     goto out;
   if (!f->exact) {
     c->approx_top = malloc(ns * sizeof(uint32_t));
@@ -288,6 +373,31 @@ static int mp__dp_prepare(mp__dp_t *c) {
     if (nfb > UINT32_MAX) goto out;
     c->fb_off[i + 1] = (uint32_t)nfb;
   }
+  for (i = 0; i < ns; i++) c->ctgt[i] = c->acc == MP_ACCOUNTING_DEFAULT ? c->max_ws : c->back[i];
+  if (f->exact) {
+    size_t ne = f->down_off[ns];
+    c->wset = malloc(ns * sizeof(*c->wset));
+    c->dedge = malloc((ne ? ne : 1) * sizeof(*c->dedge));
+    c->rstack = malloc(ns * sizeof(*c->rstack));
+    c->rvis = calloc(ns, sizeof(*c->rvis));
+    c->live = malloc(ns * sizeof(*c->live));
+    if (!c->wset || !c->dedge || !c->rstack || !c->rvis || !c->live) goto out;
+    for (i = 0; i < ns; i++) {
+      c->wset[i].m = c->m[i];
+      c->wset[i].csrc = c->acc == MP_ACCOUNTING_DEFAULT ? c->gsrc[i] : 0;
+      c->wset[i].dlo = f->down_off[i];
+      c->wset[i].dhi = f->down_off[i + 1];
+    }
+    for (k = 0; k < ne; k++) {
+      uint32_t t = f->down[k];
+      c->dedge[k].s = t;
+      c->dedge[k].v = f->down_node[k];
+      c->dedge[k].m = c->wset[t].m;
+      c->dedge[k].csrc = c->wset[t].csrc;
+      c->dedge[k].dlo = c->wset[t].dlo;
+      c->dedge[k].dhi = c->wset[t].dhi;
+    }
+  }
   rc = 0;
 out:
   free(mark);
@@ -297,26 +407,26 @@ out:
 
 /* ---- Pareto sets ---------------------------------------------------------- */
 
-/* Bounded and min-peak passes keep the state being built as a staircase
- * sorted by k ascending in which the other coordinate strictly improves:
- * a strictly increasing (bounded) or p strictly decreasing (min-peak). A
- * candidate is dominated iff the last element with k' <= k is at least as
- * good in that coordinate. */
+/* Bounded passes keep the state being built as a staircase sorted by k
+ * ascending in which a strictly increases (MINKEPT: a single pair, the least
+ * k). A candidate is dominated iff the last element with k' <= k is at least
+ * as good in a. */
 
 /* x-order: positive when u is strictly better than v in the mode's second
  * coordinate, 0 when equal. */
 static inline int mp__xcmp(mp__mode_t mode, const mp__pair_t *u, const mp__pair_t *v) {
   if (mode == MP__MINKEPT) return 0;
-  if (mode == MP__BOUNDED) return u->a > v->a ? 1 : (u->a < v->a ? -1 : 0);
-  return u->p < v->p ? 1 : (u->p > v->p ? -1 : 0);
+  return u->a > v->a ? 1 : (u->a < v->a ? -1 : 0);
 }
 
-/* Among exact ties (same k and x), prefer the lower peak (bounded) or the
- * larger retained time (min-peak). */
+/* Among exact ties (same k and x), prefer the larger retained time
+ * (MINKEPT only), then the lower peak, then the earlier predecessor, so that
+ * which pair a state keeps never depends on the order candidates arrive in. */
 static inline int mp__tie_better(mp__mode_t mode, const mp__pair_t *u, const mp__pair_t *v) {
-  if (mode == MP__BOUNDED) return u->p < v->p;
-  if (mode == MP__MINKEPT) return u->a > v->a;
-  return u->a > v->a;
+  if (mode == MP__MINKEPT && u->a != v->a) return u->a > v->a;
+  if (u->p != v->p) return u->p < v->p;
+  if (u->from_set != v->from_set) return u->from_set < v->from_set;
+  return u->from_pair < v->from_pair;
 }
 
 static int mp__cand_reserve(mp__dp_t *c, size_t extra) {
@@ -365,6 +475,66 @@ static int mp__stair_insert(mp__dp_t *c, mp__mode_t mode, const mp__pair_t *q) {
     c->n_cand = n - (end - start) + 1;
   }
   s[start] = *q;
+  return 0;
+}
+
+/* Bounded passes: merge the staircase `u` (nu pairs, k ascending, a strictly
+ * increasing, none dominated by the state's staircase when they were
+ * filtered) into the state's staircase in one linear pass, instead of one
+ * insertion (and memmove) each. The part of the staircase below u's first k
+ * cannot change and is copied as a block. */
+static int mp__stair_merge(mp__dp_t *c, const mp__pair_t *u, size_t nu) {
+  mp__pair_t *s = c->cand, *t;
+  size_t n = c->n_cand, p0, i, x = 0, out;
+  if (c->cap_cand2 < n + nu) {
+    size_t ncap = c->cap_cand2 ? c->cap_cand2 : 64;
+    mp__pair_t *nt;
+    while (ncap < n + nu) ncap *= 2;
+    nt = realloc(c->cand2, ncap * sizeof(*nt));
+    if (nt == NULL) return MP_ENOMEM;
+    c->cand2 = nt;
+    c->cap_cand2 = ncap;
+  }
+  t = c->cand2;
+  /* p0 = first element with k >= u[0].k */
+  {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (s[mid].k < u[0].k) lo = mid + 1;
+      else hi = mid;
+    }
+    p0 = lo;
+  }
+  memcpy(t, s, p0 * sizeof(*s));
+  out = p0;
+  i = p0;
+  /* Take the pairs in k order (for equal k the better first); a pair stays
+   * when its a beats everything taken before it. */
+  while (i < n || x < nu) {
+    const mp__pair_t *e;
+    if (x == nu) {
+      e = &s[i++];
+    } else if (i == n) {
+      e = &u[x++];
+    } else {
+      const mp__pair_t *a = &s[i], *b = &u[x];
+      int take_a = a->k != b->k ? a->k < b->k
+                                : (a->a != b->a ? a->a > b->a : !mp__tie_better(MP__BOUNDED, b, a));
+      e = take_a ? &s[i++] : &u[x++];
+    }
+    if (out > 0 && t[out - 1].a >= e->a) continue;
+    if (out > 0 && t[out - 1].k == e->k) t[out - 1] = *e; /* (only if k saturated) */
+    else t[out++] = *e;
+  }
+  {
+    size_t tc = c->cap_cand;
+    c->cand = t;
+    c->cap_cand = c->cap_cand2;
+    c->cand2 = s;
+    c->cap_cand2 = tc;
+  }
+  c->n_cand = out;
   return 0;
 }
 
@@ -488,24 +658,35 @@ typedef struct {
   uint64_t budget;
   double chlim;      /* HUGE_VAL: none */
   uint64_t mwlim;    /* UINT64_MAX: none */
+  /* The Lagrangian cut (forward passes with a time cut): a step is cut when
+   * ch + lam_z * mw > lagoff_z for some z; ch and mw only grow as L_i
+   * shrinks, so it is sound for the subsets too. lagbase_z converts back to
+   * the bound value, for cut_t. */
+  int nlag;
+  const double *lam;
+  double lagoff[MP__NLAM], lagbase[MP__NLAM];
   double cut_ch;     /* out: least ch cut (HUGE_VAL: none) */
   uint64_t cut_mw;   /* out: least mw cut (UINT64_MAX: none) */
   uint64_t cut_cost; /* out: least cost above budget (UINT64_MAX: none) */
+  double cut_t;      /* out: least bound cut by the Lagrangian cut */
 } mp__wlim_t;
 
 static inline void mp__wlim_init(mp__wlim_t *wl, uint64_t budget, double chlim, uint64_t mwlim) {
   wl->budget = budget;
   wl->chlim = chlim;
   wl->mwlim = mwlim;
+  wl->nlag = 0;
+  wl->lam = NULL;
   wl->cut_ch = HUGE_VAL;
   wl->cut_mw = UINT64_MAX;
   wl->cut_cost = UINT64_MAX;
+  wl->cut_t = HUGE_VAL;
 }
 
 /* Append the step i -> j with the given gains to the visit list, unless a
  * limit cuts it. Returns 1 when appended. */
 static inline int mp__walk_keep(mp__dp_t *c, mp__wlim_t *wl, size_t *nv, uint32_t i,
-                                uint64_t cost, uint64_t mw, double tw, double ch) {
+                                uint32_t node, uint64_t cost, uint64_t mw, double tw, double ch) {
   mp__vis_t *x;
   if (cost > wl->budget) {
     if (cost < wl->cut_cost) wl->cut_cost = cost;
@@ -519,8 +700,19 @@ static inline int mp__walk_keep(mp__dp_t *c, mp__wlim_t *wl, size_t *nv, uint32_
     if (mw < wl->cut_mw) wl->cut_mw = mw;
     return 0;
   }
+  if (wl->nlag) {
+    int z;
+    for (z = 0; z < wl->nlag; z++) {
+      double u = ch + wl->lam[z] * (double)mw;
+      if (u > wl->lagoff[z]) {
+        if (u + wl->lagbase[z] < wl->cut_t) wl->cut_t = u + wl->lagbase[z];
+        return 0;
+      }
+    }
+  }
   x = &c->vis[(*nv)++];
   x->i = i;
+  x->node = node;
   x->cost = cost;
   x->mw = mw;
   x->tw = tw;
@@ -530,13 +722,18 @@ static inline int mp__walk_keep(mp__dp_t *c, mp__wlim_t *wl, size_t *nv, uint32_
 
 /* The steps into L_j that pass the limits, in c->vis[0 .. *nv).
  *
- * Exact family: breadth first down the cover relation from L_j (the same
- * order as a plain walk), each subset once. Going from L_x to L_x \ {v}
- * adds v to the segment, so the gains are updated in O(1) from the parent's
- * instead of being recomputed over the boundary: v is kept when it has a
- * successor outside L_j or is recompute:false (default accounting), except
- * into V where nothing is kept and, in the default accounting, nothing is
- * charged.
+ * Exact family: breadth first down the cover relation from L_j, along a
+ * tree that reaches every subset once: the nodes of L_j \ L_i are removed
+ * in decreasing order, so a set entered by removing v is left only through
+ * edges that remove nodes below v (the node removed last is always maximal
+ * in what remains, so every subset has exactly one such path; the cover
+ * edges are sorted by node, lowerset.h, and the scan stops at v). A cut
+ * subset's subtree is skipped: all three limits only grow as the subset
+ * shrinks. Going from L_x to L_x \ {v} adds v to the segment, so the gains
+ * are updated in O(1) from the parent's instead of being recomputed over the
+ * boundary: v is kept when it has a successor outside L_j or is
+ * recompute:false (default accounting), except into V where nothing is kept
+ * and, in the default accounting, nothing is charged.
  *
  * Approx family: the subsets are {} and the closures of the nodes of L_j
  * (closure(u) is inside L_j iff u is); there is no cover relation to walk, so
@@ -552,22 +749,28 @@ static void mp__walk(mp__dp_t *c, size_t j, mp__wlim_t *wl, size_t *nv_out) {
     mp__vis_t root;
     for (e = c->fb_off[j]; e < c->fb_off[j + 1]; e++) c->fmark[c->fb[e]] = mark;
     root.i = (uint32_t)j;
+    root.node = UINT32_MAX;
     root.cost = 0;
     root.mw = 0;
     root.tw = 0;
     root.ch = 0;
-    /* h == SIZE_MAX stands for the root (L_j itself, never a step). */
+    /* h == SIZE_MAX stands for the root (L_j itself, never a step). vis is
+     * preallocated with one entry per set, and each set enters it once. */
+    const mp__wset_t *W = c->wset;
+    const mp__dedge_t *D = c->dedge;
+    uint64_t mj = W[j].m, tg = c->ctgt[j];
     for (h = SIZE_MAX; h == SIZE_MAX || h < nv; h++) {
       const mp__vis_t *par = h == SIZE_MAX ? &root : &c->vis[h];
-      uint32_t pi = par->i;
+      uint32_t pi = par->i, below = par->node;
       uint64_t pmw = par->mw;
       double ptw = par->tw, pch = par->ch;
-      for (e = f->down_off[pi]; e < f->down_off[pi + 1]; e++) {
-        uint32_t s = f->down[e], v = f->down_node[e];
+      uint32_t e_end = W[pi].dhi;
+      for (e = W[pi].dlo; e < e_end; e++) {
+        const mp__dedge_t *d = &D[e];
+        uint32_t s = d->s, v = d->v;
         uint64_t mw = pmw;
         double tw = ptw, ch = pch;
-        if (c->stamp[s] == mark) continue;
-        c->stamp[s] = mark;
+        if (v >= below) break;
         if (into_v) {
           if (dflt) tw += c->nt[v];
           else ch += c->nt[v];
@@ -577,11 +780,11 @@ static void mp__walk(mp__dp_t *c, size_t j, mp__wlim_t *wl, size_t *nv_out) {
         } else {
           ch += c->nt[v];
         }
-        c->work++;
-        /* par may move? no: vis is preallocated (one entry per set) */
-        mp__walk_keep(c, wl, &nv, s, mp__step_cost(c, s, j), mw, tw, ch);
+        mp__walk_keep(c, wl, &nv, s, v, mp__sadd(mp__sadd(mp__sdbl(mj - d->m), d->csrc), tg), mw,
+                      tw, ch);
       }
     }
+    c->work += nv;
   } else {
     const uint64_t *b = f->bits + j * f->words;
     size_t w;
@@ -607,126 +810,615 @@ static void mp__walk(mp__dp_t *c, size_t j, mp__wlim_t *wl, size_t *nv_out) {
           continue;
         }
         mp__step_gain(c, i, j, &mw, &tw);
-        mp__walk_keep(c, wl, &nv, i, cost, mw, tw, (c->t[j] - c->t[i]) - tw);
+        mp__walk_keep(c, wl, &nv, i, 0, cost, mw, tw, (c->t[j] - c->t[i]) - tw);
       }
     }
   }
   *nv_out = nv;
 }
 
-/* ---- Lower bounds on what remains (reverse passes) ------------------------ */
-
-/* Relaxing the model by forgetting the kept memory (every step only needs
- * cost <= budget instead of kept + cost <= budget) gives, for every lower
- * set L, bounds on any plan's continuation from L to V at that budget:
- *   ht(L): the least charged time (t(segment) - tw summed over the steps);
- *   hk(L): the least kept memory added (mw summed);
- *   hp(L): the least, over paths, of the largest step cost (a bottleneck
- *          path; the real peak of each later step is kept + cost >= kept at
- *          L + cost, so a pair (p, k) at L ends with a peak of at least
- *          max(p, k + hp(L))).
- * Every real continuation is a relaxed one, so these are lower bounds, and
- * they are exact shortest / bottleneck paths in the DAG of lower sets, which
- * one pass in decreasing index order computes (a superset has a larger
- * index, so h(L_j) is final when the steps into L_j are walked).
- *
- * `cap`: values above it are of no use to the caller (its cut is at most
- * cap), so steps that would only produce larger values are not walked. Such
- * an h(L) comes out larger than its true value but still above cap, which is
- * all the caller needs; every h(L) <= cap is exact, because the walk reaches
- * L through supersets whose step values are no larger (they only grow as the
- * subset shrinks). */
-typedef enum { MP__H_TIME = 0, MP__H_KEPT = 1, MP__H_PEAK = 2 } mp__hkind_t;
-
-static int mp__reverse(mp__dp_t *c, mp__hkind_t kind, uint64_t budget, double cap_t,
-                       uint64_t cap_u, double *ht) {
-  size_t ns = c->fam.n_sets, last = ns - 1, j, nv, q;
-  mp__wlim_t wl;
-  int rc;
-  if (kind == MP__H_TIME) {
-    for (j = 0; j < ns; j++) ht[j] = HUGE_VAL;
-    ht[last] = 0;
-  } else {
-    uint64_t *h = kind == MP__H_KEPT ? c->hk : c->hp;
-    for (j = 0; j < ns; j++) h[j] = UINT64_MAX;
-    h[last] = 0;
+/* mp__walk's steps into L_j, exact family, found the other way round: from
+ * the sets that have pairs (c->live), each tested for inclusion in L_j, with
+ * the gains computed over L_j's boundary like the approx family's. A pass
+ * whose cut keeps few pairs alive leaves most sets empty, and walking down
+ * from every L_j through them costs far more than this. The steps are the
+ * same ones, with the same figures (times summed in another order). Listed
+ * closest first, like the walk's. */
+static void mp__scan(mp__dp_t *c, size_t j, mp__wlim_t *wl, size_t *nv_out) {
+  const mp_lowerset_family_t *f = &c->fam;
+  const uint64_t *bj = f->bits + j * f->words;
+  size_t nv = 0, x, w, words = f->words;
+  for (x = c->n_live; x-- > 0;) {
+    uint32_t i = c->live[x];
+    const uint64_t *bi = f->bits + (size_t)i * words;
+    uint64_t mw;
+    double tw;
+    int sub = 1;
+    for (w = 0; w < words && sub; w++) sub = (bi[w] & ~bj[w]) == 0;
+    c->work++;
+    if (!sub) continue;
+    mp__step_gain(c, i, j, &mw, &tw);
+    mp__walk_keep(c, wl, &nv, i, 0, mp__step_cost(c, i, j), mw, tw, (c->t[j] - c->t[i]) - tw);
   }
-  memset(c->stamp, 0, ns * sizeof(uint32_t));
+  *nv_out = nv;
+}
+
+/* ---- What remains: reverse passes ------------------------------------------ */
+
+/* For every lower set L, figures about the continuations from L to V, all
+ * shortest or bottleneck paths in the DAG of lower sets, which one pass in
+ * decreasing index order computes (a superset has a larger index, so h(L_j)
+ * is final when the steps into L_j are walked):
+ *
+ *  hq(L): the least peak of a continuation started at L with nothing kept,
+ *         hq(L) = min over steps L -> L' of max(cost, mw + hq(L')).
+ *         It is exact, not a relaxation: started with k kept instead, every
+ *         step of a continuation peaks exactly k higher (a step's peak is the
+ *         kept memory before it plus its cost, and the continuation's own
+ *         kept memory only adds to k), so the least peak from a pair (a, k)
+ *         at L is k + hq(L). Hence a pair can still reach V within budget B
+ *         iff k + hq(L) <= B, and hq({}) is the least budget with any plan.
+ *         It does not depend on the budget. qnext[L] records the step that
+ *         achieves it, so following qnext from {} gives a least-peak plan.
+ *
+ * The others are lower bounds for every budget B up to the cap of the pass
+ * (below), over the steps that fit the cap and can be viable for some pair
+ * (cost <= cap and mw + hq(L') <= cap): these include every step a pair can
+ * take at such a budget (k >= 0), so the bounds hold at all of them.
+ * (Restricting them to the steps viable at B itself would make them tighter
+ * in principle; on the shipped graphs it changes nothing measurable, and
+ * this way one pass serves every budget.)
+ *  ht(L): the least charged time of a continuation (t(segment) - tw summed
+ *         over its steps), forgetting the kept memory;
+ *  hk(L): the least kept memory it adds (mw summed), likewise;
+ *  hl_z(L), for a multiplier lam_z > 0: the least of charged time +
+ *         lam_z * (the mw of every step but the last + the cost of the last,
+ *         into V). A continuation from a pair (a, k) fits B only if its last
+ *         step does: k + (its mw before the last step) + (the last cost) <= B,
+ *         so its charged time is at least hl_z(L) - lam_z * (B - k). This
+ *         bound (a Lagrangian relaxation of that constraint) is what
+ *         remembers that kept memory is scarce: at tight budgets it is far
+ *         above ht. The best multiplier differs from graph to graph and
+ *         budget to budget (about 0.1 to 3 times t(V) / m(V) on the shipped
+ *         graphs), so a few are computed in the same walk and the largest
+ *         bound is used.
+ *
+ * `cap`: values above it are of no use to the caller, so steps that would
+ * only produce larger values are not walked. Such an h(L) comes out larger
+ * than its true value but still above cap, which is all the caller needs;
+ * every h(L) <= cap is exact, because the step that achieves it leads to an
+ * L' whose own value is within cap (exact, by induction on the index), and
+ * the walk from L' reaches L through supersets of L whose step values are no
+ * larger (cost, mw and charged time only grow as the subset shrinks).
+ * Used as cuts with a budget B <= cap, an inexact hq(L) > cap >= B cuts as
+ * the exact one would. */
+
+/* hq is usable for cuts at `budget`: computed with a cap at least that. */
+static inline int mp__q_ready(const mp__dp_t *c, uint64_t budget) {
+  return c->hq_done && c->hq_cap >= budget;
+}
+
+/* The multipliers of the Lagrangian bounds, in time per byte: multiples of
+ * t(V) / m(V) (none when either is 0). */
+static void mp__pick_lambdas(mp__dp_t *c) {
+  static const double mult[MP__NLAM] = {3, 1, 0.3, 0.1};
+  size_t last = c->fam.n_sets - 1;
+  double scale = c->m[last] > 0 ? c->t[last] / (double)c->m[last] : 0;
+  int z;
+  c->nlam = 0;
+  if (!(scale > 0)) return;
+  for (z = 0; z < MP__NLAM; z++) c->lam[c->nlam++] = scale * mult[z];
+}
+
+/* Fold the step i -> j (its cost, kept memory and charged time; the walk
+ * kept it within the cap) into the reverse record of i. `timed`: update the
+ * time bounds too (j's are finite). */
+static inline void mp__rq_fold(mp__dp_t *c, const mp__rrec_t *rj, int into_v, int timed,
+                               uint32_t i, uint64_t cost, uint64_t mw, double ch) {
+  mp__rrec_t *ri = &c->rr[i];
+  uint64_t v = mw + rj->hq; /* <= qcap: no overflow */
+  if (cost > v) v = cost;
+  if (v < ri->hq) {
+    ri->hq = v;
+    ri->qnext = (uint32_t)(rj - c->rr);
+  }
+  if (timed) {
+    double mc = (double)(into_v ? cost : mw);
+    int z;
+    if (ch + rj->ht < ri->ht) ri->ht = ch + rj->ht;
+    for (z = 0; z < c->nlam; z++) {
+      double w = ch + c->lam[z] * mc + rj->hl[z];
+      if (w < ri->hl[z]) ri->hl[z] = w;
+    }
+  }
+}
+
+/* The steps into L_j for a reverse pass, each handed to visit(c, ctx, i,
+ * cost, mw, ch) (i the smaller set) and cut, with everything below it, when
+ * cost > qcap, mw > mwlim or ch > chlim. Returns the number of steps. The
+ * exact family's walk is the tree walk of mp__walk, depth first, with the
+ * steps handed over as they are found (a stack that stays small instead of
+ * a list of every step); the walk is bound by memory latency, so a set's
+ * children are found first, with their records and edge lists prefetched,
+ * and handed over after: their cache misses overlap. Always inlined, so
+ * that each pass gets its own copy with its visitor inlined too. */
+typedef void (*mp__rvisit_t)(mp__dp_t *c, void *ctx, uint32_t i, uint64_t cost, uint64_t mw,
+                             double ch);
+/* Prefetch hooks: `found` when a step into set i is found, `warm` for each
+ * of a batch before the batch is visited (to start the loads that depend on
+ * what `found` fetched). */
+typedef void (*mp__rhook_t)(mp__dp_t *c, void *ctx, uint32_t i);
+
+static inline __attribute__((always_inline)) size_t
+mp__rwalk(mp__dp_t *c, size_t j, uint64_t qcap, uint64_t mwlim, double chlim, mp__rvisit_t visit,
+          mp__rhook_t found, mp__rhook_t warm, void *ctx) {
+  size_t last = c->fam.n_sets - 1, nw = 0;
+  int into_v = j == last, dflt = c->acc == MP_ACCOUNTING_DEFAULT;
+  if (c->fam.exact) {
+    const mp__dedge_t *D = c->dedge;
+    mp__rframe_t *st = c->rstack;
+    uint64_t mj = c->wset[j].m, tg = c->ctgt[j];
+    uint32_t mark = (uint32_t)(j + 1), e;
+    size_t sp = 0;
+    for (e = c->fb_off[j]; e < c->fb_off[j + 1]; e++) c->fmark[c->fb[e]] = mark;
+    st[sp].dlo = c->wset[j].dlo;
+    st[sp].dhi = c->wset[j].dhi;
+    st[sp].node = UINT32_MAX;
+    st[sp].s = (uint32_t)j;
+    st[sp].mw = 0;
+    st[sp].cost = 0;
+    st[sp].ch = 0;
+    sp++;
+    while (sp > 0) {
+      const mp__rframe_t par = st[--sp];
+      size_t first = sp, k;
+      for (e = par.dlo; e < par.dhi; e++) {
+        const mp__dedge_t *d = &D[e];
+        uint32_t v = d->v;
+        uint64_t mw = par.mw, cost;
+        double ch = par.ch;
+        if (v >= par.node) break;
+        if (into_v) {
+          if (!dflt) ch += c->nt[v];
+        } else if (c->fmark[v] == mark || c->nofree[v]) {
+          mw = mp__sadd(mw, c->nm[v]);
+        } else {
+          ch += c->nt[v];
+        }
+        cost = mp__sadd(mp__sadd(mp__sdbl(mj - d->m), d->csrc), tg);
+        c->work++;
+        if (cost > qcap || mw > mwlim || ch > chlim) continue; /* and every subset */
+        if (found) found(c, ctx, d->s);
+        __builtin_prefetch(&D[d->dlo]);
+        st[sp].dlo = d->dlo;
+        st[sp].dhi = d->dhi;
+        st[sp].node = v;
+        st[sp].s = d->s;
+        st[sp].mw = mw;
+        st[sp].cost = cost;
+        st[sp].ch = ch;
+        sp++;
+      }
+      nw += sp - first;
+      if (warm)
+        for (k = first; k < sp; k++) warm(c, ctx, st[k].s);
+      for (k = first; k < sp; k++) visit(c, ctx, st[k].s, st[k].cost, st[k].mw, st[k].ch);
+    }
+  } else {
+    mp__wlim_t wl;
+    size_t q;
+    mp__wlim_init(&wl, qcap, chlim, mwlim);
+    mp__walk(c, j, &wl, &nw);
+    for (q = 0; q < nw; q++) {
+      const mp__vis_t *x = &c->vis[q];
+      visit(c, ctx, x->i, x->cost, x->mw, x->ch);
+    }
+  }
+  return nw;
+}
+
+/* mp__reverse_q's visitor: fold the step i -> j into i's record. */
+typedef struct {
+  const mp__rrec_t *rj;
+  int into_v, timed;
+} mp__rq_ctx_t;
+
+static inline void mp__rq_visit(mp__dp_t *c, void *ctx, uint32_t i, uint64_t cost, uint64_t mw,
+                                double ch) {
+  const mp__rq_ctx_t *x = ctx;
+  mp__rq_fold(c, x->rj, x->into_v, x->timed, i, cost, mw, ch);
+}
+
+static inline void mp__rq_found(mp__dp_t *c, void *ctx, uint32_t i) {
+  (void)ctx;
+  __builtin_prefetch(&c->rr[i], 1);
+}
+
+/* hq and qnext up to qcap; with_time: also ht and the hl_z, for every
+ * budget up to qcap, in the same walk.
+ *
+ * tcap (with_time; HUGE_VAL: none): only continuations whose charged time is
+ * at most tcap matter, so the steps with ch + ht(L') > tcap are left out
+ * (and the walk below them: ch only grows). All the figures are then taken
+ * over the continuations made of the remaining steps, which include every
+ * continuation within tcap (each of its steps has ch + ht(L') <= its own
+ * remaining time): they are exact or valid bounds for the pairs of any plan
+ * within tcap, which is all a solve whose answer is known to be within tcap
+ * needs (its cuts only drop pairs that no such plan has), but hq is no
+ * longer the least peak of every plan (c->hq_part says so). */
+static int mp__reverse_q(mp__dp_t *c, uint64_t qcap, int with_time, double tcap) {
+  size_t ns = c->fam.n_sets, last = ns - 1, j;
+  int rc, z;
+  for (j = 0; j < ns; j++) {
+    mp__rrec_t *r = &c->rr[j];
+    r->hq = UINT64_MAX;
+    r->qnext = UINT32_MAX;
+    r->ht = HUGE_VAL;
+    for (z = 0; z < MP__NLAM; z++) r->hl[z] = HUGE_VAL;
+  }
+  c->rr[last].hq = 0;
+  c->rvis_total = 0;
+  c->hq_done = 0;
+  c->ht_done = 0;
+  c->hq_part = with_time && tcap != HUGE_VAL;
+  c->nlam = 0;
+  if (with_time) {
+    if (!(c->tuning & MP_DP_TUNE_NO_LAGRANGE)) mp__pick_lambdas(c);
+    c->rr[last].ht = 0;
+    for (z = 0; z < MP__NLAM; z++) c->rr[last].hl[z] = 0;
+  }
   c->work = 0;
   if ((rc = mp__poll(c)) != 0) return rc;
   for (j = last; j >= 1; j--) {
+    mp__rq_ctx_t x;
+    uint64_t hj = c->rr[j].hq;
+    size_t nw;
     if (c->work > (1u << 18)) {
       c->work = 0;
       if ((rc = mp__poll(c)) != 0) return rc;
     }
-    if (kind == MP__H_TIME) {
-      double hj = ht[j];
-      if (hj > cap_t) continue;
-      mp__wlim_init(&wl, budget, cap_t - hj, UINT64_MAX);
-      mp__walk(c, j, &wl, &nv);
-      for (q = 0; q < nv; q++) {
-        double v = c->vis[q].ch + hj;
-        if (v < ht[c->vis[q].i]) ht[c->vis[q].i] = v;
-      }
-    } else if (kind == MP__H_KEPT) {
-      uint64_t hj = c->hk[j];
-      if (hj > cap_u) continue;
-      mp__wlim_init(&wl, budget, HUGE_VAL, cap_u - hj);
-      mp__walk(c, j, &wl, &nv);
-      for (q = 0; q < nv; q++) {
-        uint64_t v = c->vis[q].mw + hj; /* <= cap_u: no overflow */
-        if (v < c->hk[c->vis[q].i]) c->hk[c->vis[q].i] = v;
-      }
-    } else {
-      uint64_t hj = c->hp[j], b = budget < cap_u ? budget : cap_u;
-      if (hj > b) continue;
-      mp__wlim_init(&wl, b, HUGE_VAL, UINT64_MAX);
-      mp__walk(c, j, &wl, &nv);
-      for (q = 0; q < nv; q++) {
-        uint64_t v = c->vis[q].cost > hj ? c->vis[q].cost : hj;
-        if (v < c->hp[c->vis[q].i]) c->hp[c->vis[q].i] = v;
-      }
+    if (hj > qcap) continue;
+    x.rj = &c->rr[j];
+    x.into_v = j == last;
+    x.timed = with_time && x.rj->ht != HUGE_VAL;
+    if (c->hq_part && !x.timed) continue; /* (ht(L_j) > tcap or V unreachable) */
+    nw = mp__rwalk(c, j, qcap, qcap - hj, c->hq_part ? tcap - x.rj->ht : HUGE_VAL, mp__rq_visit,
+                   mp__rq_found, NULL, &x);
+    if (c->fam.exact) {
+      c->rvis[j] = nw > UINT32_MAX ? UINT32_MAX : (uint32_t)nw;
+      c->rvis_total += nw;
+    }
+  }
+  c->hq_done = 1;
+  c->ht_done = with_time;
+  c->hq_cap = qcap;
+  return 0;
+}
+
+/* hk at `budget` up to cap_u (the memory objective), over viable steps when
+ * hq is ready for the budget. */
+static int mp__reverse_kept(mp__dp_t *c, uint64_t budget, uint64_t cap_u) {
+  size_t ns = c->fam.n_sets, last = ns - 1, j, nv, q;
+  int use_q = mp__q_ready(c, budget);
+  mp__wlim_t wl;
+  int rc;
+  for (j = 0; j < ns; j++) c->hk[j] = UINT64_MAX;
+  c->hk[last] = 0;
+  c->work = 0;
+  if ((rc = mp__poll(c)) != 0) return rc;
+  for (j = last; j >= 1; j--) {
+    uint64_t hj = c->hk[j], mwlim;
+    if (c->work > (1u << 18)) {
+      c->work = 0;
+      if ((rc = mp__poll(c)) != 0) return rc;
+    }
+    if (hj > cap_u) continue;
+    mwlim = cap_u - hj;
+    if (use_q) {
+      if (c->rr[j].hq > budget) continue; /* no pair ever gets here */
+      if (budget - c->rr[j].hq < mwlim) mwlim = budget - c->rr[j].hq;
+    }
+    mp__wlim_init(&wl, budget, HUGE_VAL, mwlim);
+    mp__walk(c, j, &wl, &nv);
+    for (q = 0; q < nv; q++) {
+      uint64_t v = c->vis[q].mw + hj; /* <= cap_u: no overflow */
+      if (v < c->hk[c->vis[q].i]) c->hk[c->vis[q].i] = v;
     }
   }
   return 0;
 }
 
+/* The charged time (t(V) - a) of the least-peak plan that qnext gives from
+ * {}; hq({}) must be within the cap hq was computed with. */
+static double mp__qchain_charged(const mp__dp_t *c) {
+  size_t last = c->fam.n_sets - 1, i = 0;
+  double a = 0;
+  while (i != last) {
+    size_t j = c->rr[i].qnext;
+    uint64_t mw;
+    double tw;
+    mp__step_gain(c, i, j, &mw, &tw);
+    a += tw;
+    i = j;
+  }
+  return c->t[last] - a;
+}
+
+/* The time bound at budget B of a pair with kept memory k (<= B) at set j
+ * (charged time still to come): the largest of ht and the Lagrangian bounds.
+ * (With B far above m(V) the Lagrangian ones are hugely negative, never
+ * above ht, so their rounding does not matter.) */
+static inline double mp__tbound(const mp__dp_t *c, size_t j, uint64_t k, uint64_t B) {
+  double b = c->rr[j].ht, room = B > k ? (double)(B - k) : 0;
+  int z;
+  for (z = 0; z < c->nlam; z++) {
+    double v = c->rr[j].hl[z] - c->lam[z] * room;
+    if (v > b) b = v;
+  }
+  return b;
+}
+
+/* ---- The whole staircase in one reverse pass --------------------------------- */
+
+/* hq extends to two dimensions: for every lower set L, the Pareto set H(L)
+ * of its continuations by (charged time c, peak offset q), q being the
+ * peak of the continuation started with nothing kept (started with k kept it
+ * peaks at k + q, as for hq). A continuation is a first step then a
+ * continuation from L', so H(L) is the Pareto set of (ch + c', max(cost,
+ * mw + q')) over the steps and the pairs of H(L'): one pass in decreasing
+ * index order, each set's H pushed to its subsets once complete. H({}) is
+ * the time objective's whole staircase: at budget B the least recomputation
+ * is the least c with q <= B. The sets are two-dimensional (the forward
+ * frontier pass needs three) but not cut by any budget, so this pass costs
+ * about a forward pass above the optimum: one solve's time on PSPNet,
+ * thirty on GoogLeNet. Hence the work limit.
+ *
+ * Each H(L) is kept sorted by q ascending with c strictly decreasing; a pair
+ * is dominated iff the last one with q'' <= q has c'' <= c. Pairs above qmax
+ * (no budget of interest) or cmax (no plan from {} through them can be of
+ * use) are not kept. */
+typedef struct {
+  double c;
+  uint64_t q;
+} mp__cq_t;
+
+typedef struct {
+  mp__cq_t *v;
+  size_t n, cap;
+} mp__cqs_t;
+
+typedef struct {
+  mp__cqs_t *H;          /* per set */
+  const mp__cqs_t *hj;   /* the set being pushed */
+  uint64_t qmax;
+  double cmax;
+  size_t cand;           /* candidates so far */
+  mp__cq_t *surv, *tmp;  /* scratch */
+  size_t cap_surv, cap_tmp;
+  int rc;                /* MP_ENOMEM when a push failed */
+} mp__st_ctx_t;
+
+static int mp__cq_reserve(mp__cq_t **v, size_t *cap, size_t need) {
+  if (*cap < need) {
+    size_t nc = *cap ? *cap : 16;
+    mp__cq_t *nv;
+    while (nc < need) nc *= 2;
+    nv = realloc(*v, nc * sizeof(*nv));
+    if (nv == NULL) return MP_ENOMEM;
+    *v = nv;
+    *cap = nc;
+  }
+  return 0;
+}
+
+static inline void mp__st_found(mp__dp_t *c, void *ctx, uint32_t i) {
+  (void)c;
+  __builtin_prefetch(&((mp__st_ctx_t *)ctx)->H[i]);
+}
+
+static inline void mp__st_warm(mp__dp_t *c, void *ctx, uint32_t i) {
+  const mp__cqs_t *h = &((mp__st_ctx_t *)ctx)->H[i];
+  (void)c;
+  if (h->n) __builtin_prefetch(h->v);
+}
+
+/* Push H(L_j) through the step i -> j into H(L_i): filter the shifted pairs
+ * against H(L_i) (read only, the position only moving forward), then merge
+ * the survivors in one pass. */
+static inline void mp__st_visit(mp__dp_t *c, void *ctx, uint32_t i, uint64_t cost, uint64_t mw,
+                                double ch) {
+  mp__st_ctx_t *x = ctx;
+  const mp__cq_t *J = x->hj->v;
+  mp__cqs_t *hi = &x->H[i];
+  size_t nj = x->hj->n, r0 = 0, r, pos = 0, nu = 0, lo, hi_, a, b, out, ncand = 0;
+  double clim = x->cmax - ch;
+  (void)c;
+  /* the pairs with mw + q' <= cost all give q = cost: only the last (least
+   * c) of them counts; those with c' > cmax - ch are of no use */
+  lo = 0;
+  hi_ = nj;
+  while (lo < hi_) {
+    size_t mid = lo + (hi_ - lo) / 2;
+    if (mw + J[mid].q <= cost) lo = mid + 1;
+    else hi_ = mid;
+  }
+  r0 = lo > 0 ? lo - 1 : 0;
+  while (r0 < nj && J[r0].c > clim) r0++;
+  if (r0 >= nj) return;
+  if (mp__cq_reserve(&x->surv, &x->cap_surv, nj - r0) != 0) {
+    x->rc = MP_ENOMEM;
+    return;
+  }
+  for (r = r0; r < nj; r++) {
+    uint64_t q = mw + J[r].q;
+    double cc = ch + J[r].c;
+    if (q < cost) q = cost;
+    if (q > x->qmax) break;
+    ncand++;
+    if (pos < hi->n && hi->v[pos].q <= q) { /* gallop to the first q'' > q */
+      size_t l = pos + 1, h2 = pos + 1, width = 1;
+      while (h2 < hi->n && hi->v[h2].q <= q) {
+        l = h2 + 1;
+        h2 = l + width;
+        width *= 2;
+      }
+      if (h2 > hi->n) h2 = hi->n;
+      while (l < h2) {
+        size_t mid = l + (h2 - l) / 2;
+        if (hi->v[mid].q <= q) l = mid + 1;
+        else h2 = mid;
+      }
+      pos = l;
+    }
+    if (pos > 0 && hi->v[pos - 1].c <= cc) continue;
+    if (nu > 0 && x->surv[nu - 1].q == q) {
+      if (cc < x->surv[nu - 1].c) x->surv[nu - 1].c = cc; /* (q saturated) */
+      continue;
+    }
+    x->surv[nu].c = cc;
+    x->surv[nu].q = q;
+    nu++;
+  }
+  x->cand += ncand;
+  if (nu == 0) return;
+  if (mp__cq_reserve(&x->tmp, &x->cap_tmp, hi->n + nu) != 0) {
+    x->rc = MP_ENOMEM;
+    return;
+  }
+  /* merge by q (for equal q the smaller c first); keep what lowers c */
+  a = b = out = 0;
+  while (a < hi->n || b < nu) {
+    const mp__cq_t *e;
+    if (b == nu || (a < hi->n && (hi->v[a].q < x->surv[b].q ||
+                                  (hi->v[a].q == x->surv[b].q && hi->v[a].c <= x->surv[b].c))))
+      e = &hi->v[a++];
+    else
+      e = &x->surv[b++];
+    if (out > 0 && x->tmp[out - 1].c <= e->c) continue;
+    x->tmp[out++] = *e;
+  }
+  { /* the merged set becomes H(L_i); its old buffer the next scratch */
+    mp__cq_t *ov = hi->v;
+    size_t oc = hi->cap;
+    hi->v = x->tmp;
+    hi->cap = x->cap_tmp;
+    hi->n = out;
+    x->tmp = ov;
+    x->cap_tmp = oc;
+  }
+}
+
+/* H({}) up to qmax, into *out (q ascending, c strictly decreasing), or
+ * MP_ELIMIT once the candidates exceed max_work or are projected to (the
+ * candidates per step so far, times the steps still to walk, known from the
+ * reverse pass that counted them). */
+static int mp__staircase(mp__dp_t *c, uint64_t qmax, double cmax, size_t max_work, mp__cqs_t *out) {
+  size_t ns = c->fam.n_sets, last = ns - 1, j, left = 0, walked = 0, mark_w = 0, mark_c = 0;
+  mp__st_ctx_t x;
+  int rc = 0;
+  memset(&x, 0, sizeof(x));
+  memset(out, 0, sizeof(*out));
+  x.qmax = qmax;
+  x.cmax = cmax;
+  x.H = calloc(ns, sizeof(*x.H));
+  if (x.H == NULL) return MP_ENOMEM;
+  if ((rc = mp__cq_reserve(&x.H[last].v, &x.H[last].cap, 1)) != 0) goto done;
+  x.H[last].v[0].c = 0;
+  x.H[last].v[0].q = 0;
+  x.H[last].n = 1;
+  if (c->fam.exact && c->hq_done)
+    for (j = 1; j < ns; j++) left += c->rvis[j];
+  c->work = 0;
+  if ((rc = mp__poll(c)) != 0) goto done;
+  for (j = last; j >= 1; j--) {
+    mp__cqs_t *h = &x.H[j];
+    /* progress in the reverse pass's steps (the ones this pass walks are
+     * fewer, cut by qmax and cmax), so that the rate and what is left
+     * compare */
+    if (c->fam.exact && c->hq_done) {
+      left -= c->rvis[j];
+      walked += c->rvis[j];
+    }
+    if (h->n > 0) {
+      x.hj = h;
+      mp__rwalk(c, j, qmax, qmax - h->v[0].q, cmax - h->v[h->n - 1].c, mp__st_visit,
+                mp__st_found, mp__st_warm, &x);
+      if ((rc = x.rc) != 0) goto done;
+    }
+    free(h->v);
+    memset(h, 0, sizeof(*h));
+    if (x.cand > max_work) {
+      rc = MP_ELIMIT;
+      goto done;
+    }
+    /* Every 1/32 of the walk: project the rest at twice the recent rate of
+     * candidates per step (the sets grow towards {}), give up early when
+     * that passes the limit. */
+    if (walked - mark_w > (walked + left) / 32) {
+      double rate = (double)(x.cand - mark_c) / (double)(walked - mark_w);
+      if ((double)x.cand + 2 * rate * (double)left > (double)max_work) {
+        rc = MP_ELIMIT;
+        goto done;
+      }
+      mark_w = walked;
+      mark_c = x.cand;
+    }
+    if (c->work > (1u << 18)) {
+      c->work = 0;
+      if ((rc = mp__poll(c)) != 0) goto done;
+    }
+  }
+  *out = x.H[0];
+  memset(&x.H[0], 0, sizeof(x.H[0]));
+done:
+  for (j = 0; j < ns; j++) free(x.H[j].v);
+  free(x.H);
+  free(x.surv);
+  free(x.tmp);
+  return rc;
+}
+
 /* ---- The forward pass ------------------------------------------------------ */
 
 /* Limits of one forward pass. Every step's model peak (kept + cost) is at most
- * `budget`. Branch-and-bound cuts, all sound by the lower bounds above (a pair
- * whose bound exceeds the cut cannot be on a path whose value is within it):
- *  - rt (time objective, ht computed): drop a pair when its charged time so
- *    far t(L) - a plus ht(L) exceeds rt;
- *  - rk (memory objective, hk computed): drop it when k + hk(L) > rk;
- *  - use_hp (hp computed for this budget): drop it when k + hp(L) > budget,
- *    no continuation fits.
+ * `budget`. Cuts, all sound by the figures above:
+ *  - use_q (hq ready for this budget): drop a pair when k + hq(L) > budget:
+ *    it cannot reach V (exact, so this drops no pair on any plan);
+ *  - rt (time objective, ht and hl computed): drop a pair when its charged
+ *    time so far t(L) - a plus its time bound (mp__tbound) exceeds rt;
+ *  - rk (memory objective, hk computed): drop it when k + hk(L) > rk.
  * A pair on a path whose final value is within the cut has every prefix
  * within it (the bound at L is at most what the rest of that path adds), and
  * a pair that dominates it in (a, k) has a bound no larger, so the Pareto set
  * of each state is exactly the uncut one restricted to the pairs within the
  * cut: the answer, its ties and its peak are those of the uncut DP.
- * `pruned` says whether a cut dropped anything (as opposed to the budget) and
+ * `pruned` says whether the rt or rk cut dropped anything (as opposed to the
+ * budget and the hq cut, which only drop pairs that cannot finish) and
  * next_* the least bound that was cut: the next cut worth trying. */
 typedef struct {
   uint64_t budget;
   double rt;
   uint64_t rk;
-  int use_hp;
+  int use_q;
   int pruned;
   double next_t;
-  uint64_t next_k, next_p;
+  uint64_t next_k;
+  size_t work_limit; /* stop the pass once it has done this much work (0: none) */
+  int stopped;       /* out: it did, and its outcome is unknown */
+  size_t work;       /* out: the work it did (steps walked + candidates) */
 } mp__bound_t;
 
 static void mp__bound_init(mp__bound_t *bd, uint64_t budget) {
   bd->budget = budget;
   bd->rt = HUGE_VAL;
   bd->rk = UINT64_MAX;
-  bd->use_hp = 0;
+  bd->use_q = 0;
   bd->pruned = 0;
   bd->next_t = HUGE_VAL;
   bd->next_k = UINT64_MAX;
-  bd->next_p = UINT64_MAX;
+  bd->work_limit = 0;
+  bd->stopped = 0;
+  bd->work = 0;
 }
 
 /* First index in [lo, hi) of P whose k exceeds lim (P sorted by k). */
@@ -737,6 +1429,80 @@ static inline size_t mp__first_k_above(const mp__pair_t *P, size_t lo, size_t hi
     else hi = mid;
   }
   return lo;
+}
+
+/* Bounded mode's half of mp__relax: the candidates of pairs q0..q1-1 of
+ * L_i (sorted by k, a strictly increasing, and so are the candidates) are
+ * first checked against the staircase being built, read only, with a
+ * position that only moves forward (galloping); the few that survive are
+ * merged in one pass. */
+static int mp__relax_stair(mp__dp_t *c, mp__bound_t *bd, size_t j, const mp__pair_t *P,
+                           size_t off, size_t q0, size_t q1, const mp__vis_t *x) {
+  mp__pair_t *S = c->cand;
+  size_t n = c->n_cand, pos, q, nu = 0;
+  uint64_t cost = x->cost, mw = x->mw;
+  double tw = x->tw;
+  int lag = bd->rt != HUGE_VAL && c->nlam > 0, z;
+  /* the Lagrangian bounds at j as affine functions of k, hoisted: bound =
+   * ht(j) or lagb_z + lam_z * k, whichever is largest (unused multipliers
+   * give -inf) */
+  double lagb[MP__NLAM], lam[MP__NLAM], htj = c->rr[j].ht, tj = c->t[j],
+         rmax = bd->rt + c->tol;
+  for (z = 0; z < MP__NLAM; z++) {
+    lam[z] = z < c->nlam ? c->lam[z] : 0;
+    lagb[z] = z < c->nlam ? c->rr[j].hl[z] - lam[z] * (double)bd->budget : -HUGE_VAL;
+  }
+  if (c->cap_surv < q1 - q0) {
+    size_t ncap = c->cap_surv ? c->cap_surv : 64;
+    mp__pair_t *ns;
+    while (ncap < q1 - q0) ncap *= 2;
+    ns = realloc(c->surv, ncap * sizeof(*ns));
+    if (ns == NULL) return MP_ENOMEM;
+    c->surv = ns;
+    c->cap_surv = ncap;
+  }
+  pos = mp__first_k_above(S, 0, n, mp__sadd(P[q0].k, mw));
+  for (q = q0; q < q1; q++) {
+    uint64_t nk = mp__sadd(P[q].k, mw), step = mp__sadd(P[q].k, cost);
+    double na = P[q].a + tw;
+    mp__pair_t cand;
+    if (lag) {
+      /* the Lagrangian bounds depend on k, so no range of P is cut at once
+       * (written out for the four multipliers: independent, not a chain) */
+      double kd = (double)nk, v;
+      double u0 = lagb[0] + lam[0] * kd, u1 = lagb[1] + lam[1] * kd;
+      double u2 = lagb[2] + lam[2] * kd, u3 = lagb[3] + lam[3] * kd;
+      double m01 = u0 > u1 ? u0 : u1, m23 = u2 > u3 ? u2 : u3, b = m01 > m23 ? m01 : m23;
+      v = (tj - na) + (b > htj ? b : htj);
+      if (v > rmax) {
+        bd->pruned = 1;
+        if (v < bd->next_t) bd->next_t = v;
+        continue;
+      }
+    }
+    if (pos < n && S[pos].k <= nk) {
+      size_t lo = pos + 1, hi = pos + 1, width = 1;
+      while (hi < n && S[hi].k <= nk) {
+        lo = hi + 1;
+        hi = lo + width;
+        width *= 2;
+      }
+      pos = mp__first_k_above(S, lo, hi < n ? hi : n, nk);
+    }
+    if (pos > 0 && (S[pos - 1].a > na || (S[pos - 1].a == na && S[pos - 1].k < nk))) continue;
+    cand.a = na;
+    cand.k = nk;
+    cand.p = P[q].p > step ? P[q].p : step;
+    cand.from_set = x->i;
+    cand.from_pair = (uint32_t)(off + q);
+    if (pos > 0 && S[pos - 1].a == na) {
+      /* same k and a: an exact tie, settled in place */
+      if (mp__tie_better(MP__BOUNDED, &cand, &S[pos - 1])) S[pos - 1] = cand;
+      continue;
+    }
+    c->surv[nu++] = cand;
+  }
+  return nu ? mp__stair_merge(c, c->surv, nu) : 0;
 }
 
 /* Pull the step L_i -> L_j (j fixed) for every pair of L_i that passes. */
@@ -751,39 +1517,29 @@ static int mp__relax(mp__dp_t *c, mp__mode_t mode, mp__bound_t *bd, size_t j,
   P = c->arena + off;
   blim = bd->budget - cost; /* cost <= budget here */
   lim = blim;
+  if (bd->use_q) {
+    /* mw + hq(j) <= budget: the walk cut the rest */
+    uint64_t l2 = bd->budget - mw - c->rr[j].hq;
+    if (l2 < lim) lim = l2;
+    blim = lim; /* cut as by the budget: these pairs cannot finish */
+  }
   if (bd->rk != UINT64_MAX) {
     /* mw + hk(j) <= rk: the walk cut the rest */
     uint64_t l2 = bd->rk - mw - c->hk[j];
     if (l2 < lim) lim = l2;
   }
-  if (bd->use_hp) {
-    /* mw + hp(j) <= budget: the walk cut the rest */
-    uint64_t l2 = bd->budget - mw - c->hp[j];
-    if (l2 < lim) lim = l2;
-  }
   q1 = P[0].k > lim ? 0 : mp__first_k_above(P, 0, len, lim);
-  if (q1 < len && P[q1].k <= blim) {
-    /* pairs cut by rk or hp, not by the budget: the least bound cut is the
-     * first one's (k only grows along P) */
+  if (q1 < len && P[q1].k <= blim && bd->rk != UINT64_MAX) {
+    /* pairs cut by rk, not by the budget: the least bound cut is the first
+     * one's (k only grows along P) */
+    uint64_t v = mp__sadd(mp__sadd(P[q1].k, mw), c->hk[j]);
     bd->pruned = 1;
-    if (bd->rk != UINT64_MAX) {
-      uint64_t v = mp__sadd(mp__sadd(P[q1].k, mw), c->hk[j]);
-      if (v < bd->next_k) bd->next_k = v;
-    }
-    if (mode == MP__MINPEAK) {
-      uint64_t v = mp__sadd(mp__sadd(P[q1].k, mw), c->hp[j]);
-      if (v < bd->next_p) bd->next_p = v;
-    }
-  }
-  if (mode == MP__MINPEAK && q1 < len && P[q1].k > blim) {
-    /* cut by the peak bound itself: its step would peak at k + cost */
-    uint64_t v = mp__sadd(P[q1].k, cost);
-    if (v < bd->next_p) bd->next_p = v;
+    if (v < bd->next_k) bd->next_k = v;
   }
   if (bd->rt != HUGE_VAL && mode == MP__BOUNDED && q1 > 0) {
     /* the charged time t(L_j) - a - tw + ht(j) falls as a rises along P
      * (a strictly increasing in the bounded staircase) */
-    double amin = c->t[j] + c->ht[j] - tw - bd->rt - c->tol;
+    double amin = c->t[j] + c->rr[j].ht - tw - bd->rt - c->tol;
     size_t lo = 0, hi = q1;
     while (lo < hi) {
       size_t mid = lo + (hi - lo) / 2;
@@ -792,13 +1548,14 @@ static int mp__relax(mp__dp_t *c, mp__mode_t mode, mp__bound_t *bd, size_t j,
     }
     q0 = lo;
     if (q0 > 0) {
-      double v = c->t[j] - (P[q0 - 1].a + tw) + c->ht[j];
+      double v = c->t[j] - (P[q0 - 1].a + tw) + c->rr[j].ht;
       bd->pruned = 1;
       if (v < bd->next_t) bd->next_t = v;
     }
   }
   if (q0 >= q1) return 0;
   c->work += q1 - q0;
+  if (mode == MP__BOUNDED) return mp__relax_stair(c, bd, j, P, off, q0, q1, x);
   if (mode == MP__FRONTIER && (rc = mp__cand_reserve(c, q1 - q0)) != 0) return rc;
   for (q = q0; q < q1; q++) {
     mp__pair_t n;
@@ -841,7 +1598,7 @@ static int mp__run(mp__dp_t *c, mp__mode_t mode, mp__bound_t *bd) {
   int rc;
   bd->pruned = 0;
   bd->next_t = HUGE_VAL;
-  bd->next_k = bd->next_p = UINT64_MAX;
+  bd->next_k = UINT64_MAX;
   c->n_arena = 0;
   c->n_cand = 0;
   if ((rc = mp__cand_reserve(c, 1)) != 0) return rc;
@@ -852,8 +1609,11 @@ static int mp__run(mp__dp_t *c, mp__mode_t mode, mp__bound_t *bd) {
   c->cand[0].from_pair = UINT32_MAX;
   c->n_cand = 1;
   if ((rc = mp__append_front(c, 0)) != 0) return rc;
-  memset(c->stamp, 0, ns * sizeof(uint32_t));
+  c->n_live = 0;
+  if (c->live) c->live[c->n_live++] = 0;
   c->work = 0;
+  bd->work = 0;
+  bd->stopped = 0;
   if ((rc = mp__poll(c)) != 0) return rc;
   for (j = 1; j < ns; j++) {
     mp__wlim_t wl;
@@ -861,7 +1621,13 @@ static int mp__run(mp__dp_t *c, mp__mode_t mode, mp__bound_t *bd) {
     uint64_t mwlim = UINT64_MAX;
     int skip = 0;
     c->n_cand = 0;
-    if (c->work > (1u << 18)) {
+    if (bd->work_limit && bd->work + c->work > bd->work_limit) {
+      bd->work += c->work;
+      bd->stopped = 1;
+      return 0;
+    }
+    if (c->work > (1u << 16)) {
+      bd->work += c->work;
       c->work = 0;
       if ((rc = mp__poll(c)) != 0) return rc;
     }
@@ -869,15 +1635,20 @@ static int mp__run(mp__dp_t *c, mp__mode_t mode, mp__bound_t *bd) {
      * bound on what any pair adds with it (charged time, kept memory, peak
      * are all >= 0 before the step). A state whose bound alone exceeds a cut
      * gets no pair at all. */
+    if (bd->use_q) {
+      if (c->rr[j].hq > bd->budget) skip = 1;
+      else mwlim = bd->budget - c->rr[j].hq;
+    }
     if (bd->rt != HUGE_VAL) {
-      if (c->ht[j] > bd->rt + c->tol) {
+      double tb = mp__tbound(c, j, 0, bd->budget);
+      if (tb > bd->rt + c->tol) {
         skip = 1;
-        if (c->ht[j] != HUGE_VAL) {
+        if (tb != HUGE_VAL) {
           bd->pruned = 1;
-          if (c->ht[j] < bd->next_t) bd->next_t = c->ht[j];
+          if (tb < bd->next_t) bd->next_t = tb;
         }
       } else {
-        chlim = bd->rt + c->tol - c->ht[j];
+        chlim = bd->rt + c->tol - c->rr[j].ht;
       }
     }
     if (bd->rk != UINT64_MAX) {
@@ -887,174 +1658,239 @@ static int mp__run(mp__dp_t *c, mp__mode_t mode, mp__bound_t *bd) {
           bd->pruned = 1;
           if (c->hk[j] < bd->next_k) bd->next_k = c->hk[j];
         }
-      } else {
+      } else if (bd->rk - c->hk[j] < mwlim) {
         mwlim = bd->rk - c->hk[j];
-      }
-    }
-    if (bd->use_hp) {
-      if (c->hp[j] > bd->budget) {
-        skip = 1;
-        if (c->hp[j] != UINT64_MAX) {
-          bd->pruned = 1;
-          if (c->hp[j] < bd->next_p) bd->next_p = c->hp[j];
-        }
-      } else if (bd->budget - c->hp[j] < mwlim) {
-        mwlim = bd->budget - c->hp[j];
       }
     }
     if (!skip) {
       mp__wlim_init(&wl, bd->budget, chlim, mwlim);
-      mp__walk(c, j, &wl, &nv);
+      if (bd->rt != HUGE_VAL && c->nlam > 0) {
+        /* a step's own ch and mw bound what any pair has after it */
+        int z;
+        wl.nlag = c->nlam;
+        wl.lam = c->lam;
+        for (z = 0; z < c->nlam; z++) {
+          wl.lagbase[z] = c->rr[j].hl[z] - c->lam[z] * (double)bd->budget;
+          wl.lagoff[z] = bd->rt + c->tol - wl.lagbase[z];
+        }
+      }
+      if (c->fam.exact && c->hq_done && !(c->tuning & MP_DP_TUNE_WALK) &&
+          ((c->tuning & MP_DP_TUNE_SCAN) || 2 * c->n_live < c->rvis[j]))
+        mp__scan(c, j, &wl, &nv);
+      else
+        mp__walk(c, j, &wl, &nv);
+      if (wl.cut_t != HUGE_VAL) {
+        bd->pruned = 1;
+        if (wl.cut_t < bd->next_t) bd->next_t = wl.cut_t;
+      }
       if (wl.cut_ch != HUGE_VAL) {
         bd->pruned = 1;
-        if (wl.cut_ch + c->ht[j] < bd->next_t) bd->next_t = wl.cut_ch + c->ht[j];
+        if (wl.cut_ch + c->rr[j].ht < bd->next_t) bd->next_t = wl.cut_ch + c->rr[j].ht;
       }
-      if (wl.cut_mw != UINT64_MAX) {
+      if (wl.cut_mw != UINT64_MAX && bd->rk != UINT64_MAX) {
+        uint64_t v = mp__sadd(wl.cut_mw, c->hk[j]);
         bd->pruned = 1;
-        if (bd->rk != UINT64_MAX) {
-          uint64_t v = mp__sadd(wl.cut_mw, c->hk[j]);
-          if (v < bd->next_k) bd->next_k = v;
-        }
-        if (bd->use_hp) {
-          uint64_t v = mp__sadd(wl.cut_mw, c->hp[j]);
-          if (v < bd->next_p) bd->next_p = v;
-        }
+        if (v < bd->next_k) bd->next_k = v;
       }
-      if (wl.cut_cost < bd->next_p) bd->next_p = wl.cut_cost;
-      for (q = 0; q < nv; q++)
-        if ((rc = mp__relax(c, mode, bd, j, &c->vis[q])) != 0) return rc;
+      /* Closest subsets first: their pairs tend to dominate, so fewer later
+       * candidates survive the filter (the exact walk lists them in that
+       * order, the approx walk in the opposite one). */
+      for (q = 0; q < nv; q++) {
+        const mp__vis_t *x = &c->vis[c->fam.exact ? q : nv - 1 - q];
+        if ((rc = mp__relax(c, mode, bd, j, x)) != 0) return rc;
+      }
     }
     if (mode == MP__FRONTIER && (rc = mp__reduce3(c)) != 0) return rc;
     if ((rc = mp__append_front(c, j)) != 0) return rc;
+    if (c->live && c->front_len[j] > 0) c->live[c->n_live++] = (uint32_t)j;
   }
+  bd->work += c->work;
   return 0;
 }
 
 /* ---- Solving at one budget ------------------------------------------------- */
 
-/* What the approx family found at the same budget and objective, used by the
- * exact DP as upper bounds: the approx family is a subfamily, so its plan is
- * a plan of the exact family too (exact is never worse), and its least
- * feasible budget is at least the exact one. */
+/* What is known before a solve, as bounds. known/feasible/charged/kept/
+ * min_peak: what the approx family found at the same budget and objective
+ * (exact family only): the approx family is a subfamily, so its plan is a
+ * plan of the exact family too (exact is never worse), and its least
+ * feasible budget is at least the exact one. cap_t / floor_t (time
+ * objective): the charged time of some plan that fits this budget and a
+ * lower bound on the optimum, from the same session's answers at smaller and
+ * larger budgets (a plan that fits a smaller budget fits this one, and a
+ * larger budget can only do better). */
 typedef struct {
   int known;
   int feasible;
   double charged;      /* t(V) - a of its answer */
   uint64_t kept;       /* k of its answer */
   uint64_t min_peak;   /* when infeasible: its least feasible activation budget */
+  double cap_t;        /* HUGE_VAL: none */
+  double floor_t;      /* 0: none */
 } mp__hint_t;
 
-/* Next value of an iterated cut: at least the least value that was cut
- * (nothing between the two can change the outcome) and at least a fixed
- * fraction more, so that the number of passes stays logarithmic; never past
- * the cap (a value known to succeed). */
-static double mp__next_rt(double r, double cut, double cap) {
-  double g = r + r / 2;
-  double n = cut > g ? cut : g;
-  return n > cap ? cap : n;
+static void mp__hint_init(mp__hint_t *h) {
+  memset(h, 0, sizeof(*h));
+  h->cap_t = HUGE_VAL;
+  h->floor_t = 0;
 }
 
-static uint64_t mp__next_u(uint64_t r, uint64_t cut, uint64_t cap) {
-  uint64_t g = mp__sadd(r, r / 2 + 1);
-  uint64_t n = cut > g ? cut : g;
-  return n > cap ? cap : n;
+/* How close to the known least value lo (with a stopped value hi above it,
+ * or HUGE_VAL) the time cut must come before it goes to either end instead
+ * of halving the gap: a 64th of the scale, so that halving stays
+ * logarithmic. */
+static double mp__near(double lo, double hi, double tol) {
+  double scale = lo > 0 ? lo : (hi != HUGE_VAL ? hi / 2 : 0), v = scale / 64;
+  return v > tol ? v : tol;
 }
 
 /* The bounded solve: afterwards front_len[last] > 0 iff a plan exists, and
  * V's staircase holds the answer (see mp_dp_solve).
  *
- * Time objective: R starts at ht({}), a lower bound on the answer's charged
- * time, and each pass drops the pairs whose bound exceeds R. When V is
- * reached, R is at least the optimum, so the answer is the uncut DP's (see
- * mp__bound_t); otherwise R grows to the least cut bound (or by an eighth).
- * An upper bound from the approx family caps R: a pass at the cap succeeds.
- * Without a hint, a first one-pair-per-state pass (the least kept memory at
- * each state decides which continuations fit) tells whether any plan exists.
- * The memory objective always takes that pass: its least kept memory at V
- * is the answer's, and one pass cut there with hk gives the ties. */
+ * First hq, at least up to the budget: hq({}) <= budget decides whether any
+ * plan exists, and every pass below cuts the pairs that cannot finish. When
+ * the approx family has no plan at this budget, hq goes up to its least
+ * feasible budget, so that the same pass also answers the least feasible
+ * budget (mp__solve_minpeak) when the exact family has no plan either. The
+ * same walk computes the time bounds (mp__reverse_q).
+ *
+ * Time objective: passes cut at R, the charged time a pair may still reach
+ * (mp__bound_t). When V is reached, R is at least the optimum and the answer
+ * is the uncut DP's; otherwise the optimum is at least the least bound that
+ * was cut, and R grows. How fast matters: a pass below the optimum is cheap,
+ * but above it every pair within R of the optimum survives, and their number
+ * explodes with the overshoot (PSPNet at 3.4 GB: 1.8 million candidates at
+ * the optimum, 231, 18 million at 245, 79 million at 259). So R starts at
+ * the bound at {} (which the Lagrangian bounds make close to the optimum)
+ * and grows by steps that double from a fiftieth of it, never below the
+ * least cut bound. Exact family only, as a guard against the explosion: a
+ * pass that does 16 times the work of the last failed one (or of an eighth
+ * of the reverse walk, when that one was a cheap scan) is stopped, and R is
+ * halved back towards the least value not yet ruled out, with twice the
+ * room; later steps stay below the stopped value (halfway to it), and once
+ * close to either end R goes there whatever it costs, so R always moves on.
+ * (These constants were tuned on the shipped graphs and the bench's layered
+ * DAG; the answer does not depend on them.) The charged time of a known
+ * plan caps R (a pass at the cap succeeds): the approx family's answer, the
+ * session's answers at smaller budgets, or the least-peak plan hq gives.
+ *
+ * Memory objective: a one-pair-per-state pass (the least kept memory at each
+ * state) gives the least kept memory at V, the answer's (an iteration on hk
+ * alone is slower: the relaxed bound is weak when the budget binds); one
+ * pass cut there with hk gives its ties. */
 static int mp__solve_bounded(mp__dp_t *c, mp_objective_t obj, uint64_t budget,
                              const mp__hint_t *hint) {
   size_t last = c->fam.n_sets - 1;
   mp__bound_t bd;
-  int rc, feasible = hint->known && hint->feasible;
-  double cap_plan = feasible ? hint->charged : HUGE_VAL;
-  if (!feasible || obj == MP_OBJECTIVE_MEMORY) {
+  int rc, use_q = !(c->tuning & MP_DP_TUNE_NO_QCUT);
+  double cap_plan = hint->known && hint->feasible ? hint->charged : HUGE_VAL, qc;
+  uint64_t qcap = c->qcap_all ? UINT64_MAX : budget;
+  if (hint->known && !hint->feasible && hint->min_peak > qcap) qcap = hint->min_peak;
+  if (hint->cap_t < cap_plan) cap_plan = hint->cap_t;
+  /* the reverse pass holds for every budget up to its cap: a session's
+   * earlier solves may have done it */
+  if (!(c->hq_done && !c->hq_part && c->hq_cap >= qcap &&
+        (c->ht_done || obj != MP_OBJECTIVE_TIME))) {
+    /* A single solve that knows a plan at this budget (the approx family's)
+     * needs the reverse pass only for the plans within its charged time. */
+    double tcap = obj == MP_OBJECTIVE_TIME && !c->qcap_all && hint->known && hint->feasible
+                      ? cap_plan + c->tol
+                      : HUGE_VAL;
+    if ((rc = mp__reverse_q(c, qcap, obj == MP_OBJECTIVE_TIME, tcap)) != 0) return rc;
+  }
+  if (c->rr[0].hq > budget) {
+    c->front_len[last] = 0;
+    return 0;
+  }
+  qc = mp__qchain_charged(c);
+  if (qc < cap_plan) cap_plan = qc;
+  if (obj == MP_OBJECTIVE_MEMORY) {
+    uint64_t kstar;
     mp__bound_init(&bd, budget);
-    if (!feasible) {
-      /* hp first: a cheap certificate of infeasibility, and a cut for the
-       * feasibility pass at tight budgets. */
-      if ((rc = mp__reverse(c, MP__H_PEAK, budget, HUGE_VAL, budget, NULL)) != 0) return rc;
-      if (c->hp[0] > budget) {
-        c->front_len[last] = 0;
-        return 0;
-      }
-      bd.use_hp = 1;
-    }
+    bd.use_q = use_q;
     if ((rc = mp__run(c, MP__MINKEPT, &bd)) != 0) return rc;
-    if (c->front_len[last] == 0) return 0;
-    /* Its pair at V is a plan: its charged time caps the time loop below. */
-    cap_plan = c->t[last] - c->arena[c->front_off[last]].a;
-    if (obj == MP_OBJECTIVE_MEMORY) {
-      /* The least kept memory at V is the answer's (an iteration on hk
-       * alone is slower: the relaxed bound is weak when the budget binds).
-       * One pass cut there gives its ties. */
-      uint64_t kstar = c->arena[c->front_off[last]].k;
-      if ((rc = mp__reverse(c, MP__H_KEPT, budget, HUGE_VAL, kstar, NULL)) != 0) return rc;
-      mp__bound_init(&bd, budget);
-      bd.rk = kstar;
-      return mp__run(c, MP__BOUNDED, &bd);
-    }
+    if (c->front_len[last] == 0) return MP_EINVAL; /* unreachable: hq({}) fits */
+    kstar = c->arena[c->front_off[last]].k;
+    if ((rc = mp__reverse_kept(c, budget, kstar)) != 0) return rc;
+    mp__bound_init(&bd, budget);
+    bd.use_q = use_q;
+    bd.rk = kstar;
+    return mp__run(c, MP__BOUNDED, &bd);
   }
   {
-    double cap = cap_plan + c->tol, r;
-    if ((rc = mp__reverse(c, MP__H_TIME, budget, cap, UINT64_MAX, c->ht)) != 0) return rc;
-    r = c->ht[0];
+    double cap = cap_plan + c->tol, lo = mp__tbound(c, 0, 0, budget), r, step;
+    double rstop = HUGE_VAL; /* the least R whose pass was stopped */
+    size_t base = 0;         /* the work of the last failed pass */
+    int nstops = 0, pay = 0; /* pay: run this pass whatever it costs */
+    if (hint->floor_t - c->tol > lo) lo = hint->floor_t - c->tol;
+    if (!(lo > 0)) lo = 0;
+    if (lo > cap) lo = cap;
+    r = lo;
+    step = lo / 50;
     for (;;) {
       mp__bound_init(&bd, budget);
+      bd.use_q = use_q;
       bd.rt = r;
+      if (base > 0 && r > lo && !pay && c->fam.exact)
+        bd.work_limit = (c->tuning & MP_DP_TUNE_STOP) && !nstops
+                            ? 1
+                            : 16 * (base > c->rvis_total / 8 ? base : c->rvis_total / 8) + (1u << 21);
+      pay = 0;
       if ((rc = mp__run(c, MP__BOUNDED, &bd)) != 0) return rc;
+      if (bd.stopped) {
+        /* halfway back, with more room; close to lo, lo itself (never stopped) */
+        nstops++;
+        base *= 2;
+        rstop = r;
+        step = (r - lo) / 2;
+        r = step <= mp__near(lo, rstop, c->tol) ? lo : lo + step;
+        continue;
+      }
       if (c->front_len[last] > 0 || !bd.pruned || r == HUGE_VAL) return 0;
-      r = r >= cap ? HUGE_VAL : mp__next_rt(r, bd.next_t, cap);
+      /* the optimum is at least the least bound cut (which exceeds r) */
+      lo = bd.next_t > r ? bd.next_t : r;
+      base = bd.work;
+      if (r >= cap) {
+        r = HUGE_VAL; /* (only if rounding failed the plan at the cap) */
+        continue;
+      }
+      if (lo >= rstop) rstop = HUGE_VAL; /* that stop is behind: the optimum is above */
+      if (rstop != HUGE_VAL) {
+        /* below a stopped value: halfway to it, or, once close, that value
+         * whatever it costs (the optimum is in between) */
+        step = (rstop - lo) / 2;
+        if (step <= mp__near(lo, rstop, c->tol)) {
+          r = rstop;
+          pay = 1;
+        } else {
+          r = lo + step;
+        }
+      } else {
+        if (!(step > 0)) step = (cap - r) / 64;
+        r += step;
+        step *= 2;
+        if (r < lo) r = lo;
+      }
+      if (r > cap) r = cap;
     }
   }
 }
 
-/* The least peak over all plans, known to exceed `known_infeasible`: the
- * min-peak pass (Pareto on least peak, least kept) with every step's peak
- * bounded by P and the pairs cut by hp (a pair (p, k) at L ends above
- * max(p, k + hp(L))). P starts at the largest lower bound at hand and grows
- * to the least cut bound (or by an eighth), capped by a budget known to
- * have a plan: the approx family's least budget, or the single step {} -> V
- * at 2 m(V). When V is reached the last pair's peak is the least: every
- * path whose peak is at most P survives the cuts. */
-static int mp__solve_minpeak(mp__dp_t *c, uint64_t known_infeasible, const mp__hint_t *hint,
-                             uint64_t *peak) {
-  size_t last = c->fam.n_sets - 1, v;
-  uint64_t p = known_infeasible, big = 0, cap = mp__sdbl(c->m[last]);
-  mp__bound_t bd;
+/* The least peak over all plans: hq({}), exact once hq was computed with a
+ * cap at least that large. The cap: a budget known to have a plan, the
+ * approx family's least one when known, else the single step {} -> V. When
+ * the bounded solve already computed hq with a cap that covers hq({}), that
+ * pass answers. */
+static int mp__solve_minpeak(mp__dp_t *c, const mp__hint_t *hint, uint64_t *peak) {
+  uint64_t cap = mp__step_cost(c, 0, c->fam.n_sets - 1);
   int rc;
   if (hint->known && !hint->feasible && hint->min_peak < cap) cap = hint->min_peak;
-  if ((rc = mp__reverse(c, MP__H_PEAK, UINT64_MAX, HUGE_VAL, cap, NULL)) != 0) return rc;
-  for (v = 0; v < c->dag.n; v++)
-    if (c->nm[v] > big) big = c->nm[v];
-  big = mp__sdbl(big); /* the segment holding the largest node holds it twice */
-  if (p < UINT64_MAX) p++;
-  if (p < big) p = big;
-  if (p < c->hp[0]) p = c->hp[0];
-  if (p == 0) p = 1;
-  if (p > cap) p = cap;
-  for (;;) {
-    mp__bound_init(&bd, p);
-    bd.use_hp = 1;
-    if ((rc = mp__run(c, MP__MINPEAK, &bd)) != 0) return rc;
-    if (c->front_len[last] > 0) {
-      /* p strictly decreases along k: the last pair has the least peak */
-      *peak = c->arena[c->front_off[last] + c->front_len[last] - 1].p;
-      return 0;
-    }
-    if (p == UINT64_MAX) return MP_EINVAL; /* unreachable: {} -> V always fits */
-    p = p >= cap ? UINT64_MAX : mp__next_u(p, bd.next_p, cap);
-  }
+  if (!(c->hq_done && !c->hq_part && c->rr[0].hq <= c->hq_cap) &&
+      (rc = mp__reverse_q(c, cap, 0, HUGE_VAL)) != 0)
+    return rc;
+  if (c->rr[0].hq > c->hq_cap) return MP_EINVAL; /* unreachable: a plan fits the cap */
+  *peak = c->rr[0].hq;
+  return 0;
 }
 
 /* ---- Families and fallback ------------------------------------------------ */
@@ -1102,9 +1938,12 @@ static int mp__load_family(mp__dp_t *c, const mp_dp_options_t *o, double t0, cha
 static int mp__exec(mp__dp_t *c, int frontier, mp_objective_t obj, uint64_t budget,
                     const mp__hint_t *hint) {
   mp__bound_t bd;
-  mp__hint_t none;
-  memset(&none, 0, sizeof(none));
-  if (!frontier) return mp__solve_bounded(c, obj, budget, c->fam.exact ? hint : &none);
+  mp__hint_t h = *hint;
+  if (!c->fam.exact) { /* the approx family's own answer is no hint for itself */
+    h.known = 0;
+    h.feasible = 0;
+  }
+  if (!frontier) return mp__solve_bounded(c, obj, budget, &h);
   mp__bound_init(&bd, UINT64_MAX);
   return mp__run(c, MP__FRONTIER, &bd);
 }
@@ -1130,43 +1969,32 @@ static int mp__exec_with_fallback(mp__dp_t *c, const mp_dp_options_t *o, int fro
 }
 
 /* The approx family's answer at the same budget and objective (its least
- * feasible budget when it has no plan), as bounds for the exact DP. It costs
- * a few percent of an exact solve and caps both the branch-and-bound loop
- * and the reverse passes. `bact` is the activation budget, `below_const`
- * says the budget does not even cover the constant memory. */
-static int mp__approx_hint(const mp_graph_t *g, const mp_dp_options_t *o, uint64_t bact,
-                           int below_const, mp__hint_t *h) {
-  mp__dp_t a;
+ * feasible budget when it has no plan), as bounds for the exact DP, from the
+ * approx context `a` (family loaded). It costs a few percent of an exact
+ * solve. `bact` is the activation budget, `below_const` says the budget does
+ * not even cover the constant memory. */
+static int mp__approx_hint(mp__dp_t *a, mp_objective_t obj, uint64_t bact, int below_const,
+                           mp__hint_t *h) {
   mp__hint_t none;
-  size_t last;
+  size_t last = a->fam.n_sets - 1;
   int rc;
-  memset(h, 0, sizeof(*h));
-  memset(&none, 0, sizeof(none));
-  if ((rc = mp__dp_init(&a, g, o->accounting)) != 0) goto out;
-  a.should_stop = o->should_stop;
-  a.stop_arg = o->stop_arg;
-  if ((rc = mp_lowerset_approx(&a.dag, &a.fam)) != 0) goto out;
-  a.have_fam = 1;
-  if ((rc = mp__dp_prepare(&a)) != 0) goto out;
-  last = a.fam.n_sets - 1;
+  mp__hint_init(&none);
   if (!below_const) {
-    if ((rc = mp__solve_bounded(&a, o->objective, bact, &none)) != 0) goto out;
-    if (a.front_len[last] > 0) {
-      const mp__pair_t *P = a.arena + a.front_off[last];
-      size_t pick = o->objective == MP_OBJECTIVE_TIME ? a.front_len[last] - 1 : 0;
+    if ((rc = mp__solve_bounded(a, obj, bact, &none)) != 0) return rc;
+    if (a->front_len[last] > 0) {
+      const mp__pair_t *P = a->arena + a->front_off[last];
+      size_t pick = obj == MP_OBJECTIVE_TIME ? a->front_len[last] - 1 : 0;
       h->known = 1;
       h->feasible = 1;
-      h->charged = a.t[last] - P[pick].a;
+      h->charged = a->t[last] - P[pick].a;
       h->kept = P[pick].k;
-      goto out;
+      return 0;
     }
   }
-  if ((rc = mp__solve_minpeak(&a, below_const ? 0 : bact, &none, &h->min_peak)) != 0) goto out;
+  if ((rc = mp__solve_minpeak(a, &none, &h->min_peak)) != 0) return rc;
   h->known = 1;
   h->feasible = 0;
-out:
-  mp__dp_free(&a);
-  return rc;
+  return 0;
 }
 
 static int mp__check_options(const mp_dp_options_t *o, mp_error_t *err) {
@@ -1240,65 +2068,146 @@ static int mp__strategy(const mp__dp_t *c, size_t at, mp_strategy_t **out) {
   return 0;
 }
 
-int mp_dp_solve(const mp_graph_t *g, const mp_dp_options_t *opts, mp_dp_result_t *res,
-                mp_error_t *err) {
-  mp__dp_t c;
-  mp_dp_options_t def;
+/* ---- Sessions: one graph, several budgets ----------------------------------- */
+
+struct mp_dp_session_s {
+  const mp_graph_t *g;
+  mp_dp_options_t o;
+  mp__dp_t c;           /* the asked family (the approx one after a fallback) */
+  mp__dp_t a;           /* exact sessions: the approx family, for the hints */
+  int have_a;
+  int exact_used;
+  char reason[160];
+  /* the time objective's answers so far, for the next solves' bounds */
+  uint64_t *sb;         /* activation budgets solved, feasible ones */
+  double *sr;           /* their charged times */
+  size_t n_solved, cap_solved;
+};
+
+static void mp__session_close(mp_dp_session_t *s) {
+  mp__dp_free(&s->c);
+  if (s->have_a) mp__dp_free(&s->a);
+  free(s->sb);
+  free(s->sr);
+}
+
+/* Open: the context and the family (exact, or approx when the enumeration
+ * passes a limit or the deadline counted from t0). `all`: compute the
+ * reverse pass for every budget at once (more than one solve to come). */
+static int mp__session_open(mp_dp_session_t *s, const mp_graph_t *g, const mp_dp_options_t *o,
+                            double t0, int all) {
+  int rc;
+  memset(s, 0, sizeof(*s));
+  s->g = g;
+  s->o = *o;
+  if ((rc = mp__dp_init(&s->c, g, o->accounting)) != 0) return rc;
+  s->c.should_stop = o->should_stop;
+  s->c.stop_arg = o->stop_arg;
+  s->c.qcap_all = all;
+  s->c.tuning = o->tuning;
+  s->c.deadline_at = o->exact && o->deadline_ms > 0 ? t0 + o->deadline_ms : 0;
+  return mp__load_family(&s->c, o, t0, s->reason, sizeof(s->reason), &s->exact_used);
+}
+
+/* The session's bounds on the time objective's answer at activation budget
+ * b from its earlier answers: at a smaller budget a plan (a cap), at a
+ * larger one a floor. */
+static void mp__session_bounds(const mp_dp_session_t *s, uint64_t b, mp__hint_t *h) {
+  size_t i;
+  if (s->o.objective != MP_OBJECTIVE_TIME) return;
+  for (i = 0; i < s->n_solved; i++) {
+    if (s->sb[i] <= b && s->sr[i] < h->cap_t) h->cap_t = s->sr[i];
+    if (s->sb[i] >= b && s->sr[i] > h->floor_t) h->floor_t = s->sr[i];
+  }
+}
+
+static int mp__session_record(mp_dp_session_t *s, uint64_t b, double charged) {
+  if (s->n_solved == s->cap_solved) {
+    size_t nc = s->cap_solved ? 2 * s->cap_solved : 16;
+    uint64_t *nb = realloc(s->sb, nc * sizeof(*nb));
+    double *nr;
+    if (nb == NULL) return MP_ENOMEM;
+    s->sb = nb;
+    nr = realloc(s->sr, nc * sizeof(*nr));
+    if (nr == NULL) return MP_ENOMEM;
+    s->sr = nr;
+    s->cap_solved = nc;
+  }
+  s->sb[s->n_solved] = b;
+  s->sr[s->n_solved] = charged;
+  s->n_solved++;
+  return 0;
+}
+
+/* One solve at `budget` (in the options' terms), the deadline counted from
+ * t0. Fills *res (zeroed first); on error *res is left zeroed. */
+static int mp__session_solve(mp_dp_session_t *s, uint64_t budget, double t0, mp_dp_result_t *res) {
+  const mp_graph_t *g = s->g;
+  const mp_dp_options_t *o = &s->o;
+  mp__dp_t *c = &s->c;
   mp__hint_t hint;
   uint64_t bact = 0;
   int rc, below_const = 0;
-  double t0 = mp_lowerset_clock_ms();
   size_t last, len, pick;
 
   memset(res, 0, sizeof(*res));
-  memset(&hint, 0, sizeof(hint));
-  if (opts == NULL) {
-    mp_dp_options_init(&def);
-    opts = &def;
-  }
-  if ((rc = mp__check_options(opts, err)) != 0) return rc;
-  if ((rc = mp__dp_init(&c, g, opts->accounting)) != 0) goto fail;
-  c.should_stop = opts->should_stop;
-  c.stop_arg = opts->stop_arg;
-  c.deadline_at = opts->exact && opts->deadline_ms > 0 ? t0 + opts->deadline_ms : 0;
-  if (opts->accounting == MP_ACCOUNTING_REFERENCE) {
-    bact = opts->budget;
-  } else if (opts->budget < g->const_bytes) {
+  mp__hint_init(&hint);
+  c->deadline_at = c->fam.exact && o->deadline_ms > 0 ? t0 + o->deadline_ms : 0;
+  if (o->accounting == MP_ACCOUNTING_REFERENCE) {
+    bact = budget;
+  } else if (budget < g->const_bytes) {
     below_const = 1;
   } else {
-    bact = opts->budget - g->const_bytes;
+    bact = budget - g->const_bytes;
   }
-  if ((rc = mp__load_family(&c, opts, t0, res->fallback_reason, sizeof(res->fallback_reason),
-                            &res->exact_used)) != 0)
-    goto fail;
-  last = c.fam.n_sets - 1;
-  if (c.fam.exact && (rc = mp__approx_hint(g, opts, bact, below_const, &hint)) != 0) goto fail;
+  if (c->fam.exact) {
+    if (!s->have_a) {
+      mp__dp_t *a = &s->a;
+      s->have_a = 1; /* mp__dp_init zeroes it first: freeing is safe */
+      if ((rc = mp__dp_init(a, g, o->accounting)) != 0) goto fail;
+      a->should_stop = o->should_stop;
+      a->stop_arg = o->stop_arg;
+      a->qcap_all = c->qcap_all;
+      a->tuning = c->tuning;
+      if ((rc = mp_lowerset_approx(&a->dag, &a->fam)) != 0) goto fail;
+      a->have_fam = 1;
+      if ((rc = mp__dp_prepare(a)) != 0) goto fail;
+    }
+    if ((rc = mp__approx_hint(&s->a, o->objective, bact, below_const, &hint)) != 0) goto fail;
+  }
   if (!below_const) {
-    rc = mp__exec_with_fallback(&c, opts, 0, bact, &hint, res->fallback_reason,
-                                sizeof(res->fallback_reason), &res->exact_used);
+    int was_exact = c->fam.exact;
+    mp__session_bounds(s, bact, &hint);
+    rc = mp__exec_with_fallback(c, o, 0, bact, &hint, s->reason, sizeof(s->reason),
+                                &s->exact_used);
     if (rc != 0) goto fail;
-    last = c.fam.n_sets - 1;
+    if (was_exact && !c->fam.exact) s->n_solved = 0; /* exact plans are no caps for approx */
   }
-  res->n_lower_sets = c.fam.n_sets;
-  if (!below_const && c.front_len[last] > 0) {
-    const mp__pair_t *P = c.arena + c.front_off[last];
-    len = c.front_len[last];
+  last = c->fam.n_sets - 1;
+  res->exact_used = s->exact_used;
+  memcpy(res->fallback_reason, s->reason, sizeof(res->fallback_reason));
+  res->n_lower_sets = c->fam.n_sets;
+  if (!below_const && c->front_len[last] > 0) {
+    const mp__pair_t *P = c->arena + c->front_off[last];
+    len = c->front_len[last];
     /* sorted by k ascending with a strictly increasing */
-    pick = opts->objective == MP_OBJECTIVE_TIME ? len - 1 : 0;
+    pick = o->objective == MP_OBJECTIVE_TIME ? len - 1 : 0;
     res->feasible = 1;
     res->retained_time = P[pick].a;
     res->recompute_time = g->fwd_time - P[pick].a;
     if (res->recompute_time < 0) res->recompute_time = 0; /* rounding */
     res->kept_bytes = P[pick].k;
-    res->model_peak = opts->accounting == MP_ACCOUNTING_DEFAULT
-                          ? mp__sadd(P[pick].p, g->const_bytes)
-                          : P[pick].p;
-    if ((rc = mp__strategy(&c, c.front_off[last] + pick, &res->strategy)) != 0) goto fail;
+    res->model_peak =
+        o->accounting == MP_ACCOUNTING_DEFAULT ? mp__sadd(P[pick].p, g->const_bytes) : P[pick].p;
+    if ((rc = mp__strategy(c, c->front_off[last] + pick, &res->strategy)) != 0) goto fail;
+    if (o->objective == MP_OBJECTIVE_TIME &&
+        (rc = mp__session_record(s, bact, c->t[last] - P[pick].a)) != 0)
+      goto fail;
   } else {
     /* Infeasible: the least budget at which this family has a plan. */
     uint64_t p = 0;
-    if (!c.fam.exact) memset(&hint, 0, sizeof(hint)); /* after a fallback */
-    rc = mp__solve_minpeak(&c, below_const ? 0 : bact, &hint, &p);
+    if (!c->fam.exact) mp__hint_init(&hint); /* after a fallback */
+    rc = mp__solve_minpeak(c, &hint, &p);
     if (rc == MP_ETIMEDOUT) {
       /* the answer (no plan) stands; only the least budget is unknown */
       size_t n = strlen(res->fallback_reason);
@@ -1308,15 +2217,109 @@ int mp_dp_solve(const mp_graph_t *g, const mp_dp_options_t *opts, mp_dp_result_t
       goto fail;
     } else {
       res->min_feasible_budget =
-          opts->accounting == MP_ACCOUNTING_DEFAULT ? mp__sadd(p, g->const_bytes) : p;
+          o->accounting == MP_ACCOUNTING_DEFAULT ? mp__sadd(p, g->const_bytes) : p;
     }
   }
-  mp__dp_free(&c);
   return 0;
 fail:
-  mp__dp_free(&c);
   mp_dp_result_free(res);
-  return mp__fail(rc, err);
+  return rc;
+}
+
+int mp_dp_solve(const mp_graph_t *g, const mp_dp_options_t *opts, mp_dp_result_t *res,
+                mp_error_t *err) {
+  mp_dp_session_t s;
+  mp_dp_options_t def;
+  double t0 = mp_lowerset_clock_ms();
+  int rc;
+
+  memset(res, 0, sizeof(*res));
+  if (opts == NULL) {
+    mp_dp_options_init(&def);
+    opts = &def;
+  }
+  if ((rc = mp__check_options(opts, err)) != 0) return rc;
+  rc = mp__session_open(&s, g, opts, t0, 0);
+  if (rc == 0) rc = mp__session_solve(&s, opts->budget, t0, res);
+  mp__session_close(&s);
+  return rc == 0 ? 0 : mp__fail(rc, err);
+}
+
+int mp_dp_session_new(const mp_graph_t *g, const mp_dp_options_t *opts, mp_dp_session_t **out,
+                      mp_error_t *err) {
+  mp_dp_session_t *s;
+  mp_dp_options_t def;
+  int rc;
+  *out = NULL;
+  if (opts == NULL) {
+    mp_dp_options_init(&def);
+    opts = &def;
+  }
+  if ((rc = mp__check_options(opts, err)) != 0) return rc;
+  if ((s = malloc(sizeof(*s))) == NULL) return mp__fail(MP_ENOMEM, err);
+  if ((rc = mp__session_open(s, g, opts, mp_lowerset_clock_ms(), 1)) != 0) {
+    mp__session_close(s);
+    free(s);
+    return mp__fail(rc, err);
+  }
+  *out = s;
+  return 0;
+}
+
+int mp_dp_session_solve(mp_dp_session_t *s, uint64_t budget, mp_dp_result_t *res,
+                        mp_error_t *err) {
+  int rc = mp__session_solve(s, budget, mp_lowerset_clock_ms(), res);
+  return rc == 0 ? 0 : mp__fail(rc, err);
+}
+
+int mp_dp_session_staircase(mp_dp_session_t *s, uint64_t max_budget, size_t max_work,
+                            mp_dp_point_t **points, size_t *n_points, mp_error_t *err) {
+  mp__dp_t *c = &s->c;
+  const mp_graph_t *g = s->g;
+  uint64_t qmax, cst = s->o.accounting == MP_ACCOUNTING_DEFAULT ? g->const_bytes : 0;
+  size_t last = c->fam.n_sets - 1, i;
+  double cmax = HUGE_VAL;
+  mp__cqs_t h;
+  int rc;
+  *points = NULL;
+  *n_points = 0;
+  c->deadline_at = c->fam.exact && s->o.deadline_ms > 0
+                       ? mp_lowerset_clock_ms() + s->o.deadline_ms
+                       : 0;
+  if (max_budget < cst) return 0;
+  qmax = max_budget - cst;
+  /* hq for the projection (the steps each set's walk takes) and for cmax:
+   * the least-peak plan's charged time bounds every useful point */
+  if (!(c->hq_done && !c->hq_part && c->hq_cap >= qmax) &&
+      (rc = mp__reverse_q(c, qmax, 0, HUGE_VAL)) != 0)
+    return mp__fail(rc, err);
+  if (c->rr[0].hq > qmax) return 0; /* no plan up to max_budget */
+  cmax = mp__qchain_charged(c) + c->tol;
+  if (max_work == 0) {
+    double w = 8.0 * (double)(c->fam.exact ? c->rvis_total : (last + 1) * (last + 1));
+    if (w < 64e6) w = 64e6;
+    max_work = w > 1e9 ? (size_t)1e9 : (size_t)w;
+  }
+  if ((rc = mp__staircase(c, qmax, cmax, max_work, &h)) != 0) return mp__fail(rc, err);
+  *points = malloc((h.n ? h.n : 1) * sizeof(**points));
+  if (*points == NULL) {
+    free(h.v);
+    return mp__fail(MP_ENOMEM, err);
+  }
+  for (i = 0; i < h.n; i++) {
+    (*points)[i].budget = mp__sadd(h.v[i].q, cst);
+    (*points)[i].recompute_time = h.v[i].c > 0 ? h.v[i].c : 0;
+    (*points)[i].kept_bytes = 0;
+  }
+  *n_points = h.n;
+  free(h.v);
+  return 0;
+}
+
+void mp_dp_session_free(mp_dp_session_t *s) {
+  if (s == NULL) return;
+  mp__session_close(s);
+  free(s);
 }
 
 /* ---- The frontier ------------------------------------------------------------ */
@@ -1361,7 +2364,7 @@ int mp_dp_frontier(const mp_graph_t *g, const mp_dp_options_t *opts, mp_dp_front
   if ((rc = mp__load_family(&c, opts, t0, out->fallback_reason, sizeof(out->fallback_reason),
                             &exact_used)) != 0)
     goto fail;
-  memset(&hint, 0, sizeof(hint));
+  mp__hint_init(&hint);
   rc = mp__exec_with_fallback(&c, opts, 1, UINT64_MAX, &hint, out->fallback_reason,
                               sizeof(out->fallback_reason), &exact_used);
   if (rc != 0) goto fail;

@@ -37,8 +37,9 @@
  *
  * Ownership: results and frontiers own their arrays and strategy; free them
  * with mp_dp_result_free / mp_dp_frontier_free (safe on zeroed structs). The
- * graph and options are borrowed for the call. No global state: calls on
- * different graphs may run in parallel.
+ * graph and options are borrowed for the call; a session copies the options
+ * and borrows the graph until mp_dp_session_free. No global state: calls on
+ * different graphs (or sessions) may run in parallel.
  */
 #ifndef MP_DP_H
 #define MP_DP_H
@@ -65,7 +66,16 @@ typedef struct mp_dp_options_s {
   double deadline_ms;        /* exact only; wall-clock ms from the call, <= 0: none */
   int (*should_stop)(void *arg); /* polled; nonzero cancels (MP_ECANCELED) */
   void *stop_arg;
+  unsigned tuning;           /* MP_DP_TUNE_* flags, for tests and diagnosis: they
+                              * change how the answer is found, never the answer */
 } mp_dp_options_t;
+
+/* Tuning flags (0, the default, lets the DP choose). */
+#define MP_DP_TUNE_NO_QCUT 1u     /* passes do not drop pairs that cannot finish */
+#define MP_DP_TUNE_NO_LAGRANGE 2u /* no Lagrangian time bounds, ht alone */
+#define MP_DP_TUNE_WALK 4u        /* exact family: always walk down the cover relation */
+#define MP_DP_TUNE_SCAN 8u        /* exact family: always scan the sets that have pairs */
+#define MP_DP_TUNE_STOP 16u       /* stop the first pass that may be stopped at once */
 
 #define MP_DP_DEFAULT_MAX_LOWER_SETS 200000
 
@@ -100,6 +110,27 @@ int mp_dp_solve(const mp_graph_t *g, const mp_dp_options_t *opts, mp_dp_result_t
                 mp_error_t *err);
 void mp_dp_result_free(mp_dp_result_t *res);
 
+/* Several budgets on one graph. A session enumerates the lower sets and
+ * computes the per-set figures and the reverse pass (which hold at every
+ * budget, dp.c) once, and bounds each time-objective solve by its earlier
+ * answers (a plan at a smaller budget fits a larger one; a larger budget
+ * never needs more recomputation), so a staircase of solves costs little
+ * more than its hardest one. mp_dp_session_solve returns exactly what
+ * mp_dp_solve returns with the session's options at that budget, except
+ * that the deadline (opts->deadline_ms) applies to each solve on its own
+ * (and to the enumeration, in mp_dp_session_new), and that once the exact
+ * DP passes it, the session stays on the approx family (exact_used = 0 and
+ * the reason in every later result). opts->budget is ignored. Same error
+ * codes as mp_dp_solve. A session is not thread-safe; free it with
+ * mp_dp_session_free (NULL is fine). */
+typedef struct mp_dp_session_s mp_dp_session_t;
+
+int mp_dp_session_new(const mp_graph_t *g, const mp_dp_options_t *opts, mp_dp_session_t **out,
+                      mp_error_t *err);
+int mp_dp_session_solve(mp_dp_session_t *s, uint64_t budget, mp_dp_result_t *res,
+                        mp_error_t *err);
+void mp_dp_session_free(mp_dp_session_t *s);
+
 /* The memory/time frontier: a staircase of points with strictly increasing
  * budget. Point i says: from `budget` on (up to the next point's budget),
  * mp_dp_solve with the same options returns this recompute_time and
@@ -130,5 +161,21 @@ void mp_dp_frontier_free(mp_dp_frontier_t *f);
 
 /* Index of the point that applies at `budget`, or -1 below the first point. */
 long mp_dp_frontier_lookup(const mp_dp_frontier_t *f, uint64_t budget);
+
+/* The time objective's whole staircase up to max_budget (in the options'
+ * terms), in one reverse pass (dp.c, mp__staircase): *points (malloc'd, the
+ * caller frees it) in strictly increasing budget and strictly decreasing
+ * recompute_time, point i saying that from its budget on the least
+ * recomputation of this family is its recompute_time (exactly what
+ * mp_dp_session_solve returns there); kept_bytes is not tracked (0). No
+ * points when nothing fits max_budget. The pass has no budget to cut its
+ * sets with, and on some graphs it costs tens of solves: once its work
+ * passes max_work steps (0: a default of 8 times the reverse walk's, from
+ * 64 million to a billion), or is projected to, it gives up with
+ * MP_ELIMIT, and the caller can sample budgets with mp_dp_session_solve
+ * instead. Deadline and cancel as for a solve (MP_ETIMEDOUT: the exact DP
+ * passed the deadline). */
+int mp_dp_session_staircase(mp_dp_session_t *s, uint64_t max_budget, size_t max_work,
+                            mp_dp_point_t **points, size_t *n_points, mp_error_t *err);
 
 #endif

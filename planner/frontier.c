@@ -2,10 +2,10 @@
  *
  * DP solvers: mp_plan() weighs several candidate families for a DP solver
  * (plan.c), and the frontier is the Pareto staircase of the same families:
- * the DP's frontier pass (dp.h: least model budget, recomputation), the
- * approximate DP's as well for exact, Chen's prefix-cut plans at their
- * simulated peaks, and plain backpropagation at its simulated peak with no
- * recomputation. Each point is a budget at which mp_plan() has a candidate
+ * the DP's staircase (dp.h: least model budget, recomputation; one reverse
+ * pass, or sampled solves when that would take too long), Chen's prefix-cut
+ * plans at their simulated peaks, and plain backpropagation at its
+ * simulated peak with no recomputation. Each point is a budget at which mp_plan() has a candidate
  * that fits with at most that recomputation, so a frontier lookup bounds
  * what a plan at that budget costs, and says whether one exists.
  *
@@ -82,63 +82,113 @@ static void mp__collect(void *arg, mp__cand_t *c) {
   if (k->rc == 0) k->rc = mp__push(k->f, k->cap, c->sim.peak_bytes, c->sim.time_recompute);
 }
 
-/* Graphs up to this many activations get the DP's one-pass frontier (every
- * point exact); larger ones a sampled staircase (mp__sampled), because the
- * one pass keeps three-way Pareto sets without the budget's pruning and
- * grows too slow: minutes on ResNet-152. */
-#define MP__FULL_PASS_MAX_NODES 64
+/* Budgets sampled when the DP's one-pass staircase gives up (mp__dp_points). */
 #define MP__SAMPLES 32
 
-/* A staircase from single-budget solves: the least feasible budget, then
+/* The k-th sample index (0..MP__SAMPLES, a power of two) in coarse-to-fine
+ * order: 0, S, S/2, S/4, 3S/4, S/8, 3S/8, ... */
+static int mp__coarse_to_fine(int k) {
+  int step = MP__SAMPLES / 2, at = k - 2;
+  if (k < 2) return k * MP__SAMPLES;
+  while (at >= MP__SAMPLES / (2 * step)) { /* the level holding it */
+    at -= MP__SAMPLES / (2 * step);
+    step /= 2;
+  }
+  return step + 2 * step * at;
+}
+
+/* The DP's points: its whole staircase from one reverse pass when that
+ * stays within its work limit (dp.h, mp_dp_session_staircase: every point
+ * exact, in about one solve's time on the shipped graphs but GoogLeNet's),
+ * up to plain backpropagation's simulated peak (above it keeping everything
+ * wins, so a DP point there would be dropped anyway).
+ *
+ * Otherwise a staircase from single-budget solves: the least feasible budget, then
  * MP__SAMPLES budgets up to the model's no-recompute budget. Each solve's
  * plan gives the point (its model peak, its recomputation): at any budget
  * from that peak on, the DP finds a plan at least as good, because a larger
  * budget only adds feasible steps. So every point bounds what mp_plan()
- * returns, and the first point is exactly where plans begin. When the exact
- * DP falls back once, the remaining solves use approx. */
-static int mp__sampled(const mp_graph_t *g, mp_dp_options_t *d, mp_frontier_t *out, size_t *cap,
-                       mp_error_t *err) {
+ * returns, and the first point is exactly where plans begin. The solves
+ * share one DP session (dp.h): the lower sets and the reverse pass are done
+ * once, and each solve is bounded by the others' answers. The samples are
+ * solved coarse to fine (both ends, the middle, the quarters, ...) so that
+ * each has solved neighbours on both sides, whose answers bracket its own;
+ * when those are equal, so is its own (recomputation only falls as the
+ * budget grows), and its point would add nothing to the staircase (the
+ * smaller neighbour's plan is as good and peaks no higher), so it is not
+ * solved. When the exact DP falls back (the deadline applies to each
+ * solve), the remaining solves use approx. */
+static int mp__dp_points(const mp_graph_t *g, mp_dp_options_t *d, mp_frontier_t *out,
+                         size_t *cap, mp_error_t *err) {
+  mp_dp_session_t *s = NULL;
   mp_dp_result_t r;
   uint64_t lo, hi;
-  int k, rc, first = 1;
-  d->budget = UINT64_MAX;
-  if ((rc = mp_dp_solve(g, d, &r, err)) != 0) return rc;
+  int k, rc, noted = 0;
+  double rec[MP__SAMPLES + 1]; /* each sample's recomputation, -1: no plan, -2: not solved */
+  if ((rc = mp_dp_session_new(g, d, &s, err)) != 0) return rc;
+  if ((rc = mp_dp_session_solve(s, UINT64_MAX, &r, err)) != 0) goto done;
   out->exact = r.exact_used;
   out->solver_used = r.exact_used ? MP_SOLVER_EXACT : MP_SOLVER_APPROX;
   if (d->exact && !r.exact_used) {
     memcpy(out->exact_reason, r.fallback_reason, sizeof(out->exact_reason));
-    d->exact = 0;
+    noted = 1;
   }
   hi = r.model_peak;
   mp_dp_result_free(&r);
-  d->budget = 0;
-  if ((rc = mp_dp_solve(g, d, &r, err)) != 0) return rc;
+  if (out->peak_no_recompute > 0) {
+    mp_dp_point_t *pts = NULL;
+    size_t n = 0, i;
+    uint64_t top = hi < out->peak_no_recompute - 1 ? hi : out->peak_no_recompute - 1;
+    rc = mp_dp_session_staircase(s, top, 0, &pts, &n, err);
+    if (rc == 0) {
+      for (i = 0; i < n && rc == 0; i++)
+        if (pts[i].budget < out->peak_no_recompute)
+          rc = mp__push(out, cap, pts[i].budget, pts[i].recompute_time);
+      free(pts);
+      if (rc != 0) rc = mp_error_set(err, rc, "", "out of memory");
+      goto done;
+    }
+    if (rc != MP_ELIMIT && rc != MP_ETIMEDOUT) goto done;
+    rc = 0; /* too much work: sample budgets instead */
+  }
+  if ((rc = mp_dp_session_solve(s, 0, &r, err)) != 0) goto done;
   lo = r.feasible ? 0 : r.min_feasible_budget;
   mp_dp_result_free(&r);
   if (lo == 0 || lo > hi) lo = hi;
+  for (k = 0; k <= MP__SAMPLES; k++) rec[k] = -2;
   for (k = 0; k <= MP__SAMPLES; k++) {
-    d->budget = lo + (uint64_t)((double)(hi - lo) * k / MP__SAMPLES);
-    if ((rc = mp_dp_solve(g, d, &r, err)) != 0) return rc;
+    int idx = mp__coarse_to_fine(k), w = idx & -idx; /* its neighbours: idx -/+ w */
+    uint64_t b = lo + (uint64_t)((double)(hi - lo) * idx / MP__SAMPLES);
+    if (k >= 2 && rec[idx - w] >= 0 && rec[idx + w] >= 0 && rec[idx - w] == rec[idx + w]) {
+      rec[idx] = rec[idx - w];
+      continue;
+    }
+    if ((rc = mp_dp_session_solve(s, b, &r, err)) != 0) goto done;
+    rec[idx] = r.feasible ? r.recompute_time : -1;
     if (d->exact && !r.exact_used) {
-      if (first) memcpy(out->exact_reason, r.fallback_reason, sizeof(out->exact_reason));
+      if (!noted) memcpy(out->exact_reason, r.fallback_reason, sizeof(out->exact_reason));
+      noted = 1;
       out->exact = 0;
       out->solver_used = MP_SOLVER_APPROX;
-      d->exact = 0;
     }
-    first = 0;
     if (r.feasible && r.model_peak < out->peak_no_recompute)
       rc = mp__push(out, cap, r.model_peak, r.recompute_time);
     mp_dp_result_free(&r);
-    if (rc != 0) return mp_error_set(err, rc, "", "out of memory");
+    if (rc != 0) {
+      rc = mp_error_set(err, rc, "", "out of memory");
+      goto done;
+    }
   }
-  return 0;
+done:
+  mp_dp_session_free(s);
+  return rc;
 }
 
 int mp_frontier(const mp_graph_t *g, const mp_plan_options_t *o, mp_frontier_t *out,
                 mp_error_t *err) {
   double t0 = mp__now_ms();
   mp__cand_t all;
-  size_t cap = 0, i;
+  size_t cap = 0;
   int rc;
 
   memset(out, 0, sizeof(*out));
@@ -163,42 +213,19 @@ int mp_frontier(const mp_graph_t *g, const mp_plan_options_t *o, mp_frontier_t *
   }
   default: {
     /* The same candidate families mp_plan() weighs for a DP solver: the
-     * DP's own staircase (model figures, which bound the simulated ones),
-     * the approximate DP's for exact, and Chen's prefix-cut plans. */
+     * DP's own staircase (model figures, which bound the simulated ones;
+     * for exact, the approximate DP's would add nothing: at every budget
+     * exact needs no more recomputation) and Chen's prefix-cut plans. */
     mp_dp_options_t d;
-    mp_dp_frontier_t df;
     mp__collect_t k = {out, &cap, 0};
     mp_plan_options_t co = *o;
-    int pass;
     mp_dp_options_init(&d);
     d.exact = o->solver != MP_SOLVER_APPROX;
     d.max_lower_sets = o->max_lower_sets;
     d.deadline_ms = o->deadline_ms;
     d.should_stop = o->should_stop;
     d.stop_arg = o->stop_arg;
-    if (g->n_activations <= MP__FULL_PASS_MAX_NODES) {
-      for (pass = 0; pass < 2; pass++) {
-        if ((rc = mp_dp_frontier(g, &d, &df, err)) != 0) goto fail;
-        if (pass == 0) {
-          out->exact = df.exact_used;
-          out->solver_used = df.exact_used ? MP_SOLVER_EXACT : MP_SOLVER_APPROX;
-          if (d.exact && !df.exact_used)
-            memcpy(out->exact_reason, df.fallback_reason, sizeof(out->exact_reason));
-        }
-        for (i = 0; i < df.n_points && rc == 0; i++)
-          if (df.points[i].budget < out->peak_no_recompute)
-            rc = mp__push(out, &cap, df.points[i].budget, df.points[i].recompute_time);
-        mp_dp_frontier_free(&df);
-        if (rc != 0) {
-          mp_error_set(err, rc, "", "out of memory");
-          goto fail;
-        }
-        if (!out->exact) break; /* approx already done */
-        d.exact = 0;
-      }
-    } else if ((rc = mp__sampled(g, &d, out, &cap, err)) != 0) {
-      goto fail;
-    }
+    if ((rc = mp__dp_points(g, &d, out, &cap, err)) != 0) goto fail;
     co.solver = MP_SOLVER_MEMONGER;
     co.deadline_ms = 0; /* the deadline bounds the exact DP, which fell back if it hit it */
     rc = mp__chen_search(g, &co, t0, mp__collect, &k, err);

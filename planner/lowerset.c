@@ -289,6 +289,22 @@ int mp_lowerset_enumerate(const mp_actdag_t *d, const mp_lowerset_limits_t *lim,
     }
     free(fill);
   }
+  /* Each set's cover edges by removed node, ascending (lowerset.h): an
+   * insertion sort, the lists being as short as the DAG is wide. */
+  for (i = 0; i < e.n; i++) {
+    size_t lo = out->down_off[i], hi = out->down_off[i + 1], x;
+    for (x = lo + 1; x < hi; x++) {
+      uint32_t nv = out->down_node[x], ns = out->down[x];
+      size_t y = x;
+      while (y > lo && out->down_node[y - 1] > nv) {
+        out->down_node[y] = out->down_node[y - 1];
+        out->down[y] = out->down[y - 1];
+        y--;
+      }
+      out->down_node[y] = nv;
+      out->down[y] = ns;
+    }
+  }
   out->n_sets = e.n;
   out->words = words;
   out->bits = e.bits;

@@ -50,7 +50,10 @@ typedef struct mp_lowerset_family_s {
   /* exact families: the cover relation (Hasse diagram) downwards: the sets
    * L_i \ {v} for every maximal v of L_i are down[down_off[i] .. down_off[i+1]),
    * and down_node[e] is the v that edge e removes (so a walk down the
-   * diagram knows which node each step adds to the segment above it). */
+   * diagram knows which node each step adds to the segment above it).
+   * Each set's edges are sorted by down_node ascending, so that a walk
+   * removing nodes in decreasing order (every subset reached once, dp.c)
+   * scans a prefix. */
   uint32_t *down_off, *down, *down_node;
   /* approx families: by_node[v] is the index of the set "v and its
    * ancestors"; every set but 0 and possibly the last (V, added when the

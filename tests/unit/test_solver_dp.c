@@ -2,7 +2,8 @@
  * DPs (planner/lowerset.c, planner/dp.c): lower-set counts on hand graphs, a
  * brute force over every chain of lower sets on random DAGs, exact <= approx,
  * the frontier against direct solves, the fallback and cancellation paths,
- * and the reference figures of ALGORITHMS.md section 10. */
+ * multi-budget sessions, the tuning variants (every search path gives the
+ * same answer), and the reference figures of ALGORITHMS.md section 10. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -954,6 +955,289 @@ START_TEST(test_constant_memory_and_nofree) {
 }
 END_TEST
 
+
+/* ---- Sessions and tuning variants -------------------------------------------- */
+
+/* A chain a -> b -> c -> d of 10 bytes and 1 time unit each, no constant
+ * memory, default accounting, worked by hand. A step L_i -> L_j costs
+ * 2 (m(L_j) - m(L_i)) + g(L_i), g being the last node of a nonempty proper
+ * prefix (10) and 0 for {} and V; it keeps the last node of L_j (10 bytes,
+ * 1 unit) unless L_j = V, and charges the rest of its segment but for the
+ * last one. Writing a plan as its inner cut points, the peaks are: {} 80,
+ * (1) 80, (2) 60, (3) 60, (1,2) 70, (1,3) 60, (2,3) 50, (1,2,3) 60 (steps
+ * 20, 40, 50, 60), and the charged times 0, 0, 1, 2, 0, 1, 1, 0. */
+static mp_graph_t *chain4(void) {
+  tdag_t d;
+  int v;
+  memset(&d, 0, sizeof(d));
+  d.n = 4;
+  for (v = 0; v < 4; v++) {
+    d.m[v] = 10;
+    d.t[v] = 1;
+  }
+  for (v = 1; v < 4; v++) tdag_link(&d, v - 1, v);
+  return tdag_build(&d);
+}
+
+START_TEST(test_session_by_hand) {
+  /* budget, feasible, recompute, kept, peak (min feasible budget when not) */
+  static const struct {
+    uint64_t b;
+    int feasible;
+    double rc;
+    uint64_t kept, peak;
+  } want[] = {{80, 1, 0, 0, 80}, {49, 0, 0, 0, 50}, {60, 1, 0, 30, 60},
+              {50, 1, 1, 20, 50}, {70, 1, 0, 20, 70}, {1000, 1, 0, 0, 80}};
+  mp_graph_t *g = chain4();
+  mp_dp_options_t o;
+  mp_dp_session_t *s = NULL;
+  mp_dp_result_t r;
+  mp_error_t err;
+  size_t i;
+  int ex;
+  ck_assert_double_eq(g->fwd_time, 4);
+  for (ex = 0; ex < 2; ex++) {
+    mp_dp_options_init(&o);
+    o.exact = ex;
+    ck_assert_int_eq(mp_dp_session_new(g, &o, &s, &err), 0);
+    /* out of order on purpose: each solve is bounded by the earlier ones */
+    for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+      ck_assert_int_eq(mp_dp_session_solve(s, want[i].b, &r, &err), 0);
+      ck_assert_int_eq(r.feasible, want[i].feasible);
+      ck_assert_int_eq(r.exact_used, ex);
+      ck_assert_uint_eq(r.n_lower_sets, 5);
+      if (r.feasible) {
+        ck_assert_double_eq(r.recompute_time, want[i].rc);
+        ck_assert_uint_eq(r.kept_bytes, want[i].kept);
+        ck_assert_uint_eq(r.model_peak, want[i].peak);
+      } else {
+        ck_assert_uint_eq(r.min_feasible_budget, want[i].peak);
+      }
+      mp_dp_result_free(&r);
+    }
+    mp_dp_session_free(s);
+  }
+  /* memory objective at 60: the least kept memory is 10, by the cut after
+   * b (1 unit) or after c (2 units); the faster one wins */
+  mp_dp_options_init(&o);
+  o.objective = MP_OBJECTIVE_MEMORY;
+  ck_assert_int_eq(mp_dp_session_new(g, &o, &s, &err), 0);
+  ck_assert_int_eq(mp_dp_session_solve(s, 60, &r, &err), 0);
+  ck_assert_int_eq(r.feasible, 1);
+  ck_assert_uint_eq(r.kept_bytes, 10);
+  ck_assert_double_eq(r.recompute_time, 1);
+  ck_assert_uint_eq(r.model_peak, 60);
+  mp_dp_result_free(&r);
+  mp_dp_session_free(s);
+  mp_dp_session_free(NULL);
+  mp_graph_free(g);
+}
+END_TEST
+
+/* Two results agree in every figure and in the plan itself. */
+static void same_result(const mp_dp_result_t *a, const mp_dp_result_t *b, const char *what) {
+  ck_assert_msg(a->feasible == b->feasible, "%s: feasible %d vs %d", what, a->feasible,
+                b->feasible);
+  ck_assert_int_eq(a->exact_used, b->exact_used);
+  ck_assert_uint_eq(a->n_lower_sets, b->n_lower_sets);
+  ck_assert_uint_eq(a->min_feasible_budget, b->min_feasible_budget);
+  if (!a->feasible) return;
+  ck_assert_msg(fabs(a->recompute_time - b->recompute_time) <= 1e-9, "%s: recompute %g vs %g",
+                what, a->recompute_time, b->recompute_time);
+  ck_assert_msg(a->kept_bytes == b->kept_bytes, "%s: kept %llu vs %llu", what,
+                (unsigned long long)a->kept_bytes, (unsigned long long)b->kept_bytes);
+  ck_assert_uint_eq(a->model_peak, b->model_peak);
+  ck_assert_uint_eq(a->strategy->n_segments, b->strategy->n_segments);
+  ck_assert(memcmp(a->strategy->seg, b->strategy->seg,
+                   a->strategy->n_nodes * sizeof(*a->strategy->seg)) == 0);
+}
+
+/* A random DAG of 12 to 31 nodes with 40 to 800 lower sets. */
+static mp_graph_t *random_medium(tdag_t *d) {
+  for (;;) {
+    size_t cnt = 0;
+    mp_graph_t *g;
+    tdag_random(d, 12 + (int)(rnd() % 20), 10 + (int)(rnd() % 30));
+    g = tdag_build(d);
+    if (mp_lowerset_count(g, 800, &cnt) == 0 && cnt >= 40) return g;
+    mp_graph_free(g);
+  }
+}
+
+/* A session answers every budget, in any order, exactly as a single solve. */
+START_TEST(test_session_matches_solve) {
+  tdag_t d;
+  int seed, ex, oi, ai, bi;
+  rng_state = 31337;
+  for (seed = 0; seed < 6; seed++) {
+    mp_graph_t *g = random_medium(&d);
+    for (ex = 0; ex < 2; ex++)
+      for (oi = 0; oi < 2; oi++)
+        for (ai = 0; ai < 2; ai++) {
+          mp_dp_options_t o;
+          mp_dp_session_t *s = NULL;
+          mp_error_t err;
+          uint64_t top = 3 * g->activation_bytes + (ai ? 0 : g->const_bytes);
+          mp_dp_options_init(&o);
+          o.exact = ex;
+          o.objective = oi ? MP_OBJECTIVE_MEMORY : MP_OBJECTIVE_TIME;
+          o.accounting = ai ? MP_ACCOUNTING_REFERENCE : MP_ACCOUNTING_DEFAULT;
+          ck_assert_int_eq(mp_dp_session_new(g, &o, &s, &err), 0);
+          for (bi = 0; bi < 14; bi++) {
+            /* a scrambled walk over 14 budgets from 0 to 3 m(V), and no budget */
+            int k = (bi * 5) % 14;
+            uint64_t b = k == 13 ? UINT64_MAX : top * (uint64_t)k / 12;
+            mp_dp_result_t rs, r1;
+            char what[96];
+            ck_assert_int_eq(mp_dp_session_solve(s, b, &rs, &err), 0);
+            o.budget = b;
+            ck_assert_int_eq(mp_dp_solve(g, &o, &r1, &err), 0);
+            snprintf(what, sizeof(what), "seed %d ex %d obj %d acc %d budget %llu", seed, ex, oi,
+                     ai, (unsigned long long)b);
+            same_result(&rs, &r1, what);
+            mp_dp_result_free(&rs);
+            mp_dp_result_free(&r1);
+          }
+          mp_dp_session_free(s);
+        }
+    mp_graph_free(g);
+  }
+}
+END_TEST
+
+/* The one-pass staircase: on the chain by hand (the least peak, 50, needs 1
+ * unit; from 60 on nothing is recomputed), its work limit, and on random
+ * DAGs every point and the budget just below it against a direct solve. */
+START_TEST(test_staircase) {
+  mp_graph_t *g = chain4();
+  mp_dp_options_t o;
+  mp_dp_session_t *s = NULL;
+  mp_dp_point_t *pts = NULL;
+  mp_error_t err;
+  size_t n = 0, i;
+  tdag_t d;
+  int seed, ex, ai;
+  mp_dp_options_init(&o);
+  ck_assert_int_eq(mp_dp_session_new(g, &o, &s, &err), 0);
+  ck_assert_int_eq(mp_dp_session_staircase(s, 1000, 0, &pts, &n, &err), 0);
+  ck_assert_uint_eq(n, 2);
+  ck_assert_uint_eq(pts[0].budget, 50);
+  ck_assert_double_eq(pts[0].recompute_time, 1);
+  ck_assert_uint_eq(pts[1].budget, 60);
+  ck_assert_double_eq(pts[1].recompute_time, 0);
+  free(pts);
+  /* only up to 55: the first point */
+  ck_assert_int_eq(mp_dp_session_staircase(s, 55, 0, &pts, &n, &err), 0);
+  ck_assert_uint_eq(n, 1);
+  ck_assert_uint_eq(pts[0].budget, 50);
+  free(pts);
+  /* nothing fits 49; and one step of work is not enough */
+  ck_assert_int_eq(mp_dp_session_staircase(s, 49, 0, &pts, &n, &err), 0);
+  ck_assert_uint_eq(n, 0);
+  free(pts);
+  ck_assert_int_eq(mp_dp_session_staircase(s, 1000, 1, &pts, &n, &err), MP_ELIMIT);
+  ck_assert_ptr_null(pts);
+  mp_dp_session_free(s);
+  mp_graph_free(g);
+
+  rng_state = 4711;
+  for (seed = 0; seed < 6; seed++) {
+    g = random_medium(&d);
+    for (ex = 0; ex < 2; ex++)
+      for (ai = 0; ai < 2; ai++) {
+        uint64_t top;
+        mp_dp_result_t r;
+        mp_dp_options_init(&o);
+        o.exact = ex;
+        o.accounting = ai ? MP_ACCOUNTING_REFERENCE : MP_ACCOUNTING_DEFAULT;
+        ck_assert_int_eq(mp_dp_session_new(g, &o, &s, &err), 0);
+        ck_assert_int_eq(mp_dp_session_solve(s, UINT64_MAX, &r, &err), 0);
+        top = r.model_peak;
+        mp_dp_result_free(&r);
+        ck_assert_int_eq(mp_dp_session_staircase(s, top, 0, &pts, &n, &err), 0);
+        ck_assert_uint_gt(n, 0);
+        ck_assert_uint_le(pts[n - 1].budget, top);
+        for (i = 0; i < n; i++) {
+          int t;
+          if (i > 0) {
+            ck_assert_uint_lt(pts[i - 1].budget, pts[i].budget);
+            ck_assert(pts[i - 1].recompute_time > pts[i].recompute_time);
+          }
+          for (t = 0; t < 2; t++) {
+            uint64_t b = pts[i].budget - (uint64_t)t;
+            ck_assert_int_eq(mp_dp_session_solve(s, b, &r, &err), 0);
+            if (t == 0) {
+              ck_assert_int_eq(r.feasible, 1);
+              ck_assert_double_eq_tol(r.recompute_time, pts[i].recompute_time, 1e-9);
+              ck_assert_uint_eq(r.model_peak, pts[i].budget);
+            } else if (i == 0) {
+              ck_assert_int_eq(r.feasible, 0);
+              ck_assert_uint_eq(r.min_feasible_budget, pts[0].budget);
+            } else {
+              ck_assert_int_eq(r.feasible, 1);
+              ck_assert_double_eq_tol(r.recompute_time, pts[i - 1].recompute_time, 1e-9);
+            }
+            mp_dp_result_free(&r);
+          }
+        }
+        /* at the top no plan recomputes less than the last point */
+        ck_assert_int_eq(mp_dp_session_solve(s, top, &r, &err), 0);
+        ck_assert_double_eq_tol(r.recompute_time, pts[n - 1].recompute_time, 1e-9);
+        mp_dp_result_free(&r);
+        free(pts);
+        mp_dp_session_free(s);
+      }
+    mp_graph_free(g);
+  }
+}
+END_TEST
+
+/* Every search path gives the same answer and plan: the pairs that cannot
+ * finish kept or not, the Lagrangian bounds or ht alone, walking down the
+ * cover relation or scanning the live sets, passes stopped at once and
+ * retried. */
+START_TEST(test_tuning_variants_agree) {
+  static const unsigned variants[] = {
+      MP_DP_TUNE_NO_QCUT | MP_DP_TUNE_NO_LAGRANGE, MP_DP_TUNE_NO_QCUT, MP_DP_TUNE_NO_LAGRANGE,
+      MP_DP_TUNE_WALK, MP_DP_TUNE_SCAN, MP_DP_TUNE_STOP, MP_DP_TUNE_SCAN | MP_DP_TUNE_STOP};
+  tdag_t d;
+  int seed, ex, oi, ai, bi;
+  size_t vi;
+  rng_state = 2718281;
+  for (seed = 0; seed < 8; seed++) {
+    mp_graph_t *g = random_medium(&d);
+    for (ex = 0; ex < 2; ex++)
+      for (oi = 0; oi < 2; oi++)
+        for (ai = 0; ai < 2; ai++) {
+          uint64_t cst = ai ? 0 : g->const_bytes, top = 2 * g->activation_bytes;
+          for (bi = 1; bi <= 10; bi++) {
+            mp_dp_options_t o;
+            mp_dp_result_t r0;
+            mp_error_t err;
+            mp_dp_options_init(&o);
+            o.exact = ex;
+            o.objective = oi ? MP_OBJECTIVE_MEMORY : MP_OBJECTIVE_TIME;
+            o.accounting = ai ? MP_ACCOUNTING_REFERENCE : MP_ACCOUNTING_DEFAULT;
+            o.budget = cst + top * (uint64_t)bi / 10;
+            ck_assert_int_eq(mp_dp_solve(g, &o, &r0, &err), 0);
+            for (vi = 0; vi < sizeof(variants) / sizeof(variants[0]); vi++) {
+              mp_dp_result_t rv;
+              char what[96];
+              o.tuning = variants[vi];
+              ck_assert_int_eq(mp_dp_solve(g, &o, &rv, &err), 0);
+              snprintf(what, sizeof(what), "seed %d ex %d obj %d acc %d b %d tuning %u", seed, ex,
+                       oi, ai, bi, variants[vi]);
+              same_result(&r0, &rv, what);
+              mp_dp_result_free(&rv);
+            }
+            mp_dp_result_free(&r0);
+          }
+        }
+    mp_graph_free(g);
+  }
+}
+END_TEST
+
 /* ---- ALGORITHMS.md section 10 ------------------------------------------------ */
 
 typedef struct {
@@ -1081,6 +1365,10 @@ Suite *suite_solver_dp(void) {
   tcase_add_test(tc, test_exact_matches_reference_dp);
   tcase_add_test(tc, test_fallback_and_cancel);
   tcase_add_test(tc, test_constant_memory_and_nofree);
+  tcase_add_test(tc, test_session_by_hand);
+  tcase_add_test(tc, test_session_matches_solve);
+  tcase_add_test(tc, test_tuning_variants_agree);
+  tcase_add_test(tc, test_staircase);
   suite_add_tcase(s, tc);
   tc = tcase_create("reference");
   tcase_set_timeout(tc, 120);
