@@ -196,7 +196,7 @@ int mp_frontier(const mp_graph_t *g, const mp_plan_options_t *o, mp_frontier_t *
   if (mp_solver_swaps(o->solver)) return mp__frontier_migrate(g, o, out, err);
   out->solver = o->solver;
   out->solver_used = o->solver;
-  if ((rc = mp__cand_make(g, NULL, &all, err)) != 0) return rc;
+  if ((rc = mp__cand_make(g, o, NULL, &all, err)) != 0) return rc;
   out->peak_no_recompute = all.sim.peak_bytes;
   mp__cand_free(&all);
 

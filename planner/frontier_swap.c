@@ -126,7 +126,7 @@ int mp__frontier_migrate(const mp_graph_t *g, const mp_plan_options_t *o, mp_fro
   mp__fs_t s;
   mp_plan_result_t r;
   uint64_t lo, hi, mb, hint = 0;
-  int rc, ok = 0, k;
+  int rc, ok = 0, k, hi_probed = 0;
 
   memset(out, 0, sizeof(*out));
   memset(&s, 0, sizeof(s));
@@ -174,6 +174,7 @@ int mp__frontier_migrate(const mp_graph_t *g, const mp_plan_options_t *o, mp_fro
     }
     if (b == hi) {
       if ((rc = mp__probe(&s, hi, &ok, NULL, err)) != 0) goto fail;
+      hi_probed = 1;
       if (!ok) goto done; /* nothing plans, not even at the top (host budget) */
     }
     if (!(b == hint && ok)) {
@@ -191,7 +192,7 @@ int mp__frontier_migrate(const mp_graph_t *g, const mp_plan_options_t *o, mp_fro
   for (k = 1; k < MP__SAMPLES; k++) {
     uint64_t bud = lo + (uint64_t)((double)(hi - lo) * k / (MP__SAMPLES - 1));
     if (k == MP__SAMPLES - 1) bud = hi;
-    if (bud == lo) continue;
+    if (bud == lo || (bud == hi && hi_probed)) continue; /* solved already */
     if ((rc = mp__probe(&s, bud, &ok, NULL, err)) != 0) goto fail;
   }
 done:

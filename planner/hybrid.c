@@ -84,29 +84,11 @@ static int mp__hy_dp(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
   return mp_plan(g, &po, dr, err);
 }
 
-/* Re-simulate a recompute-only plan under the device. */
-static int mp__hy_resim(const mp_graph_t *g, const mp_plan_options_t *o, mp_plan_result_t *dr,
-                        mp_error_t *err) {
-  mp_sim_options_t so;
-  mp_sim_report_t s;
-  mp_error_t serr;
-  int rc;
-  so.device = &o->device;
-  rc = mp_simulate_ex(g, dr->schedule, &so, &s, &serr);
-  if (rc != 0)
-    return mp_error_set(err, rc, "", "%s%s",
-                        rc == MP_ESCHEDULE ? "planner bug: the DP's plan does not simulate: " : "",
-                        serr.message);
-  mp_sim_report_free(&dr->sim);
-  dr->sim = s;
-  return 0;
-}
-
 /* Deadline between candidates: stop (1) with an answer in hand, else the
  * error. */
 static int mp__hy_stop(const mp_plan_options_t *o, double t0, const mp__hy_t *h, int *stop,
                        mp_error_t *err) {
-  int rc = mp__mig_stop(o, t0, err);
+  int rc = mp__plan_stop(o, t0, err);
   *stop = 0;
   if (rc == MP_ETIMEDOUT && h->answered) {
     mp_error_clear(err);
@@ -148,7 +130,6 @@ int mp__plan_hybrid(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
   memcpy(exact_reason, dr.exact_reason, sizeof(exact_reason));
   n_lower_sets = dr.n_lower_sets;
   if (dr.schedule != NULL && dr.feasible) {
-    if ((rc = mp__hy_resim(g, o, &dr, err)) != 0) goto fail;
     if (dr.sim.peak_bytes < h.least) h.least = dr.sim.peak_bytes;
     if (dr.sim.peak_bytes <= o->budget && dr.sim.host_peak_bytes <= o->device.host_bytes &&
         mp__hy_better(&h, &dr.sim)) {

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plan_internal.h"
 #include "swap.h"
 
 static void mp__layrub_mark(void *arg, uint32_t u) { ((uint8_t *)arg)[u] = MP_RES_SWAP; }
@@ -33,7 +34,7 @@ int mp__plan_layrub(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
 
   memset(&m, 0, sizeof(m));
   r->solver_used = MP_SOLVER_LAYRUB;
-  if ((rc = mp__mig_stop(o, t0, err)) != 0) return rc;
+  if ((rc = mp__plan_stop(o, t0, err)) != 0) return rc;
   dev.intra_layer_reuse = 1;
   m.dec = calloc(g->n_nodes ? g->n_nodes : 1, 1);
   if (m.dec == NULL) return mp_error_set(err, MP_ENOMEM, "", "out of memory");

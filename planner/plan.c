@@ -87,11 +87,14 @@ void mp__cand_free(mp__cand_t *c) {
   memset(c, 0, sizeof(*c));
 }
 
-/* Build and simulate the schedule of `st` (store-all when st is NULL). Takes
- * ownership of st. A simulation failure is a planner bug: MP_ESCHEDULE. */
-int mp__cand_make(const mp_graph_t *g, mp_strategy_t *st, mp__cand_t *c, mp_error_t *err) {
+/* Build and simulate the schedule of `st` (store-all when st is NULL) under
+ * the plan's device. Takes ownership of st. A simulation failure is a
+ * planner bug: MP_ESCHEDULE. */
+int mp__cand_make(const mp_graph_t *g, const mp_plan_options_t *o, mp_strategy_t *st,
+                  mp__cand_t *c, mp_error_t *err) {
   int rc;
   mp_error_t serr;
+  mp_sim_options_t so;
   memset(c, 0, sizeof(*c));
   c->strategy = st;
   rc = st ? mp_schedule_from_strategy(g, st, &c->schedule) : mp_schedule_store_all(g, &c->schedule);
@@ -99,7 +102,8 @@ int mp__cand_make(const mp_graph_t *g, mp_strategy_t *st, mp__cand_t *c, mp_erro
     mp__cand_free(c);
     return mp_error_set(err, rc, "", "cannot build the schedule (%s)", mp_err_name(rc));
   }
-  rc = mp_simulate(g, c->schedule, &c->sim, &serr);
+  so.device = &o->device;
+  rc = mp_simulate_ex(g, c->schedule, &so, &c->sim, &serr);
   if (rc != 0) {
     mp__cand_free(c);
     if (rc == MP_ESCHEDULE)
@@ -163,7 +167,7 @@ static int mp__better(const mp_plan_options_t *o, const mp__cand_t *a, const mp_
   return a->sim.peak_bytes < best->sim.peak_bytes;
 }
 
-static int mp__stop(const mp_plan_options_t *o, double t0, mp_error_t *err) {
+int mp__plan_stop(const mp_plan_options_t *o, double t0, mp_error_t *err) {
   if (o->should_stop && o->should_stop(o->stop_arg))
     return mp_error_set(err, MP_ECANCELED, "", "planning was cancelled");
   if (o->deadline_ms > 0 && mp__now_ms() - t0 > o->deadline_ms)
@@ -184,7 +188,7 @@ int mp__chen_search(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
   if (o->solver == MP_SOLVER_SQRT) {
     mp_strategy_t *st;
     if ((rc = mp_sqrt_strategy(g, cand, ncand, &st)) != 0) goto fail_nomem;
-    if ((rc = mp__cand_make(g, st, &c, err)) != 0) goto fail;
+    if ((rc = mp__cand_make(g, o, st, &c, err)) != 0) goto fail;
     visit(arg, &c);
     mp__cand_free(&c);
   } else {
@@ -192,14 +196,14 @@ int mp__chen_search(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
      * cut: keep everything), so that a budget that needs no recomputation
      * gets none. */
     double thr = 0, last_guess = 0;
-    if ((rc = mp__cand_make(g, NULL, &c, err)) != 0) goto fail;
+    if ((rc = mp__cand_make(g, o, NULL, &c, err)) != 0) goto fail;
     visit(arg, &c);
     mp__cand_free(&c);
     uint64_t smallest_seen = UINT64_MAX;
     for (i = 0; i < 4 + 6; i++) {
       mp_strategy_t *st;
       uint64_t x, y, smallest;
-      if ((rc = mp__stop(o, t0, err)) != 0) goto fail;
+      if ((rc = mp__plan_stop(o, t0, err)) != 0) goto fail;
       if (i >= 4) {
         /* the grid: six thresholds from the smallest segment seen up to
          * sqrt(2) times the last refined guess */
@@ -211,7 +215,7 @@ int mp__chen_search(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
       if ((rc = mp_memonger_greedy(g, cand, ncand, thr, &st, &x, &y, &smallest)) != 0)
         goto fail_nomem;
       if (smallest > 0 && smallest < smallest_seen) smallest_seen = smallest;
-      if ((rc = mp__cand_make(g, st, &c, err)) != 0) goto fail;
+      if ((rc = mp__cand_make(g, o, st, &c, err)) != 0) goto fail;
       visit(arg, &c);
       mp__cand_free(&c);
       if (i < 3) {
@@ -294,7 +298,7 @@ static int mp__offer_dp(const mp_graph_t *g, mp_dp_result_t *dr, const char *sou
   mp__cand_t c;
   int rc;
   if (!dr->feasible) return 0;
-  rc = mp__cand_make(g, dr->strategy, &c, err);
+  rc = mp__cand_make(g, p->o, dr->strategy, &c, err);
   dr->strategy = NULL; /* owned by the candidate now */
   if (rc != 0) return rc;
   /* The model bounds the simulated peak from above; a plan the model
@@ -430,7 +434,7 @@ int mp_plan(const mp_graph_t *g, const mp_plan_options_t *o, mp_plan_result_t *r
     }
     r->solver_used = MP_SOLVER_NONE;
     r->source = "keep-all";
-    if ((rc = mp__cand_make(g, NULL, &c, err)) != 0) break;
+    if ((rc = mp__cand_make(g, o, NULL, &c, err)) != 0) break;
     r->feasible = mp__fits(o, &c.sim);
     if (!r->feasible) r->min_feasible_budget = c.sim.peak_bytes;
     rc = mp__adopt(g, &c, r);

@@ -13,9 +13,11 @@ typedef struct mp__cand_s {
   mp_sim_report_t sim;
 } mp__cand_t;
 
-/* Build and simulate the schedule of `st` (store-all when st is NULL); takes
- * ownership of st. A simulation failure is a planner bug: MP_ESCHEDULE. */
-int mp__cand_make(const mp_graph_t *g, mp_strategy_t *st, mp__cand_t *c, mp_error_t *err);
+/* Build and simulate the schedule of `st` (store-all when st is NULL) under
+ * o->device; takes ownership of st. A simulation failure is a planner bug:
+ * MP_ESCHEDULE. */
+int mp__cand_make(const mp_graph_t *g, const mp_plan_options_t *o, mp_strategy_t *st,
+                  mp__cand_t *c, mp_error_t *err);
 void mp__cand_free(mp__cand_t *c);
 
 /* Called for each simulated candidate; it may take the candidate's contents
@@ -30,6 +32,10 @@ int mp__chen_search(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
                     mp__chen_visit_cb visit, void *arg, mp_error_t *err);
 
 double mp__now_ms(void);
+
+/* MP_ECANCELED when o->should_stop says so, MP_ETIMEDOUT once
+ * o->deadline_ms has passed since t0 (mp__now_ms), else 0. */
+int mp__plan_stop(const mp_plan_options_t *o, double t0, mp_error_t *err);
 
 /* The data-migration solvers (swap.c): o->solver is swap, hybrid or layrub
  * (or auto with o->swap, which plans as hybrid). Fills *r like mp_plan,

@@ -687,15 +687,6 @@ void mp__mig_free(mp__mig_t *m) {
   memset(m, 0, sizeof(*m));
 }
 
-int mp__mig_stop(const mp_plan_options_t *o, double t0, mp_error_t *err) {
-  if (o->should_stop && o->should_stop(o->stop_arg))
-    return mp_error_set(err, MP_ECANCELED, "", "planning was cancelled");
-  if (o->deadline_ms > 0 && mp__now_ms() - t0 > o->deadline_ms)
-    return mp_error_set(err, MP_ETIMEDOUT, "", "planning passed its deadline of %.0f ms",
-                        o->deadline_ms);
-  return 0;
-}
-
 static int mp__host_ok(const mp_plan_options_t *o, const mp_sim_report_t *s) {
   return s->host_peak_bytes <= o->device.host_bytes;
 }
@@ -1171,7 +1162,7 @@ int mp__swap_greedy(const mp_graph_t *g, const mp_plan_options_t *o, const uint8
     size_t cnt, take = 0, j, kept;
     double sum = 0, d2h_acc = 0;
     int nomem = 0;
-    if ((rc = mp__mig_stop(o, t0, err)) != 0) goto out;
+    if ((rc = mp__plan_stop(o, t0, err)) != 0) goto out;
     host_used = mp__host_need(g, cur.dec);
     sc.n_xs = 0;
     cnt = mp__candidates(g, o, &cur, host_used, ban, &sc, mv, &nomem);
@@ -1247,7 +1238,7 @@ int mp__swap_greedy(const mp_graph_t *g, const mp_plan_options_t *o, const uint8
     for (j = 0; j < nu; j++) {
       uint32_t u = ud[j].v;
       double tol = 1e-9 * (1.0 + fabs(cur.sim.time_total));
-      if ((rc = mp__mig_stop(o, t0, err)) != 0) {
+      if ((rc = mp__plan_stop(o, t0, err)) != 0) {
         free(ud);
         goto out;
       }

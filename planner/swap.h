@@ -178,9 +178,6 @@ void mp__mig_free(mp__mig_t *m);
 int mp__swap_greedy(const mp_graph_t *g, const mp_plan_options_t *o, const uint8_t *init,
                     double t0, mp__mig_t *m, mp_error_t *err);
 
-/* Cancellation and deadline check: 0, MP_ECANCELED or MP_ETIMEDOUT. */
-int mp__mig_stop(const mp_plan_options_t *o, double t0, mp_error_t *err);
-
 /* Fill a plan result from a migration plan (takes its schedule and report). */
 int mp__mig_adopt(const mp_graph_t *g, mp__mig_t *m, mp_plan_result_t *r);
 
