@@ -189,7 +189,7 @@ static const struct {
   {"\"device\": {\"copy_engines\": 1.5}", "$.device.copy_engines", "or 2"},
   {"\"device\": {\"copy_engines\": \"2\"}", "$.device.copy_engines", "or 2"},
   {"\"device\": {\"host_budget\": -5}", "$.device.host_budget", "cannot be negative"},
-  {"\"device\": {\"host_budget\": \"12G\"}", "$.device.host_budget", ""},
+  {"\"device\": {\"host_budget\": \"12G\"}", "$.device.host_budget", "has an unknown unit 'g'"},
   {"\"device\": {\"host_budget\": 1.5}", "$.device.host_budget", "integer number of bytes"},
   {"\"device\": {\"time_unit_seconds\": -0.5}", "$.device.time_unit_seconds", "non-negative"},
   {"\"device\": {\"time_unit_seconds\": \"soon\"}", "$.device.time_unit_seconds", "not a duration"},
@@ -798,15 +798,6 @@ END_TEST
 
 /* ---- the frontier of the swap solvers ---- */
 
-static mp_graph_t *shipped_graph(const char *name) {
-  char path[256];
-  mp_graph_t *g = NULL;
-  mp_error_t err;
-  snprintf(path, sizeof(path), "tests/graphs/%s", name);
-  ck_assert_int_eq(mp_graph_load_file(path, MP_FORMAT_AUTO, NULL, &g, NULL, &err), 0);
-  return g;
-}
-
 /* The staircase is strictly improving, and each point is the plan mp_plan
  * returns at exactly its budget: re-planned and re-simulated under the
  * device, it fits that budget with that peak and that extra time. */
@@ -847,7 +838,7 @@ static void check_migration_frontier(const mp_graph_t *g, const mp_plan_options_
 }
 
 START_TEST(test_frontier_swap_solvers) {
-  mp_graph_t *g = shipped_graph("cg_vgg19.txt");
+  mp_graph_t *g = mp_test_load_shipped("vgg19");
   mp_plan_options_t o;
   mp_frontier_t f;
   mp_error_t err;
@@ -1295,7 +1286,7 @@ END_TEST
  * answer with: the same call, the same device, the same plan. */
 START_TEST(test_server_swap_end_to_end) {
   wsrv_t s;
-  mp_graph_t *g = shipped_graph("cg_vgg19.txt");
+  mp_graph_t *g = mp_test_load_shipped("vgg19");
   mp_plan_options_t o;
   mp_frontier_t f;
   mp_plan_result_t pr;

@@ -17,6 +17,7 @@
 #include "simulator.h"
 #include "suites.h"
 #include "swap.h"
+#include "test_util.h"
 
 #define MB 1000000ull
 
@@ -657,16 +658,6 @@ END_TEST
 static const char *const shipped[] = {"vgg19", "unet", "resnet50", "resnet152",
                                       "googlenet", "pspnet", "densenet"};
 
-static mp_graph_t *load_shipped(const char *name) {
-  char path[128];
-  mp_graph_t *g;
-  mp_error_t err;
-  snprintf(path, sizeof(path), "tests/graphs/cg_%s.txt", name);
-  ck_assert_msg(mp_graph_load_file(path, MP_FORMAT_AUTO, NULL, &g, NULL, &err) == 0, "%s: %s",
-                path, err.message);
-  return g;
-}
-
 /* Exact on the chains and the small graphs, approx past a few thousand
  * lower sets (GoogLeNet, PSPNet, ResNet-152) to keep the suite fast. */
 #define BAR_MAX_LOWER_SETS 3000
@@ -692,7 +683,7 @@ static void plan_shipped(const mp_graph_t *g, mp_solver_t solver, uint64_t budge
  * bound mp_min_budget), swap or hybrid fits; where recompute-only and
  * swap-only both fit, hybrid is no slower than either. */
 START_TEST(test_bars_shipped) {
-  mp_graph_t *g = load_shipped(shipped[_i]);
+  mp_graph_t *g = mp_test_load_shipped(shipped[_i]);
   mp_plan_result_t ro, sw, hy, none;
   uint64_t lb, least, below, p0;
   double fr[2] = {0.25, 0.6};
@@ -753,7 +744,7 @@ END_TEST
  * memplan's hybrid plan must take less time. */
 START_TEST(test_layrub_vs_hybrid) {
   static const char *const names[] = {"vgg19", "resnet50"};
-  mp_graph_t *g = load_shipped(names[_i]);
+  mp_graph_t *g = mp_test_load_shipped(names[_i]);
   mp_plan_result_t lr, hy, none;
   plan_shipped(g, MP_SOLVER_NONE, UINT64_MAX, 0, &none);
   plan_shipped(g, MP_SOLVER_LAYRUB, UINT64_MAX, 1, &lr);

@@ -26,6 +26,7 @@
 #include "schedule.h"
 #include "simulator.h"
 #include "suites.h"
+#include "test_util.h"
 
 typedef struct {
   const char *id;
@@ -585,8 +586,7 @@ START_TEST(test_no_swap_identical) {
   mp_error_t err;
   mp_device_t d1 = dev(1, 0), d2 = dev(2, 1);
   mp_sim_options_t o1 = {&d1}, o2 = {&d2}, o0 = {NULL};
-  ck_assert_int_eq(
-      mp_graph_load_file("tests/graphs/cg_resnet50.txt", MP_FORMAT_AUTO, NULL, &g, NULL, &err), 0);
+  g = mp_test_load_shipped("resnet50");
   ck_assert_int_eq(mp_schedule_store_all(g, &s), 0);
   ck_assert_int_eq(mp_simulate(g, s, &a, &err), 0);
   ck_assert_int_eq(mp_simulate_ex(g, s, NULL, &b, &err), 0);
@@ -681,8 +681,7 @@ START_TEST(test_offload_whole_graph) {
   mp_sim_options_t of = {&fast}, os = {&slow};
   size_t n_out;
   uint64_t bytes_out;
-  ck_assert_int_eq(
-      mp_graph_load_file("tests/graphs/cg_resnet50.txt", MP_FORMAT_AUTO, NULL, &g, NULL, &err), 0);
+  g = mp_test_load_shipped("resnet50");
   s = offload_all(g, &n_out, &bytes_out);
   ck_assert_int_eq(mp_schedule_store_all(g, &all), 0);
   ck_assert_int_eq(mp_simulate(g, all, &ra, &err), 0);
@@ -796,11 +795,8 @@ END_TEST
 
 /* Kusumoto import flags every activation, and no input or param. */
 START_TEST(test_kusumoto_sets_grad_inplace) {
-  mp_graph_t *g;
-  mp_error_t err;
+  mp_graph_t *g = mp_test_load_shipped("vgg19");
   size_t v, n_act = 0;
-  ck_assert_int_eq(
-      mp_graph_load_file("tests/graphs/cg_vgg19.txt", MP_FORMAT_AUTO, NULL, &g, NULL, &err), 0);
   for (v = 0; v < g->n_nodes; v++) {
     ck_assert_int_eq(g->nodes[v].grad_inplace, g->nodes[v].kind == MP_KIND_ACTIVATION);
     n_act += g->nodes[v].kind == MP_KIND_ACTIVATION;

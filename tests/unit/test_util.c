@@ -1,8 +1,9 @@
-/* test_util.c - file and process helpers for the tests. */
+/* test_util.c - file, process and graph-loading helpers for the tests. */
 #include "test_util.h"
 
 #include "formats.h"
 
+#include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,4 +48,15 @@ int mp_test_run(const char *cmd, char **out) {
     free(buf);
   if (st == -1 || !WIFEXITED(st)) return -1;
   return WEXITSTATUS(st);
+}
+
+mp_graph_t *mp_test_load_shipped(const char *name) {
+  char path[128];
+  mp_graph_t *g = NULL;
+  mp_error_t err;
+  int rc;
+  snprintf(path, sizeof(path), "tests/graphs/cg_%s.txt", name);
+  rc = mp_graph_load_file(path, MP_FORMAT_AUTO, NULL, &g, NULL, &err);
+  ck_assert_msg(rc == 0, "loading %s: %s", path, err.message);
+  return g;
 }

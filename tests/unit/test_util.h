@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+#include "graph.h"
+
 /* Read a whole file (relative to the repository root, where `make test`
  * runs). Returns a malloc'd NUL-terminated buffer, length in *len, or NULL. */
 char *mp_test_read_file(const char *path, size_t *len);
@@ -14,5 +16,9 @@ const char *mp_test_cli(void);
 /* Run a shell command, capture stdout (malloc'd, NUL-terminated) and return
  * the exit status (-1 if it could not run or was killed by a signal). */
 int mp_test_run(const char *cmd, char **out);
+
+/* Load tests/graphs/cg_<name>.txt (a shipped Kusumoto graph, e.g. "vgg19"),
+ * failing the running test if it does not load. The caller frees it. */
+mp_graph_t *mp_test_load_shipped(const char *name);
 
 #endif
