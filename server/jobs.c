@@ -254,6 +254,20 @@ static srv_job_t *srv__job_new(srv_jobs_t *j, srv_job_kind_t kind) {
 
 /* ---- lookups ---- */
 
+/* Keep a result in memory as "job_id\nresult" (best effort), the form
+ * srv_jobs_result reads back. */
+static void srv__cache_result(srv_jobs_t *jobs, const char *key, const char *job_id, const char *text,
+                              size_t len) {
+  size_t il = strlen(job_id);
+  char *buf = malloc(il + 1 + len);
+  if (buf == NULL) return;
+  memcpy(buf, job_id, il);
+  buf[il] = '\n';
+  memcpy(buf + il + 1, text, len);
+  srv_cache_put(jobs->cfg.cache, key, buf, il + 1 + len);
+  free(buf);
+}
+
 int srv_jobs_result(srv_jobs_t *jobs, const char *key, char **out, size_t *len, char job_id[33]) {
   int rc;
   if (job_id) job_id[0] = '\0';
@@ -277,34 +291,14 @@ int srv_jobs_result(srv_jobs_t *jobs, const char *key, char **out, size_t *len, 
     rc = srv_store_get_result(jobs->cfg.store, key, out, len, jid);
     if (rc != 0) return rc;
     if (job_id) memcpy(job_id, jid, 33);
-    /* refill memory */
-    {
-      size_t il = strlen(jid);
-      char *buf = malloc(il + 1 + *len);
-      if (buf) {
-        memcpy(buf, jid, il);
-        buf[il] = '\n';
-        memcpy(buf + il + 1, *out, *len);
-        srv_cache_put(jobs->cfg.cache, key, buf, il + 1 + *len);
-        free(buf);
-      }
-    }
+    srv__cache_result(jobs, key, jid, *out, *len); /* refill memory */
   }
   return 0;
 }
 
 static int srv__remember(srv_jobs_t *jobs, const char *key, const char *job_id, const char *text, size_t len) {
-  size_t il = strlen(job_id);
-  char *buf;
   int rc = srv_store_put_result(jobs->cfg.store, key, text, len, job_id);
-  buf = malloc(il + 1 + len);
-  if (buf) {
-    memcpy(buf, job_id, il);
-    buf[il] = '\n';
-    memcpy(buf + il + 1, text, len);
-    srv_cache_put(jobs->cfg.cache, key, buf, il + 1 + len);
-    free(buf);
-  }
+  srv__cache_result(jobs, key, job_id, text, len);
   return rc;
 }
 
@@ -463,25 +457,21 @@ static int srv__submit(srv_jobs_t *jobs, srv_job_kind_t kind, const srv_plan_par
   return SRV_SUBMIT_QUEUED;
 }
 
-int srv_jobs_submit_plan(srv_jobs_t *jobs, const srv_plan_params_t *p, mp_graph_t **graph,
+int srv_jobs_submit_plan(srv_jobs_t *jobs, const srv_plan_params_t *p, const char *key, mp_graph_t **graph,
                          const char *graph_json, size_t graph_json_len, srv_job_t **job, char **result,
                          size_t *result_len, char result_job_id[33]) {
-  char key[256];
-  srv_jobs_plan_key(p, key);
   return srv__submit(jobs, SRV_JOB_PLAN, p, key, graph, graph_json, graph_json_len, job, result, result_len,
                      result_job_id);
 }
 
-int srv_jobs_submit_frontier(srv_jobs_t *jobs, const srv_plan_params_t *fp, mp_graph_t **graph,
-                             srv_job_t **job, char **result, size_t *result_len) {
+int srv_jobs_submit_frontier(srv_jobs_t *jobs, const srv_plan_params_t *fp, const char *key,
+                             mp_graph_t **graph, srv_job_t **job, char **result, size_t *result_len) {
   srv_plan_params_t p;
-  char key[256];
   memset(&p, 0, sizeof(p));
   snprintf(p.graph_hash, sizeof(p.graph_hash), "%s", fp->graph_hash);
   p.solver = fp->solver;
   p.swap = fp->swap;
   p.device = fp->device;
-  srv_jobs_frontier_key(&p, key);
   /* A frontier's graph is already in the store when it came by hash; a
    * graph sent inline is stored by the caller (routes.c). */
   return srv__submit(jobs, SRV_JOB_FRONTIER, &p, key, graph, NULL, 0, job, result, result_len, NULL);
@@ -495,7 +485,7 @@ static void srv__finish_notify(srv_jobs_t *jobs, srv_job_t *job) {
 
 int srv_jobs_cancel(srv_jobs_t *jobs, const char *id) {
   srv_job_t *job;
-  int was_queued, in_store;
+  int in_store;
   pthread_mutex_lock(&jobs->mu);
   for (job = jobs->active; job; job = job->anext)
     if (job->kind == SRV_JOB_PLAN && strcmp(job->id, id) == 0) break;
@@ -504,7 +494,7 @@ int srv_jobs_cancel(srv_jobs_t *jobs, const char *id) {
     if (job == NULL) {
       srv_job_row_t row;
       int rc = srv_store_get_job(jobs->cfg.store, id, &row);
-      if (rc != 0) return rc == SRV_ENOTFOUND ? SRV_ENOTFOUND : rc;
+      if (rc != 0) return rc;
       rc = (strcmp(row.status, "queued") == 0 || strcmp(row.status, "running") == 0) ? SRV_ENOTFOUND
                                                                                          : SRV_ECONFLICT;
       srv_job_row_clear(&row);
@@ -517,14 +507,13 @@ int srv_jobs_cancel(srv_jobs_t *jobs, const char *id) {
     pthread_mutex_unlock(&jobs->mu);
     return 0;
   }
-  was_queued = srv__unqueue(jobs, job);
+  srv__unqueue(jobs, job); /* not there when its row is still being written */
   job->status = SRV_JOB_CANCELLED;
   job->finished_ms = srv_now_ms();
   in_store = job->in_store;
   job->refs++;
   srv__active_remove(jobs, job);
   pthread_mutex_unlock(&jobs->mu);
-  (void)was_queued;
   if (in_store) srv_store_update_job(jobs->cfg.store, job->id, "cancelled", 0, job->finished_ms, NULL);
   srv_metrics_plan_done(jobs->cfg.metrics, (int)job->p.solver, "cancelled", 0);
   srv__finish_notify(jobs, job);
@@ -834,9 +823,8 @@ void srv_jobs_free(srv_jobs_t *jobs) {
   }
   while (jobs->active) {
     srv_job_t *job = jobs->active;
-    srv__active_remove(jobs, job);
-    job->refs++; /* _remove assumes a caller reference */
-    if (--job->refs == 0) srv__job_free(job);
+    srv__active_remove(jobs, job); /* drops the list's reference */
+    if (job->refs == 0) srv__job_free(job);
   }
   pthread_cond_destroy(&jobs->cv);
   pthread_mutex_destroy(&jobs->mu);

@@ -90,21 +90,23 @@ enum { SRV_SUBMIT_CACHED = 1, SRV_SUBMIT_JOINED = 2, SRV_SUBMIT_QUEUED = 3 };
 void srv_jobs_plan_key(const srv_plan_params_t *p, char key[256]);
 void srv_jobs_frontier_key(const srv_plan_params_t *p, char key[256]);
 
-/* Submit a plan. *graph (may be NULL when the graph is in the store) is
+/* Submit a plan under `key`, which must be srv_jobs_plan_key(p) (the
+ * caller has it already: it looks the rendered answer up first). *graph (may be NULL when the graph is in the store) is
  * taken over when a job is created and set to NULL; otherwise it stays the
  * caller's. graph_json (the canonical native JSON, may be NULL when the
  * store already has it) is written with the job row in one transaction.
  * CACHED: *result (malloc'd) and result_job_id are set. JOINED / QUEUED:
  * *job is a new reference. Errors: SRV_EFULL, SRV_EDRAINING, SRV_ESTORE,
  * SRV_ENOMEM. */
-int srv_jobs_submit_plan(srv_jobs_t *jobs, const srv_plan_params_t *p, mp_graph_t **graph,
+int srv_jobs_submit_plan(srv_jobs_t *jobs, const srv_plan_params_t *p, const char *key, mp_graph_t **graph,
                          const char *graph_json, size_t graph_json_len, srv_job_t **job, char **result,
                          size_t *result_len, char result_job_id[33]);
 
 /* Submit a frontier computation for p's graph_hash, solver, swap and
- * device; the same outcomes (no job row). */
-int srv_jobs_submit_frontier(srv_jobs_t *jobs, const srv_plan_params_t *p, mp_graph_t **graph,
-                             srv_job_t **job, char **result, size_t *result_len);
+ * device under `key`, which must be srv_jobs_frontier_key(p); the same
+ * outcomes (no job row). */
+int srv_jobs_submit_frontier(srv_jobs_t *jobs, const srv_plan_params_t *p, const char *key,
+                             mp_graph_t **graph, srv_job_t **job, char **result, size_t *result_len);
 
 /* A result or frontier by cache key: memory, then the store (which refills
  * memory). 0 with a malloc'd copy, or SRV_ENOTFOUND. */

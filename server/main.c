@@ -48,10 +48,19 @@ double srv_mono_ms(void) {
   return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
 }
 
-void srv_random_hex(char *buf, size_t nbytes) {
+void srv_hex(const unsigned char *raw, size_t n, char *out) {
   static const char hex[] = "0123456789abcdef";
+  size_t i;
+  for (i = 0; i < n; i++) {
+    out[2 * i] = hex[raw[i] >> 4];
+    out[2 * i + 1] = hex[raw[i] & 15];
+  }
+  out[2 * n] = '\0';
+}
+
+void srv_random_hex(char *buf, size_t nbytes) {
   unsigned char raw[64];
-  size_t i, got = 0;
+  size_t got = 0;
   if (nbytes > sizeof(raw)) nbytes = sizeof(raw);
   while (got < nbytes) {
     ssize_t n = getrandom(raw + got, nbytes - got, 0);
@@ -63,11 +72,7 @@ void srv_random_hex(char *buf, size_t nbytes) {
     }
     got += (size_t)n;
   }
-  for (i = 0; i < nbytes; i++) {
-    buf[2 * i] = hex[raw[i] >> 4];
-    buf[2 * i + 1] = hex[raw[i] & 15];
-  }
-  buf[2 * nbytes] = '\0';
+  srv_hex(raw, nbytes, buf);
 }
 
 /* ---- start-up helpers ---- */

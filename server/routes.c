@@ -102,16 +102,14 @@ static int srv__canon(srv_req_t *r, const mp_graph_t *g, char **canon, size_t *c
 }
 
 /* Load the request's graph; 0, or an answered error (returns -1). On
- * success *g is the graph, `hash` its hash and, when canon is not NULL,
- * *canon (malloc'd) its canonical native JSON. */
-static int srv__load_graph(srv_req_t *r, json_t *value, mp_graph_t **g, char hash[65], char **canon,
-                           size_t *canon_len, enum MHD_Result *ret) {
+ * success *g is the graph and `hash` its hash; its canonical JSON is
+ * rendered (srv__canon) only when the store needs it. */
+static int srv__load_graph(srv_req_t *r, json_t *value, mp_graph_t **g, char hash[65], enum MHD_Result *ret) {
   mp_limits_t lim;
   mp_error_t err;
   int rc;
 
   *g = NULL;
-  if (canon) *canon = NULL;
   mp_limits_default(&lim);
   lim.max_nodes = r->srv->cfg.max_nodes;
   mp_error_clear(&err);
@@ -138,16 +136,7 @@ static int srv__load_graph(srv_req_t *r, json_t *value, mp_graph_t **g, char has
     return -1;
   }
   memcpy(r->graph_hash, hash, 65);
-  if (canon == NULL) return 0; /* the caller renders it later, if needed */
-  return srv__canon(r, *g, canon, canon_len, ret);
-}
-
-static int srv__graph_known(srv_server_t *s, const char *hash) {
-  char *j = NULL;
-  size_t n;
-  int rc = srv_store_get_graph(s->store, hash, &j, &n);
-  free(j);
-  return rc == 0;
+  return 0;
 }
 
 static enum MHD_Result srv__busy(srv_req_t *r, int rc) {
@@ -213,7 +202,6 @@ static json_t *srv__plan_view(srv_server_t *s, const char *id, int with_timeline
   return view;
 }
 
-/* Answer with the plan's current view: 200 when final, else `pending`. */
 /* The graph hash of a rendered view, for the request log. */
 static void srv__hash_from_text(srv_req_t *r, const char *text) {
   const char *h = strstr(text, "\"graph_hash\":\"");
@@ -225,7 +213,8 @@ static void srv__hash_from_text(srv_req_t *r, const char *text) {
   r->graph_hash[n] = '\0';
 }
 
-/* A finished plan never changes, so its rendered view is kept in the LRU
+/* Answer with the plan's current view: 200 when final, else `pending`.
+ * A finished plan never changes, so its rendered view is kept in the LRU
  * cache: a repeated GET (dashboards, pollers) is a lookup and a copy, with
  * no store read, no JSON parse and no serialisation. */
 static enum MHD_Result srv__answer_plan(srv_req_t *r, const char *id, int with_timeline, unsigned pending) {
@@ -263,16 +252,11 @@ static enum MHD_Result srv__answer_plan(srv_req_t *r, const char *id, int with_t
  * parsing against ~0.2 ms of hashing). Only final answers are stored
  * under it, and those never change. 0, or -1 when hashing failed. */
 static int srv__body_key(const srv_req_t *r, char key[80]) {
-  static const char hex[] = "0123456789abcdef";
   unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int mdlen = 0, i;
+  unsigned int mdlen = 0;
   if (EVP_Digest(r->body, r->body_len, md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen != 32) return -1;
   memcpy(key, "body|", 5);
-  for (i = 0; i < mdlen; i++) {
-    key[5 + 2 * i] = hex[md[i] >> 4];
-    key[5 + 2 * i + 1] = hex[md[i] & 15];
-  }
-  key[5 + 2 * mdlen] = '\0';
+  srv_hex(md, mdlen, key + 5);
   return 0;
 }
 
@@ -297,7 +281,7 @@ static enum MHD_Result srv__plans_post(srv_req_t *r) {
   mp_graph_t *g = NULL;
   char *canon = NULL, *result = NULL;
   size_t canon_len = 0, result_len = 0;
-  char result_job[33], resp_key[300], body_key[80];
+  char result_job[33], plan_key[256], resp_key[300], body_key[80];
   srv_job_t *job = NULL;
   int rc, have_body_key;
 
@@ -317,11 +301,11 @@ static enum MHD_Result srv__plans_post(srv_req_t *r) {
   }
   memset(&p, 0, sizeof(p));
   if (req.graph) {
-    if (srv__load_graph(r, req.graph, &g, p.graph_hash, NULL, NULL, &ret) != 0) goto out;
+    if (srv__load_graph(r, req.graph, &g, p.graph_hash, &ret) != 0) goto out;
   } else {
     memcpy(p.graph_hash, req.graph_hash, 65);
     memcpy(r->graph_hash, req.graph_hash, 65);
-    if (!srv__graph_known(s, p.graph_hash)) {
+    if (!srv_store_has_graph(s->store, p.graph_hash)) {
       ret = srv_respond_error(r, 404, "unknown_graph", "$.graph_hash",
                               "no graph with this hash was submitted before; send the graph itself");
       goto out;
@@ -338,22 +322,29 @@ static enum MHD_Result srv__plans_post(srv_req_t *r) {
 
   /* A repeated submission is answered from the rendered response kept in
    * the LRU cache: no store, no result parsing, no serialisation. */
-  {
-    char key[256];
-    srv_jobs_plan_key(&p, key);
-    snprintf(resp_key, sizeof(resp_key), "resp|%d|%s", req.timeline ? 1 : 0, key);
-    if (srv_cache_get(s->cache, resp_key, &result, &result_len) == 0) {
-      r->cache = "hit";
-      srv_metrics_cache(s->metrics, 1);
-      if (have_body_key) srv_cache_put(s->cache, body_key, result, result_len); /* best effort */
-      ret = srv_respond_text_owned(r, 200, result, result_len);
-      result = NULL;
-      goto out;
-    }
+  srv_jobs_plan_key(&p, plan_key);
+  snprintf(resp_key, sizeof(resp_key), "resp|%d|%s", req.timeline ? 1 : 0, plan_key);
+  if (srv_cache_get(s->cache, resp_key, &result, &result_len) == 0) {
+    r->cache = "hit";
+    srv_metrics_cache(s->metrics, 1);
+    if (have_body_key) srv_cache_put(s->cache, body_key, result, result_len); /* best effort */
+    ret = srv_respond_text_owned(r, 200, result, result_len);
+    result = NULL;
+    goto out;
   }
-  if (g && srv__canon(r, g, &canon, &canon_len, &ret) != 0) goto out;
-
-  rc = srv_jobs_submit_plan(s->jobs, &p, &g, canon, canon_len, &job, &result, &result_len, result_job);
+  /* A result computed before (kept in the store across restarts) needs no
+   * canonical rendering of the graph, which only a new job row stores. */
+  if (srv_jobs_result(s->jobs, plan_key, &result, &result_len, result_job) == 0) {
+    srv_metrics_cache(s->metrics, 1);
+    rc = SRV_SUBMIT_CACHED;
+  } else {
+    /* Graphs are never removed from the store: one it holds is not
+     * rendered again for a new job row (the insert would be ignored). */
+    if (g && !srv_store_has_graph(s->store, p.graph_hash) && srv__canon(r, g, &canon, &canon_len, &ret) != 0)
+      goto out;
+    rc = srv_jobs_submit_plan(s->jobs, &p, plan_key, &g, canon, canon_len, &job, &result, &result_len,
+                              result_job);
+  }
   if (rc < 0) {
     ret = srv__busy(r, rc);
     goto out;
@@ -698,7 +689,7 @@ static enum MHD_Result srv__frontier_run(srv_req_t *r, srv__frontier_ctx_t *c, m
     mp_device_init(&p.device);
   srv_jobs_frontier_key(&p, c->key);
   memcpy(r->graph_hash, c->graph_hash, 65);
-  rc = srv_jobs_submit_frontier(r->srv->jobs, &p, g, &job, &text, &len);
+  rc = srv_jobs_submit_frontier(r->srv->jobs, &p, c->key, g, &job, &text, &len);
   if (rc < 0) {
     srv__frontier_ctx_free(c);
     return srv__busy(r, rc);
@@ -737,18 +728,27 @@ static enum MHD_Result srv__fit(srv_req_t *r) {
   if (req.graph) {
     char *canon = NULL;
     size_t canon_len = 0;
-    if (srv__load_graph(r, req.graph, &g, hash, &canon, &canon_len, &ret) != 0) {
+    if (srv__load_graph(r, req.graph, &g, hash, &ret) != 0) {
       mp_fit_request_free(&req);
       json_decref(root);
       return ret;
     }
-    /* The worker may need to reload it; and graph_hash works next time. */
-    srv_store_put_graph(s->store, hash, canon, canon_len, g->n_nodes);
-    free(canon);
+    /* The worker may need to reload it; and graph_hash works next time.
+     * A graph the store has already is not rendered again. */
+    if (!srv_store_has_graph(s->store, hash)) {
+      if (srv__canon(r, g, &canon, &canon_len, &ret) != 0) {
+        mp_graph_free(g);
+        mp_fit_request_free(&req);
+        json_decref(root);
+        return ret;
+      }
+      srv_store_put_graph(s->store, hash, canon, canon_len, g->n_nodes);
+      free(canon);
+    }
   } else {
     memcpy(hash, req.graph_hash, 65);
     memcpy(r->graph_hash, hash, 65);
-    if (!srv__graph_known(s, hash)) {
+    if (!srv_store_has_graph(s->store, hash)) {
       mp_fit_request_free(&req);
       json_decref(root);
       return srv_respond_error(r, 404, "unknown_graph", "$.graph_hash",
@@ -771,7 +771,7 @@ static enum MHD_Result srv__fit(srv_req_t *r) {
 }
 
 static int srv__hash_param(srv_req_t *r, enum MHD_Result *ret) {
-  if (!mp_is_graph_hash(r->params[0]) || !srv__graph_known(r->srv, r->params[0])) {
+  if (!mp_is_graph_hash(r->params[0]) || !srv_store_has_graph(r->srv->store, r->params[0])) {
     *ret = srv_respond_error(r, 404, "not_found", "$.hash", "no graph with hash %.64s", r->params[0]);
     return -1;
   }

@@ -428,6 +428,19 @@ int srv_store_get_graph(srv_store_t *st, const char *hash, char **json, size_t *
   return srv__get_blob(st, "SELECT json, nodes FROM graphs WHERE hash = ?", hash, json, len, NULL, 0);
 }
 
+int srv_store_has_graph(srv_store_t *st, const char *hash) {
+  sqlite3_stmt *s = NULL;
+  int found = 0;
+  pthread_mutex_lock(&st->mu);
+  if (sqlite3_prepare_v2(st->db, "SELECT 1 FROM graphs WHERE hash = ?", -1, &s, NULL) == SQLITE_OK) {
+    sqlite3_bind_text(s, 1, hash, -1, SQLITE_STATIC);
+    found = sqlite3_step(s) == SQLITE_ROW;
+  }
+  sqlite3_finalize(s);
+  pthread_mutex_unlock(&st->mu);
+  return found;
+}
+
 int srv_store_put_result(srv_store_t *st, const char *key, const char *json, size_t len, const char *job_id) {
   sqlite3_stmt *s = NULL;
   int rc = SRV_ESTORE;

@@ -64,6 +64,9 @@ int srv_store_count_status(srv_store_t *st, uint64_t counts[5]);
 
 int srv_store_put_graph(srv_store_t *st, const char *hash, const char *json, size_t len, size_t n_nodes);
 int srv_store_get_graph(srv_store_t *st, const char *hash, char **json, size_t *len);
+/* Whether the store holds the graph, without reading its JSON: 1 or 0
+ * (0 too when the store fails). */
+int srv_store_has_graph(srv_store_t *st, const char *hash);
 
 int srv_store_put_result(srv_store_t *st, const char *key, const char *json, size_t len, const char *job_id);
 /* job_id (33 bytes, may be NULL) receives the job that computed it, or "". */

@@ -107,7 +107,10 @@ static int srv__post(srv_waits_t *w, srv__event_t *ev) {
   if (w->mtail) w->mtail->next = ev; else w->mhead = ev;
   w->mtail = ev;
   pthread_mutex_unlock(&w->mu);
-  return uv_async_send(&w->doorbell);
+  /* The event is in the mailbox now, so it is not the caller's to free
+   * whatever this returns (it cannot fail while the mailbox is open). */
+  uv_async_send(&w->doorbell);
+  return 0;
 }
 
 int srv_waits_new(uv_loop_t *loop, srv_waits_t **out) {
