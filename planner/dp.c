@@ -1170,8 +1170,11 @@ static inline double mp__tbound(const mp__dp_t *c, size_t j, uint64_t k, uint64_
  * the time objective's whole staircase: at budget B the least recomputation
  * is the least c with q <= B. The sets are two-dimensional (the forward
  * frontier pass needs three) but not cut by any budget, so this pass costs
- * about a forward pass above the optimum: one solve's time on PSPNet,
- * thirty on GoogLeNet. Hence the work limit.
+ * about a forward pass above the optimum: on the shipped graphs about one
+ * solve at the graph's hardest budget (GoogLeNet: 6-8 s, where solves take
+ * 2-8 s), but it has no bound of its own; hence the work limit. Nine steps
+ * in ten add nothing to H(L_i), and the pass is bound by the cache misses
+ * of reaching H(L_i) to find that out: see mp__cqh_t.
  *
  * Each H(L) is kept sorted by q ascending with c strictly decreasing; a pair
  * is dominated iff the last one with q'' <= q has c'' <= c. Pairs above qmax
@@ -1187,9 +1190,22 @@ typedef struct {
   size_t n, cap;
 } mp__cqs_t;
 
+/* H(L) in the pass: its pairs, and six of them summarised next to the
+ * pointer (at 1/7 .. 6/7 of the set, q ascending), so that most steps are
+ * rejected from this one cache line (mp__st_visit) instead of a search
+ * through pairs elsewhere in memory: the pass is bound by those misses.
+ * The summary is in floats rounded up, so a rejection it allows is one the
+ * exact pairs allow too (a pair no worse than the rounded one exists). */
+#define MP__NSUM 6
 typedef struct {
-  mp__cqs_t *H;          /* per set */
-  const mp__cqs_t *hj;   /* the set being pushed */
+  mp__cq_t *v;
+  uint32_t n, cap;
+  float sq[MP__NSUM], sc[MP__NSUM];
+} mp__cqh_t;
+
+typedef struct {
+  mp__cqh_t *H;          /* per set */
+  const mp__cqh_t *hj;   /* the set being pushed */
   uint64_t qmax;
   double cmax;
   size_t cand;           /* candidates so far */
@@ -1216,10 +1232,26 @@ static inline void mp__st_found(mp__dp_t *c, void *ctx, uint32_t i) {
   __builtin_prefetch(&((mp__st_ctx_t *)ctx)->H[i]);
 }
 
-static inline void mp__st_warm(mp__dp_t *c, void *ctx, uint32_t i) {
-  const mp__cqs_t *h = &((mp__st_ctx_t *)ctx)->H[i];
-  (void)c;
-  if (h->n) __builtin_prefetch(h->v);
+/* x as a float no smaller than x. */
+static inline float mp__f_up(double x) {
+  float f = (float)x;
+  return (double)f < x ? nextafterf(f, HUGE_VALF) : f;
+}
+
+/* The index of summary entry z in a set of n pairs. */
+static inline size_t mp__sum_at(uint32_t n, int z) {
+  return (size_t)n * (size_t)(z + 1) / (MP__NSUM + 1);
+}
+
+/* Set the summary of h (n > 0) from its pairs. */
+static inline void mp__cqh_summarise(mp__cqh_t *h) {
+  int z;
+  for (z = 0; z < MP__NSUM; z++) {
+    const mp__cq_t *p = &h->v[mp__sum_at(h->n, z)];
+    /* (beyond 2^63 bytes no budget of interest is, and no q0 is below it) */
+    h->sq[z] = p->q > (UINT64_C(1) << 63) ? HUGE_VALF : mp__f_up((double)p->q);
+    h->sc[z] = mp__f_up(p->c);
+  }
 }
 
 /* Push H(L_j) through the step i -> j into H(L_i): filter the shifted pairs
@@ -1229,9 +1261,10 @@ static inline void mp__st_visit(mp__dp_t *c, void *ctx, uint32_t i, uint64_t cos
                                 double ch) {
   mp__st_ctx_t *x = ctx;
   const mp__cq_t *J = x->hj->v;
-  mp__cqs_t *hi = &x->H[i];
+  mp__cqh_t *hi = &x->H[i];
   size_t nj = x->hj->n, r0 = 0, r, pos = 0, nu = 0, lo, hi_, a, b, out, ncand = 0;
-  double clim = x->cmax - ch;
+  double clim = x->cmax - ch, cbest;
+  uint64_t q0;
   (void)c;
   /* the pairs with mw + q' <= cost all give q = cost: only the last (least
    * c) of them counts; those with c' > cmax - ch are of no use */
@@ -1242,9 +1275,56 @@ static inline void mp__st_visit(mp__dp_t *c, void *ctx, uint32_t i, uint64_t cos
     if (mw + J[mid].q <= cost) lo = mid + 1;
     else hi_ = mid;
   }
-  r0 = lo > 0 ? lo - 1 : 0;
-  while (r0 < nj && J[r0].c > clim) r0++;
+  lo = lo > 0 ? lo - 1 : 0;
+  hi_ = nj;
+  while (lo < hi_) { /* c falls strictly: the first within clim */
+    size_t mid = lo + (hi_ - lo) / 2;
+    if (J[mid].c > clim) lo = mid + 1;
+    else hi_ = mid;
+  }
+  r0 = lo;
   if (r0 >= nj) return;
+  /* Most steps add nothing (nine in ten on GoogLeNet). When a pair of
+   * H(L_i) with q'' <= the least candidate peak has c'' <= the least
+   * candidate time, it dominates every candidate. The summary's pairs are
+   * tried first, from the cache line the walk has prefetched; then, when
+   * H(L_i) is large enough for the summary to miss, a search. */
+  q0 = mw + J[r0].q;
+  if (q0 < cost) q0 = cost;
+  cbest = ch + J[nj - 1].c;
+  if (hi->n > 0) {
+    int z;
+    size_t from, to;
+    double q0d = (double)q0;
+    for (z = MP__NSUM - 1; z >= 0; z--)
+      if ((double)hi->sq[z] <= q0d) break;
+    if (z >= 0 && (double)hi->sc[z] <= cbest) {
+      x->cand++;
+      return;
+    }
+    /* The first pair with q'' > q0 is past the summary's z-th entry (its
+     * rounded q is <= q0, so its exact one is), and usually at most at the
+     * next entry (its rounded q is above q0, but the exact one may not be). */
+    from = z >= 0 ? mp__sum_at(hi->n, z) + 1 : 0;
+    to = hi->n;
+    if (z + 1 < MP__NSUM) {
+      size_t t = mp__sum_at(hi->n, z + 1);
+      if (hi->v[t].q > q0) to = t;
+      else from = t + 1;
+    }
+    lo = from;
+    hi_ = to;
+    while (lo < hi_) {
+      size_t mid = lo + (hi_ - lo) / 2;
+      if (hi->v[mid].q <= q0) lo = mid + 1;
+      else hi_ = mid;
+    }
+    if (lo > 0 && hi->v[lo - 1].c <= cbest) {
+      x->cand++;
+      return;
+    }
+    pos = lo; /* where the candidates' filter starts (their q >= q0) */
+  }
   if (mp__cq_reserve(&x->surv, &x->cap_surv, nj - r0) != 0) {
     x->rc = MP_ENOMEM;
     return;
@@ -1281,6 +1361,10 @@ static inline void mp__st_visit(mp__dp_t *c, void *ctx, uint32_t i, uint64_t cos
   }
   x->cand += ncand;
   if (nu == 0) return;
+  if ((size_t)hi->n + nu > UINT32_MAX) {
+    x->rc = MP_ELIMIT; /* (the work limit is far below) */
+    return;
+  }
   if (mp__cq_reserve(&x->tmp, &x->cap_tmp, hi->n + nu) != 0) {
     x->rc = MP_ENOMEM;
     return;
@@ -1301,10 +1385,11 @@ static inline void mp__st_visit(mp__dp_t *c, void *ctx, uint32_t i, uint64_t cos
     mp__cq_t *ov = hi->v;
     size_t oc = hi->cap;
     hi->v = x->tmp;
-    hi->cap = x->cap_tmp;
-    hi->n = out;
+    hi->cap = x->cap_tmp > UINT32_MAX ? UINT32_MAX : (uint32_t)x->cap_tmp;
+    hi->n = (uint32_t)out;
     x->tmp = ov;
     x->cap_tmp = oc;
+    mp__cqh_summarise(hi);
   }
 }
 
@@ -1320,18 +1405,25 @@ static int mp__staircase(mp__dp_t *c, uint64_t qmax, double cmax, size_t max_wor
   memset(out, 0, sizeof(*out));
   x.qmax = qmax;
   x.cmax = cmax;
-  x.H = calloc(ns, sizeof(*x.H));
+  /* one cache line per set (sizeof is 64) */
+  x.H = aligned_alloc(64, ns * sizeof(*x.H));
   if (x.H == NULL) return MP_ENOMEM;
-  if ((rc = mp__cq_reserve(&x.H[last].v, &x.H[last].cap, 1)) != 0) goto done;
+  memset(x.H, 0, ns * sizeof(*x.H));
+  if ((x.H[last].v = malloc(sizeof(*x.H[last].v))) == NULL) {
+    rc = MP_ENOMEM;
+    goto done;
+  }
+  x.H[last].cap = 1;
   x.H[last].v[0].c = 0;
   x.H[last].v[0].q = 0;
   x.H[last].n = 1;
+  mp__cqh_summarise(&x.H[last]);
   if (c->fam.exact && c->hq_done)
     for (j = 1; j < ns; j++) left += c->rvis[j];
   c->work = 0;
   if ((rc = mp__poll(c)) != 0) goto done;
   for (j = last; j >= 1; j--) {
-    mp__cqs_t *h = &x.H[j];
+    mp__cqh_t *h = &x.H[j];
     /* progress in the reverse pass's steps (the ones this pass walks are
      * fewer, cut by qmax and cmax), so that the rate and what is left
      * compare */
@@ -1342,7 +1434,7 @@ static int mp__staircase(mp__dp_t *c, uint64_t qmax, double cmax, size_t max_wor
     if (h->n > 0) {
       x.hj = h;
       mp__rwalk(c, j, qmax, qmax - h->v[0].q, cmax - h->v[h->n - 1].c, mp__st_visit,
-                mp__st_found, mp__st_warm, &x);
+                mp__st_found, NULL, &x);
       if ((rc = x.rc) != 0) goto done;
     }
     free(h->v);
@@ -1368,7 +1460,9 @@ static int mp__staircase(mp__dp_t *c, uint64_t qmax, double cmax, size_t max_wor
       if ((rc = mp__poll(c)) != 0) goto done;
     }
   }
-  *out = x.H[0];
+  out->v = x.H[0].v;
+  out->n = x.H[0].n;
+  out->cap = x.H[0].cap;
   memset(&x.H[0], 0, sizeof(x.H[0]));
 done:
   for (j = 0; j < ns; j++) free(x.H[j].v);
@@ -1820,7 +1914,9 @@ static int mp__solve_bounded(mp__dp_t *c, mp_objective_t obj, uint64_t budget,
   {
     double cap = cap_plan + c->tol, lo = mp__tbound(c, 0, 0, budget), r, step;
     double rstop = HUGE_VAL; /* the least R whose pass was stopped */
+    double rprev = -1;       /* the R of the failed pass before the last */
     size_t base = 0;         /* the work of the last failed pass */
+    size_t wprev = 0;        /* ... and of the one before */
     int nstops = 0, pay = 0; /* pay: run this pass whatever it costs */
     if (hint->floor_t - c->tol > lo) lo = hint->floor_t - c->tol;
     if (!(lo > 0)) lo = 0;
@@ -1849,6 +1945,7 @@ static int mp__solve_bounded(mp__dp_t *c, mp_objective_t obj, uint64_t budget,
       if (c->front_len[last] > 0 || !bd.pruned || r == HUGE_VAL) return 0;
       /* the optimum is at least the least bound cut (which exceeds r) */
       lo = bd.next_t > r ? bd.next_t : r;
+      wprev = base;
       base = bd.work;
       if (r >= cap) {
         r = HUGE_VAL; /* (only if rounding failed the plan at the cap) */
@@ -1867,8 +1964,30 @@ static int mp__solve_bounded(mp__dp_t *c, mp_objective_t obj, uint64_t budget,
         }
       } else {
         if (!(step > 0)) step = (cap - r) / 64;
-        r += step;
-        step *= 2;
+        if (c->fam.exact && rprev >= 0 && wprev > 0 &&
+            (base > 2 * wprev || (base > c->rvis_total / 4 && base > wprev + wprev / 4))) {
+          /* The work grows fast, or is large and growing: near the
+           * optimum, where an overshoot costs most (GoogLeNet at 537 MB:
+           * 57 million steps at R = 77, 74 at the optimum, 85, and 380 at
+           * the doubled step's 120), as opposed to the slow climb of
+           * cheap passes (PSPNet: a few percent more per pass). Grow by
+           * at most a twelfth, by less when the step at which the work
+           * would grow four-fold again, at the last step's exponential
+           * rate, is smaller, and do not double. */
+          double k = lo / 12;
+          if (base > 2 * wprev) {
+            double e = (r - rprev) * log(4.0) / log((double)base / (double)wprev);
+            if (e < k) k = e;
+          }
+          if (k < mp__near(lo, HUGE_VAL, c->tol)) k = mp__near(lo, HUGE_VAL, c->tol);
+          if (k < step) step = k;
+          rprev = r;
+          r += step;
+        } else {
+          rprev = r;
+          r += step;
+          step *= 2;
+        }
         if (r < lo) r = lo;
       }
       if (r > cap) r = cap;
@@ -2290,8 +2409,8 @@ int mp_dp_session_staircase(mp_dp_session_t *s, uint64_t max_budget, size_t max_
   qmax = max_budget - cst;
   /* hq for the projection (the steps each set's walk takes) and for cmax:
    * the least-peak plan's charged time bounds every useful point */
-  if (!(c->hq_done && !c->hq_part && c->hq_cap >= qmax) &&
-      (rc = mp__reverse_q(c, qmax, 0, HUGE_VAL)) != 0)
+  if (!(c->hq_done && !c->hq_part && c->hq_cap >= qmax && c->ht_done) &&
+      (rc = mp__reverse_q(c, qmax, 1, HUGE_VAL)) != 0)
     return mp__fail(rc, err);
   if (c->rr[0].hq > qmax) return 0; /* no plan up to max_budget */
   cmax = mp__qchain_charged(c) + c->tol;
@@ -2300,7 +2419,23 @@ int mp_dp_session_staircase(mp_dp_session_t *s, uint64_t max_budget, size_t max_
     if (w < 64e6) w = 64e6;
     max_work = w > 1e9 ? (size_t)1e9 : (size_t)w;
   }
-  if ((rc = mp__staircase(c, qmax, cmax, max_work, &h)) != 0) return mp__fail(rc, err);
+  /* The pass costs more the larger cmax is (GoogLeNet: 8 s at 107, 12 at
+   * 428, the least-peak plan's charged time here, where the staircase's
+   * largest is 85). So unless the time bound at the least peak (the
+   * reverse pass's) rules it out, try a quarter of it first: the points
+   * are exact up to that time, and all of them are there when the one at
+   * the least peak is (the others need less recomputation). Otherwise,
+   * the whole pass. */
+  rc = -1;
+  if (mp__tbound(c, 0, 0, c->rr[0].hq) <= cmax / 4) {
+    rc = mp__staircase(c, qmax, cmax / 4, max_work, &h);
+    if (rc == 0 && !(h.n > 0 && h.v[0].q == c->rr[0].hq)) {
+      free(h.v);
+      rc = -1;
+    }
+  }
+  if (rc == -1) rc = mp__staircase(c, qmax, cmax, max_work, &h);
+  if (rc != 0) return mp__fail(rc, err);
   *points = malloc((h.n ? h.n : 1) * sizeof(**points));
   if (*points == NULL) {
     free(h.v);
@@ -2314,6 +2449,11 @@ int mp_dp_session_staircase(mp_dp_session_t *s, uint64_t max_budget, size_t max_
   *n_points = h.n;
   free(h.v);
   return 0;
+}
+
+int mp_dp_session_exact_used(const mp_dp_session_t *s, const char **reason) {
+  if (reason) *reason = s->reason;
+  return s->exact_used;
 }
 
 void mp_dp_session_free(mp_dp_session_t *s) {

@@ -130,6 +130,9 @@ int mp_dp_session_new(const mp_graph_t *g, const mp_dp_options_t *opts, mp_dp_se
 int mp_dp_session_solve(mp_dp_session_t *s, uint64_t budget, mp_dp_result_t *res,
                         mp_error_t *err);
 void mp_dp_session_free(mp_dp_session_t *s);
+/* Whether the session is on the exact family (1) or the approx one (0);
+ * *reason (when reason is not NULL) is then why, owned by the session. */
+int mp_dp_session_exact_used(const mp_dp_session_t *s, const char **reason);
 
 /* The memory/time frontier: a staircase of points with strictly increasing
  * budget. Point i says: from `budget` on (up to the next point's budget),
@@ -169,7 +172,8 @@ long mp_dp_frontier_lookup(const mp_dp_frontier_t *f, uint64_t budget);
  * recomputation of this family is its recompute_time (exactly what
  * mp_dp_session_solve returns there); kept_bytes is not tracked (0). No
  * points when nothing fits max_budget. The pass has no budget to cut its
- * sets with, and on some graphs it costs tens of solves: once its work
+ * sets with (on the shipped graphs it costs about one solve at the graph's
+ * hardest budget, but nothing bounds it in general): once its work
  * passes max_work steps (0: a default of 8 times the reverse walk's, from
  * 64 million to a billion), or is projected to, it gives up with
  * MP_ELIMIT, and the caller can sample budgets with mp_dp_session_solve

@@ -15,6 +15,7 @@
  */
 #include "frontier.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,9 +100,8 @@ static int mp__coarse_to_fine(int k) {
 
 /* The DP's points: its whole staircase from one reverse pass when that
  * stays within its work limit (dp.h, mp_dp_session_staircase: every point
- * exact, in about one solve's time on the shipped graphs but GoogLeNet's),
- * up to plain backpropagation's simulated peak (above it keeping everything
- * wins, so a DP point there would be dropped anyway).
+ * exact), up to plain backpropagation's simulated peak (above it keeping
+ * everything wins, so a DP point there would be dropped anyway).
  *
  * Otherwise a staircase from single-budget solves: the least feasible budget, then
  * MP__SAMPLES budgets up to the model's no-recompute budget. Each solve's
@@ -125,25 +125,20 @@ static int mp__dp_points(const mp_graph_t *g, mp_dp_options_t *d, mp_frontier_t 
   uint64_t lo, hi;
   int k, rc, noted = 0;
   double rec[MP__SAMPLES + 1]; /* each sample's recomputation, -1: no plan, -2: not solved */
+  const char *why;
   if ((rc = mp_dp_session_new(g, d, &s, err)) != 0) return rc;
-  if ((rc = mp_dp_session_solve(s, UINT64_MAX, &r, err)) != 0) goto done;
-  out->exact = r.exact_used;
-  out->solver_used = r.exact_used ? MP_SOLVER_EXACT : MP_SOLVER_APPROX;
-  if (d->exact && !r.exact_used) {
-    memcpy(out->exact_reason, r.fallback_reason, sizeof(out->exact_reason));
+  out->exact = mp_dp_session_exact_used(s, &why);
+  out->solver_used = out->exact ? MP_SOLVER_EXACT : MP_SOLVER_APPROX;
+  if (d->exact && !out->exact) {
+    snprintf(out->exact_reason, sizeof(out->exact_reason), "%s", why);
     noted = 1;
   }
-  hi = r.model_peak;
-  mp_dp_result_free(&r);
   if (out->peak_no_recompute > 0) {
     mp_dp_point_t *pts = NULL;
     size_t n = 0, i;
-    uint64_t top = hi < out->peak_no_recompute - 1 ? hi : out->peak_no_recompute - 1;
-    rc = mp_dp_session_staircase(s, top, 0, &pts, &n, err);
+    rc = mp_dp_session_staircase(s, out->peak_no_recompute - 1, 0, &pts, &n, err);
     if (rc == 0) {
-      for (i = 0; i < n && rc == 0; i++)
-        if (pts[i].budget < out->peak_no_recompute)
-          rc = mp__push(out, cap, pts[i].budget, pts[i].recompute_time);
+      for (i = 0; i < n && rc == 0; i++) rc = mp__push(out, cap, pts[i].budget, pts[i].recompute_time);
       free(pts);
       if (rc != 0) rc = mp_error_set(err, rc, "", "out of memory");
       goto done;
@@ -151,6 +146,15 @@ static int mp__dp_points(const mp_graph_t *g, mp_dp_options_t *d, mp_frontier_t 
     if (rc != MP_ELIMIT && rc != MP_ETIMEDOUT) goto done;
     rc = 0; /* too much work: sample budgets instead */
   }
+  if ((rc = mp_dp_session_solve(s, UINT64_MAX, &r, err)) != 0) goto done;
+  if (d->exact && !r.exact_used) {
+    if (!noted) memcpy(out->exact_reason, r.fallback_reason, sizeof(out->exact_reason));
+    noted = 1;
+    out->exact = 0;
+    out->solver_used = MP_SOLVER_APPROX;
+  }
+  hi = r.model_peak;
+  mp_dp_result_free(&r);
   if ((rc = mp_dp_session_solve(s, 0, &r, err)) != 0) goto done;
   lo = r.feasible ? 0 : r.min_feasible_budget;
   mp_dp_result_free(&r);

@@ -4,9 +4,10 @@
  *
  * Per graph, in a child process of its own so that the peak RSS is the
  * graph's: activations, lower sets, the frontier's time and point count,
- * and the solve time of exact, approx and memonger at three budgets (the
- * exact DP's least feasible budget, the midpoint, and the model's
- * no-recomputation budget), with the recomputation each plan needs. */
+ * and the solve time of exact, approx and memonger at four budgets (the
+ * least any candidate family meets, plain backpropagation's peak, their
+ * midpoint, and the exact DP's own least budget, its hardest), with the
+ * recomputation each plan needs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,8 +61,10 @@ static void bench_graph(const char *label, mp_graph_t *g) {
   mp_error_t err;
   size_t nls = 0;
   double t0, tf;
-  uint64_t b[3];
-  char cells[3][3][64];
+  uint64_t b[4];
+  char cells[4][3][64];
+  mp_dp_options_t dpo;
+  mp_dp_result_t dr;
   int i, k, rc;
   static const mp_solver_t solvers[3] = {MP_SOLVER_EXACT, MP_SOLVER_APPROX, MP_SOLVER_MEMONGER};
 
@@ -74,19 +77,26 @@ static void bench_graph(const char *label, mp_graph_t *g) {
     return;
   }
   tf = now_ms() - t0;
-  /* Three budgets: the least any candidate family meets, plain
+  /* Three budgets (a fourth below): the least any candidate family meets, plain
    * backpropagation's peak, and their midpoint. */
   b[0] = f.points[0].budget;
   b[2] = f.peak_no_recompute;
   b[1] = b[0] + (b[2] - b[0]) / 2;
-  for (i = 0; i < 3; i++)
+  /* and the exact DP's own least budget, where its solve works hardest
+   * (its passes meet the most pairs near the optimum) */
+  mp_dp_options_init(&dpo);
+  dpo.budget = 0;
+  b[3] = mp_dp_solve(g, &dpo, &dr, &err) == 0 && !dr.feasible ? dr.min_feasible_budget : b[0];
+  mp_dp_result_free(&dr);
+  for (i = 0; i < 4; i++)
     for (k = 0; k < 3; k++) plan_at(g, solvers[k], b[i], cells[i][k], sizeof(cells[i][k]));
   printf("%-12s nodes %5zu  lower sets %8zu%s  frontier (auto) %9.1f ms, %zu points%s  peak RSS %ld MiB\n",
          label, g->n_activations, nls, rc == 0 ? "" : "+", tf, f.n_points,
          f.exact ? "" : " (exact fell back)", peak_rss_kib() / 1024);
-  for (i = 0; i < 3; i++)
-    printf("    budget %6.3f GiB  exact %-26s approx %-26s memonger %s\n",
-           (double)b[i] / (1 << 30), cells[i][0], cells[i][1], cells[i][2]);
+  for (i = 0; i < 4; i++)
+    printf("    budget %6.3f GiB  exact %-26s approx %-26s memonger %s%s\n",
+           (double)b[i] / (1 << 30), cells[i][0], cells[i][1], cells[i][2],
+           i == 3 ? "  (the exact DP's least budget)" : "");
   mp_frontier_free(&f);
 }
 
@@ -150,10 +160,57 @@ static void bench_layered(void) {
 /* The data-migration table (tests/bench/bench_swap.c), when linked in. */
 __attribute__((weak)) void mp_bench_swap_table(void);
 
+/* `bench_planner sweep NAME`: the exact DP alone (mp_dp_solve, memplan's
+ * accounting) at 24 budgets from its least one to the no-recompute
+ * model peak, the least five a step apart (where its solves work hardest):
+ * the "every budget under 10 s" figure. */
+static int bench_sweep(const char *name) {
+  char path[128];
+  mp_graph_t *g;
+  mp_error_t err;
+  mp_dp_options_t o;
+  mp_dp_result_t r;
+  uint64_t lo, hi, b;
+  double worst = 0, t0, dt;
+  int k;
+  snprintf(path, sizeof(path), "tests/graphs/cg_%s.txt", name);
+  if (mp_graph_load_file(path, MP_FORMAT_AUTO, NULL, &g, NULL, &err) != 0) {
+    printf("%s: %s\n", path, err.message);
+    return 1;
+  }
+  mp_dp_options_init(&o);
+  o.budget = 0;
+  if (mp_dp_solve(g, &o, &r, &err) != 0 || r.feasible) return 1;
+  lo = r.min_feasible_budget;
+  mp_dp_result_free(&r);
+  o.budget = UINT64_MAX;
+  if (mp_dp_solve(g, &o, &r, &err) != 0) return 1;
+  hi = r.model_peak;
+  mp_dp_result_free(&r);
+  printf("%s: exact DP from its least budget %.3f GiB to %.3f GiB\n", name,
+         (double)lo / (1 << 30), (double)hi / (1 << 30));
+  for (k = 0; k < 24; k++) {
+    b = k < 5 ? lo + (uint64_t)k * ((hi - lo) / 1000) : lo + (hi - lo) / 19 * (uint64_t)(k - 4);
+    o.budget = b;
+    t0 = now_ms();
+    if (mp_dp_solve(g, &o, &r, &err) != 0) return 1;
+    dt = now_ms() - t0;
+    if (dt > worst) worst = dt;
+    printf("    budget %6.3f GiB  %8.1f ms  rc=%g%s\n", (double)b / (1 << 30), dt, r.recompute_time,
+           r.exact_used ? "" : "  (fell back to approx)");
+    fflush(stdout);
+    mp_dp_result_free(&r);
+  }
+  printf("    slowest: %.1f ms\n", worst);
+  mp_graph_free(g);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   static const char *const names[] = {"vgg19", "unet", "resnet50", "resnet152", "densenet",
                                       "googlenet", "pspnet"};
   size_t i;
+  if (argc > 2 && strcmp(argv[1], "sweep") == 0) return bench_sweep(argv[2]);
   printf("memplan planner benchmark (%s). rc = recomputation in the graph's time unit;\n"
          "* = exact fell back to approx; times are wall clock on this machine.\n\n",
          argc > 1 ? argv[1] : "all shipped graphs");
