@@ -12,7 +12,7 @@
 
 typedef struct srv__entry_s {
   char *key;
-  char *value;
+  srv_blob_t *value;
   size_t len;
   uint64_t hash;
   struct srv__entry_s *hnext;       /* bucket chain */
@@ -51,9 +51,13 @@ srv_cache_t *srv_cache_new(uint64_t max_bytes) {
   return c;
 }
 
+void srv_blob_unref(srv_blob_t *b) {
+  if (b && __atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) == 0) free(b);
+}
+
 static void srv__entry_free(srv__entry_t *e) {
   free(e->key);
-  free(e->value);
+  srv_blob_unref(e->value);
   free(e);
 }
 
@@ -110,25 +114,29 @@ static srv__entry_t *srv__find(srv_cache_t *c, const char *key, uint64_t h) {
   return NULL;
 }
 
-int srv_cache_get(srv_cache_t *c, const char *key, char **out, size_t *len) {
-  uint64_t h = srv__hash(key);
-  srv__entry_t *e;
-  char *copy;
-  pthread_mutex_lock(&c->mu);
-  e = srv__find(c, key, h);
-  if (e == NULL) {
-    pthread_mutex_unlock(&c->mu);
-    return SRV_ENOTFOUND;
-  }
-  /* move to front */
-  if (e != c->head) {
+/* The entry under key, made the most recent; NULL when absent. Called
+ * with the lock held. */
+static srv__entry_t *srv__touch(srv_cache_t *c, const char *key) {
+  srv__entry_t *e = srv__find(c, key, srv__hash(key));
+  if (e != NULL && e != c->head) {
     if (e->prev) e->prev->next = e->next;
     if (e->next) e->next->prev = e->prev; else c->tail = e->prev;
     srv__push_front(c, e);
   }
+  return e;
+}
+
+int srv_cache_get(srv_cache_t *c, const char *key, char **out, size_t *len) {
+  srv__entry_t *e;
+  char *copy;
+  pthread_mutex_lock(&c->mu);
+  if ((e = srv__touch(c, key)) == NULL) {
+    pthread_mutex_unlock(&c->mu);
+    return SRV_ENOTFOUND;
+  }
   copy = malloc(e->len + 1);
   if (copy) {
-    memcpy(copy, e->value, e->len);
+    memcpy(copy, e->value->data, e->len);
     copy[e->len] = '\0';
     *len = e->len;
   }
@@ -138,19 +146,36 @@ int srv_cache_get(srv_cache_t *c, const char *key, char **out, size_t *len) {
   return 0;
 }
 
+int srv_cache_get_blob(srv_cache_t *c, const char *key, srv_blob_t **out) {
+  srv__entry_t *e;
+  pthread_mutex_lock(&c->mu);
+  if ((e = srv__touch(c, key)) == NULL) {
+    pthread_mutex_unlock(&c->mu);
+    return SRV_ENOTFOUND;
+  }
+  __atomic_add_fetch(&e->value->refs, 1, __ATOMIC_RELAXED);
+  *out = e->value;
+  pthread_mutex_unlock(&c->mu);
+  return 0;
+}
+
 int srv_cache_put(srv_cache_t *c, const char *key, const char *value, size_t len) {
   srv__entry_t *e, *old;
   uint64_t cost;
   e = calloc(1, sizeof(*e));
   if (e == NULL) return SRV_ENOMEM;
   e->key = strdup(key);
-  e->value = malloc(len + 1);
+  e->value = malloc(sizeof(*e->value) + len + 1);
   if (e->key == NULL || e->value == NULL) {
-    srv__entry_free(e);
+    free(e->key);
+    free(e->value);
+    free(e);
     return SRV_ENOMEM;
   }
-  memcpy(e->value, value, len);
-  e->value[len] = '\0';
+  e->value->refs = 1;
+  e->value->len = len;
+  memcpy(e->value->data, value, len);
+  e->value->data[len] = '\0';
   e->len = len;
   e->hash = srv__hash(key);
   cost = srv__cost(e);

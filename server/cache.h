@@ -2,9 +2,12 @@
  * bytes. Keys are strings (result and frontier keys), values are byte
  * strings (serialised JSON). Thread-safe: one mutex.
  *
- * Ownership: put copies key and value; get returns a malloc'd copy the
- * caller frees, so an entry evicted right after a get is never a dangling
- * pointer. */
+ * Ownership: put copies key and value. A value is an immutable,
+ * reference-counted srv_blob_t: srv_cache_get_blob hands out a reference
+ * the caller drops with srv_blob_unref (the hot path: a cached answer is
+ * sent from the entry's own bytes, without a copy), srv_cache_get a
+ * malloc'd copy the caller frees. Either way an entry evicted right after
+ * a get is never a dangling pointer. */
 #ifndef SRV_CACHE_H
 #define SRV_CACHE_H
 
@@ -13,11 +16,21 @@
 
 #include "server.h"
 
+typedef struct srv_blob_s {
+  unsigned refs;  /* atomic */
+  size_t len;
+  char data[];    /* len bytes and a NUL */
+} srv_blob_t;
+
+void srv_blob_unref(srv_blob_t *b);
+
 srv_cache_t *srv_cache_new(uint64_t max_bytes);
 void srv_cache_free(srv_cache_t *c);
 
 /* 0 with *out (NUL-terminated copy) and *len, or SRV_ENOTFOUND, SRV_ENOMEM. */
 int srv_cache_get(srv_cache_t *c, const char *key, char **out, size_t *len);
+/* 0 with *out a new reference to the value, or SRV_ENOTFOUND. */
+int srv_cache_get_blob(srv_cache_t *c, const char *key, srv_blob_t **out);
 /* Insert or replace; values larger than the whole cache are not kept.
  * 0 or SRV_ENOMEM. */
 int srv_cache_put(srv_cache_t *c, const char *key, const char *value, size_t len);

@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "cache.h"
 #include "log.h"
 #include "metrics.h"
 #include "routes.h"
@@ -58,6 +59,15 @@ enum MHD_Result srv_respond_bytes(srv_req_t *r, unsigned status, const char *cty
 enum MHD_Result srv_respond_text_owned(srv_req_t *r, unsigned status, char *text, size_t len) {
   struct MHD_Response *resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
   if (resp == NULL) free(text);
+  return srv__queue(r, status, resp, "application/json");
+}
+
+static void srv__blob_done(void *cls) { srv_blob_unref(cls); }
+
+enum MHD_Result srv_respond_blob(srv_req_t *r, unsigned status, srv_blob_t *blob) {
+  struct MHD_Response *resp =
+      MHD_create_response_from_buffer_with_free_callback_cls(blob->len, blob->data, srv__blob_done, blob);
+  if (resp == NULL) srv_blob_unref(blob);
   return srv__queue(r, status, resp, "application/json");
 }
 

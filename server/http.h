@@ -56,6 +56,10 @@ enum MHD_Result srv_respond_bytes(srv_req_t *r, unsigned status, const char *cty
                                   size_t len, const char *extra_name, const char *extra_value);
 /* Send a JSON text we already hold (malloc'd; taken over). */
 enum MHD_Result srv_respond_text_owned(srv_req_t *r, unsigned status, char *json_text, size_t len);
+/* Send a cached JSON value from its own bytes (the reference is taken
+ * over and dropped once libmicrohttpd has sent it). */
+struct srv_blob_s;
+enum MHD_Result srv_respond_blob(srv_req_t *r, unsigned status, struct srv_blob_s *blob);
 /* {"error": {"code", "message", "path"}, "request_id"} */
 enum MHD_Result srv_respond_error(srv_req_t *r, unsigned status, const char *code, const char *path,
                                   const char *fmt, ...) __attribute__((format(printf, 5, 6)));

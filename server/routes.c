@@ -215,17 +215,19 @@ static void srv__hash_from_text(srv_req_t *r, const char *text) {
 
 /* Answer with the plan's current view: 200 when final, else `pending`.
  * A finished plan never changes, so its rendered view is kept in the LRU
- * cache: a repeated GET (dashboards, pollers) is a lookup and a copy, with
- * no store read, no JSON parse and no serialisation. */
+ * cache: a repeated GET (dashboards, pollers) is a lookup, and the answer
+ * is sent from the cached bytes themselves (a reference, no copy), with no
+ * store read, no JSON parse and no serialisation. */
 static enum MHD_Result srv__answer_plan(srv_req_t *r, const char *id, int with_timeline, unsigned pending) {
   int final, oom;
   char key[160], *text = NULL;
   size_t len = 0;
   json_t *view;
+  srv_blob_t *blob;
   snprintf(key, sizeof(key), "view|%s|%d", id, with_timeline);
-  if (srv_cache_get(r->srv->cache, key, &text, &len) == 0) {
-    srv__hash_from_text(r, text);
-    return srv_respond_text_owned(r, 200, text, len);
+  if (srv_cache_get_blob(r->srv->cache, key, &blob) == 0) {
+    srv__hash_from_text(r, blob->data);
+    return srv_respond_blob(r, 200, blob);
   }
   view = srv__plan_view(r->srv, id, with_timeline, &final, &oom);
   if (view == NULL) {

@@ -368,6 +368,16 @@ START_TEST(test_submit_poll_cache) {
   ck_assert(json_is_array(json_object_get(res, "timeline")));
   ck_assert(json_is_number(json_object_get(o, "created_ms")));
   ck_assert(json_is_number(json_object_get(o, "run_ms")));
+  {
+    /* read again: sent from the view cache's own bytes (a shared,
+     * reference-counted entry), the same answer */
+    char path[128];
+    json_t *again = NULL;
+    snprintf(path, sizeof(path), "/v1/plans/%s", id);
+    ck_assert_int_eq(http(&s, "GET", path, NULL, NULL, &again, NULL), 200);
+    ck_assert(json_equal(o, again));
+    json_decref(again);
+  }
   json_decref(o);
 
   /* the same plan again: answered from the cache, with the result */
