@@ -1,4 +1,4 @@
-/* http.h - the HTTP layer: libmicrohttpd in its own epoll thread pool,
+/* http.h - the HTTP layer: libmicrohttpd in its own poll() thread pool,
  * request state, body limits, authentication, suspension, and the one
  * place where responses are built, logged and counted.
  *

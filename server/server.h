@@ -6,7 +6,7 @@
  *
  *   main thread      libuv loop: signals, the wait doorbell and timers
  *                    (long-poll deadlines, the drain clock)
- *   HTTP threads     libmicrohttpd's internal epoll pool: parse, route,
+ *   HTTP threads     libmicrohttpd's internal poll() pool: parse, route,
  *                    answer, or suspend a connection that waits for a job
  *   worker threads   jobs.c: plans and frontiers, one at a time each
  *

@@ -3,7 +3,8 @@
 # on a free loopback port. Prints requests/s and latency percentiles for a
 # cached GET /v1/plans/{id}, a cache-hit POST /v1/plans and GET /healthz, a
 # 256-connection run (which must see no error responses), and plans per
-# second for uncached approx plans of a shipped graph. Figures only; the
+# second for uncached approx plans of a shipped graph; then the cached GET
+# and /healthz again with one HTTP thread and one wrk thread. Figures only; the
 # targets (20,000 req/s and p99 under 5 ms for the cached GET on 2 cores)
 # are compared by a reader, not asserted: this machine is shared and noisy.
 # Usage: tests/bench/http_bench.sh [path/to/memplan-server]
@@ -18,16 +19,19 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-"$SERVER" --listen 127.0.0.1:0 --port-file "$work/port" --data-dir "$work/data" \
-  --log-level warn --max-connections 2048 --max-connections-per-ip 0 >"$work/log" 2>&1 &
-pid=$!
-i=0
-while [ ! -s "$work/port" ]; do
-  i=$((i + 1)); [ $i -gt 100 ] && { echo "http_bench: the daemon did not start"; cat "$work/log"; exit 1; }
-  sleep 0.1
-done
-port=$(cat "$work/port")
-base="http://127.0.0.1:$port"
+start() { # extra daemon flags; sets pid and base
+  rm -f "$work/port"
+  "$SERVER" --listen 127.0.0.1:0 --port-file "$work/port" --data-dir "$work/data" \
+    --log-level warn --max-connections 2048 --max-connections-per-ip 0 "$@" >"$work/log" 2>&1 &
+  pid=$!
+  i=0
+  while [ ! -s "$work/port" ]; do
+    i=$((i + 1)); [ $i -gt 100 ] && { echo "http_bench: the daemon did not start"; cat "$work/log"; exit 1; }
+    sleep 0.1
+  done
+  base="http://127.0.0.1:$(cat "$work/port")"
+}
+start
 
 # One plan to read back, and the request body that hits the cache.
 python3 - "$work" <<'PY'
@@ -75,3 +79,19 @@ run "GET /healthz, 64 conns" -t2 -c64 -d"${DUR}s" "$base/healthz"
 run "GET /v1/plans/{id} (cached), 256 conns" -t2 -c256 -d"${DUR}s" "$base/v1/plans/$id"
 run "POST uncached approx plans (ResNet50), 8 conns" -t2 -c8 -d"${DUR}s" -s "$work/uncached.lua" "$base/v1/plans"
 echo "(uncached: each request is one new plan answered in full, so req/s is plans/s)"
+
+# The same daemon with one HTTP thread, against one wrk thread: two busy
+# threads on two cores, so neither waits for the other's time slice (with
+# the default two HTTP threads and two wrk threads, four share the two
+# cores, and a request whose thread is descheduled waits a slice: that is
+# the p99 above). Three runs each, to show the spread.
+kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
+start --http-threads 1
+curl -s "$base/v1/plans/$id" >/dev/null # warm the view cache
+for k in 1 2 3; do
+  run "GET /v1/plans/{id} (cached), 64 conns, 1+1 thr" -t1 -c64 -d"${DUR}s" "$base/v1/plans/$id"
+done
+for k in 1 2 3; do
+  run "GET /healthz, 64 conns, 1+1 thr" -t1 -c64 -d"${DUR}s" "$base/healthz"
+done
+run "GET /v1/plans/{id} (cached), 256 conns, 1+1 thr" -t1 -c256 -d"${DUR}s" "$base/v1/plans/$id"
