@@ -694,11 +694,11 @@ START_TEST(test_bars_shipped) {
   p0 = none.sim.peak_bytes;
   mp_plan_result_free(&none);
   plan_shipped(g, MP_SOLVER_AUTO, lb, 0, &ro);
-  if (ro.feasible) {
-    least = lb; /* nothing to beat */
-  } else {
-    least = ro.min_feasible_budget;
-  }
+  /* recompute-only plans cannot reach the lower bound itself (there would
+   * be no gap below them for migration to fill) */
+  ck_assert_msg(!ro.feasible, "%s: recompute-only fits the lower bound %llu", shipped[_i],
+                (unsigned long long)lb);
+  least = ro.min_feasible_budget;
   mp_plan_result_free(&ro);
   ck_assert_uint_gt(least, lb);
   below = lb + (least - lb) / 2;
