@@ -17,11 +17,10 @@
 #include "cache.h"
 #include "formats.h"
 #include "frontier.h"
+#include "graph_stats_json.h"
 #include "json_util.h"
 #include "metrics.h"
 #include "request_json.h"
-#include "schedule.h"
-#include "simulator.h"
 #include "store.h"
 
 /* The dashboard page, embedded by server/dashboard_asset.S. */
@@ -801,49 +800,25 @@ static enum MHD_Result srv__graph_frontier(srv_req_t *r) {
 static enum MHD_Result srv__graph_get(srv_req_t *r) {
   enum MHD_Result ret;
   char *text = NULL;
-  size_t len, v, k, edges = 0;
+  size_t len;
   mp_graph_t *g = NULL;
-  mp_schedule_t *sched = NULL;
-  mp_sim_report_t rep;
   mp_error_t err;
-  uint64_t min_budget = 0;
-  json_t *o;
+  json_t *o = NULL;
+  int rc;
   if (srv__hash_param(r, &ret) != 0) return ret;
-  memset(&rep, 0, sizeof(rep));
   if (srv_store_get_graph(r->srv->store, r->params[0], &text, &len) != 0 ||
       mp_graph_load_buffer(text, len, MP_FORMAT_NATIVE, NULL, NULL, &g, NULL, &err) != 0) {
     free(text);
     return srv_respond_error(r, 500, "store_failed", "", "the stored graph could not be read");
   }
   free(text);
-  for (v = 0; v < g->n_nodes; v++)
-    if (g->nodes[v].kind == MP_KIND_ACTIVATION)
-      for (k = g->pred_off[v]; k < g->pred_off[v + 1]; k++)
-        if (g->nodes[g->pred[k]].kind == MP_KIND_ACTIVATION) edges++;
-  if (mp_schedule_store_all(g, &sched) != 0 || mp_simulate(g, sched, &rep, &err) != 0 ||
-      mp_min_budget(g, &min_budget) != 0) {
-    mp_schedule_free(sched);
-    mp_sim_report_free(&rep);
-    mp_graph_free(g);
-    return srv_respond_error(r, 500, "internal", "", "the graph could not be measured");
-  }
-  o = json_object();
-  if (o) {
-    mp_json_set(o, "graph_hash", json_string(r->params[0]));
-    mp_json_set(o, "name", json_string(g->name));
-    mp_json_set(o, "nodes", mp_json_u64(g->n_activations));
-    mp_json_set(o, "edges", mp_json_u64(edges));
-    mp_json_set(o, "activation_bytes", mp_json_u64(g->activation_bytes));
-    mp_json_set(o, "param_bytes", mp_json_u64(g->const_bytes));
-    mp_json_set(o, "peak_no_recompute", mp_json_u64(rep.peak_bytes));
-    mp_json_set(o, "min_budget", mp_json_u64(min_budget));
-    mp_json_set(o, "forward_time", mp_json_number(g->fwd_time));
-    mp_json_set(o, "backward_time", mp_json_number(g->bwd_time));
-    mp_json_set(o, "time_unit", json_string(g->time_unit));
-  }
-  mp_schedule_free(sched);
-  mp_sim_report_free(&rep);
+  rc = mp_graph_stats_json(g, &o, &err);
   mp_graph_free(g);
+  if (rc != 0) return srv_respond_error(r, 500, "internal", "", "the graph could not be measured: %s", err.message);
+  if (mp_json_set(o, "graph_hash", json_string(r->params[0])) != 0) {
+    json_decref(o);
+    return srv_respond_error(r, 500, "internal", "", "out of memory");
+  }
   return srv_respond_json(r, 200, o);
 }
 
