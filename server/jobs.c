@@ -65,9 +65,18 @@ struct srv_jobs_s {
   double test_delay_ms;
 };
 
+static const char *const srv__status_names[SRV_JOB_NSTATUS] = {"queued", "running", "done", "failed",
+                                                               "cancelled"};
+
 const char *srv_job_status_name(srv_job_status_t s) {
-  static const char *const names[] = {"queued", "running", "done", "failed", "cancelled"};
-  return (unsigned)s < 5 ? names[s] : "unknown";
+  return (unsigned)s < SRV_JOB_NSTATUS ? srv__status_names[s] : "unknown";
+}
+
+int srv_job_status_parse(const char *name) {
+  int i;
+  for (i = 0; name != NULL && i < SRV_JOB_NSTATUS; i++)
+    if (strcmp(name, srv__status_names[i]) == 0) return i;
+  return -1;
 }
 
 /* The shortest "%g" text that reads back as exactly `d` (at most 23

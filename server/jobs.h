@@ -43,7 +43,12 @@ typedef enum {
 
 typedef enum { SRV_JOB_PLAN = 0, SRV_JOB_FRONTIER = 1 } srv_job_kind_t;
 
+#define SRV_JOB_NSTATUS 5
+
+/* A status's name ("queued", "running", "done", "failed", "cancelled"),
+ * and back: the status named `name`, or -1. */
 const char *srv_job_status_name(srv_job_status_t s);
+int srv_job_status_parse(const char *name);
 
 typedef struct srv_job_s srv_job_t;
 

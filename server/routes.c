@@ -500,21 +500,15 @@ static enum MHD_Result srv__plan_delete(srv_req_t *r) {
 }
 
 static enum MHD_Result srv__plans_list(srv_req_t *r) {
-  static const char *const statuses[] = {"queued", "running", "done", "failed", "cancelled"};
   const char *status = srv_req_arg(r, "status"), *lim = srv_req_arg(r, "limit"), *after = srv_req_arg(r, "after");
   unsigned long limit = 50;
   long long before = 0, last = 0;
   json_t *arr, *o;
-  size_t i;
 
   if (status && status[0] == '\0') status = NULL;
-  if (status) {
-    for (i = 0; i < 5; i++)
-      if (strcmp(status, statuses[i]) == 0) break;
-    if (i == 5)
-      return srv_respond_error(r, 400, "invalid_query", "?status",
-                               "status must be queued, running, done, failed or cancelled");
-  }
+  if (status && srv_job_status_parse(status) < 0)
+    return srv_respond_error(r, 400, "invalid_query", "?status",
+                             "status must be queued, running, done, failed or cancelled");
   if (lim) {
     char *end;
     limit = strtoul(lim, &end, 10);

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <sys/stat.h>
 
+#include "jobs.h"
 #include "json_util.h"
 #include "log.h"
 
@@ -372,7 +373,6 @@ out:
 }
 
 int srv_store_count_status(srv_store_t *st, uint64_t counts[5]) {
-  static const char *const names[5] = {"queued", "running", "done", "failed", "cancelled"};
   sqlite3_stmt *s = NULL;
   int rc = SRV_ESTORE, step, i;
   memset(counts, 0, 5 * sizeof(counts[0]));
@@ -380,9 +380,8 @@ int srv_store_count_status(srv_store_t *st, uint64_t counts[5]) {
   if (sqlite3_prepare_v2(st->db, "SELECT status, COUNT(*) FROM jobs GROUP BY status", -1, &s, NULL) ==
       SQLITE_OK) {
     while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-      const char *name = (const char *)sqlite3_column_text(s, 0);
-      for (i = 0; i < 5; i++)
-        if (name && strcmp(name, names[i]) == 0) counts[i] = (uint64_t)sqlite3_column_int64(s, 1);
+      i = srv_job_status_parse((const char *)sqlite3_column_text(s, 0));
+      if (i >= 0) counts[i] = (uint64_t)sqlite3_column_int64(s, 1);
     }
     if (step == SQLITE_DONE) rc = 0;
   }
