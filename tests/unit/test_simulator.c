@@ -21,6 +21,7 @@
 #include "simulator.h"
 #include "strategy.h"
 #include "suites.h"
+#include "test_util.h"
 
 typedef struct {
   const char *id;
@@ -60,40 +61,6 @@ static mp_graph_t *build(const tn_t *ns, size_t n, uint64_t param_bytes) {
   return g;
 }
 
-/* A schedule from "C a; R b; F c; B d" (auto_free as given). */
-static mp_schedule_t *mk(const mp_graph_t *g, int auto_free, const char *text) {
-  mp_schedule_t *s = mp_schedule_new();
-  char *copy = strdup(text), *save = NULL, *tok;
-  ck_assert_ptr_nonnull(s);
-  ck_assert_ptr_nonnull(copy);
-  s->auto_free = auto_free;
-  for (tok = strtok_r(copy, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
-    char opc, name[64];
-    mp_step_op_t op;
-    long v;
-    ck_assert_int_eq(sscanf(tok, " %c %63s", &opc, name), 2);
-    op = opc == 'C' ? MP_STEP_COMPUTE
-       : opc == 'R' ? MP_STEP_RECOMPUTE
-       : opc == 'F' ? MP_STEP_FREE
-                    : MP_STEP_BACKWARD;
-    v = mp_graph_find(g, name);
-    ck_assert_msg(v >= 0, "unknown node %s", name);
-    ck_assert_int_eq(mp_schedule_push(s, op, (uint32_t)v), 0);
-  }
-  free(copy);
-  return s;
-}
-
-/* The schedule back as "C a; ..." (static buffer, large enough here). */
-static const char *str(const mp_graph_t *g, const mp_schedule_t *s) {
-  static char buf[4096];
-  size_t i, off = 0;
-  buf[0] = 0;
-  for (i = 0; i < s->n_steps && off < sizeof(buf) - 80; i++)
-    off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%c %s", i ? "; " : "",
-                            "CRFB"[s->steps[i].op], g->nodes[s->steps[i].node].id);
-  return buf;
-}
 
 static void check_timeline(const mp_sim_report_t *r, const uint64_t *want, size_t n) {
   size_t i;
@@ -151,7 +118,7 @@ START_TEST(test_chain3_store_all) {
   const uint64_t tl_raw[] = {10, 30, 60, 80, 70, 60};
 
   ck_assert_int_eq(mp_schedule_store_all(g, &s), 0);
-  ck_assert_str_eq(str(g, s), "C a; C b; C c; F c; B c; F b; B b; F a; B a");
+  ck_assert_str_eq(mp_test_schedule_text(g, s), "C a; C b; C c; F c; B c; F b; B b; F a; B a");
   ck_assert_int_eq(mp_simulate(g, s, &r, &err), 0);
   ck_assert_uint_eq(r.peak_bytes, 80);
   ck_assert_uint_eq(r.peak_step, 4);
@@ -166,7 +133,7 @@ START_TEST(test_chain3_store_all) {
   ck_assert_uint_eq(r.n_frees, 3);
   mp_sim_report_free(&r);
 
-  af = mk(g, 1, "C a; C b; C c; B c; B b; B a");
+  af = mp_test_schedule(g, 1, "C a; C b; C c; B c; B b; B a");
   ck_assert_int_eq(mp_simulate(g, af, &r, &err), 0);
   ck_assert_uint_eq(r.peak_bytes, 80);
   ck_assert_uint_eq(r.peak_step, 3);
@@ -174,7 +141,7 @@ START_TEST(test_chain3_store_all) {
   check_timeline(&r, tl_auto, 6);
   mp_sim_report_free(&r);
 
-  raw = mk(g, 0, "C a; C b; C c; B c; B b; B a");
+  raw = mp_test_schedule(g, 0, "C a; C b; C c; B c; B b; B a");
   ck_assert_int_eq(mp_simulate(g, raw, &r, &err), 0);
   ck_assert_uint_eq(r.peak_bytes, 110);
   ck_assert_uint_eq(r.peak_step, 3);
@@ -182,7 +149,11 @@ START_TEST(test_chain3_store_all) {
   mp_sim_report_free(&r);
   /* The liveness pass never raises the peak, and gives store_all exactly. */
   ck_assert_int_eq(mp_schedule_insert_frees(g, raw), 0);
-  ck_assert_str_eq(str(g, raw), str(g, s));
+  { /* (one text at a time: the buffer is shared) */
+    char *want = strdup(mp_test_schedule_text(g, s));
+    ck_assert_str_eq(mp_test_schedule_text(g, raw), want);
+    free(want);
+  }
   ck_assert_uint_le(sim_peak(g, raw), 110);
   /* insert_frees refuses a schedule that already has frees */
   ck_assert_int_eq(mp_schedule_insert_frees(g, raw), MP_EINVAL);
@@ -215,7 +186,7 @@ START_TEST(test_diamond) {
    *  10 F a 10 | 11 B a => 0 */
   const uint64_t tl[] = {10, 30, 60, 100, 60, 110, 90, 60, 40, 20, 10, 0};
   ck_assert_int_eq(mp_schedule_store_all(g, &s), 0);
-  ck_assert_str_eq(str(g, s), "C a; C b; C c; C d; F d; B d; F b; F c; B c; B b; F a; B a");
+  ck_assert_str_eq(mp_test_schedule_text(g, s), "C a; C b; C c; C d; F d; B d; F b; F c; B c; B b; F a; B a");
   ck_assert_int_eq(mp_simulate(g, s, &r, &err), 0);
   ck_assert_uint_eq(r.peak_bytes, 150);
   ck_assert_uint_eq(r.peak_step, 5);
@@ -249,7 +220,7 @@ START_TEST(test_constant_memory) {
   const uint64_t tl[] = {1115, 1135, 1115, 1125, 1115, 1105};
   ck_assert_uint_eq(g->const_bytes, 1105);
   ck_assert_int_eq(mp_schedule_store_all(g, &s), 0);
-  ck_assert_str_eq(str(g, s), "C a; C b; F b; B b; F a; B a");
+  ck_assert_str_eq(mp_test_schedule_text(g, s), "C a; C b; F b; B b; F a; B a");
   ck_assert_int_eq(mp_simulate(g, s, &r, &err), 0);
   ck_assert_uint_eq(r.peak_bytes, 1145);
   ck_assert_uint_eq(r.peak_step, 3);
@@ -261,9 +232,9 @@ START_TEST(test_constant_memory) {
   ck_assert_uint_eq(mb, 1145);
   mp_schedule_free(s);
   /* Inputs and params never appear in steps. */
-  expect_err(g, mk(g, 0, "C x"), MP_ESCHEDULE, "$.steps[0]",
+  expect_err(g, mp_test_schedule(g, 0, "C x"), MP_ESCHEDULE, "$.steps[0]",
              "step 0 (compute 'x'): 'x' is an input node");
-  expect_err(g, mk(g, 0, "C a; F w"), MP_ESCHEDULE, "$.steps[1]", "'w' is a param node");
+  expect_err(g, mp_test_schedule(g, 0, "C a; F w"), MP_ESCHEDULE, "$.steps[1]", "'w' is a param node");
   mp_graph_free(g);
 }
 END_TEST
@@ -291,7 +262,7 @@ START_TEST(test_bwd_reads_variants) {
   const uint64_t tl2[] = {10, 30, 40, 30, 10, 0};
 
   ck_assert_int_eq(mp_schedule_store_all(g, &s), 0);
-  ck_assert_str_eq(str(g, s), "C a; C b; F a; C c; F c; B c; B b; F b; B a");
+  ck_assert_str_eq(mp_test_schedule_text(g, s), "C a; C b; F a; C c; F c; B c; B b; F b; B a");
   ck_assert_int_eq(mp_simulate(g, s, &r, &err), 0);
   ck_assert_uint_eq(r.peak_bytes, 70);
   ck_assert_uint_eq(r.peak_step, 5);
@@ -302,19 +273,19 @@ START_TEST(test_bwd_reads_variants) {
   ck_assert_uint_eq(mb, 50);
   mp_schedule_free(s);
   /* B b reads its output: dropping it first is an error. */
-  expect_err(g, mk(g, 0, "C a; C b; C c; B c; F b; B b"), MP_ESCHEDULE, "$.steps[5]",
+  expect_err(g, mp_test_schedule(g, 0, "C a; C b; C c; B c; F b; B b"), MP_ESCHEDULE, "$.steps[5]",
              "step 5 (backward 'b'): its own output is not in memory");
   /* B c reads nothing, so every value may be gone before it:
    *  0 C a 10 | 1 C b 30 | 2 F a 20 | 3 C c 50 | 4 F b 30 | 5 F c 0
    *  6 B c: gc 30, gb 20 -> 50 => 20 | 7 R a 30 | 8 R b 50
    *  9 B b: ga 10 -> 60 (peak) => 40 | 10 F b 20 | 11 F a 10 | 12 B a => 0 */
-  s = mk(g, 0, "C a; C b; F a; C c; F b; F c; B c; R a; R b; B b; F b; F a; B a");
+  s = mp_test_schedule(g, 0, "C a; C b; F a; C c; F b; F c; B c; R a; R b; B b; F b; F a; B a");
   ck_assert_uint_eq(sim_peak(g, s), 60);
   ck_assert_uint_ge(sim_peak(g, s), 50); /* min budget */
   mp_schedule_free(s);
 
   ck_assert_int_eq(mp_schedule_store_all(g2, &s), 0);
-  ck_assert_str_eq(str(g2, s), "C p; C q; B q; F p; F q; B p");
+  ck_assert_str_eq(mp_test_schedule_text(g2, s), "C p; C q; B q; F p; F q; B p");
   ck_assert_int_eq(mp_simulate(g2, s, &r, &err), 0);
   ck_assert_uint_eq(r.peak_bytes, 60);
   ck_assert_uint_eq(r.peak_step, 2);
@@ -341,7 +312,7 @@ START_TEST(test_workspace) {
    *  3 B b: gb 20, ga 10 -> 40 + ws 100 = 140 (peak) => 20 | 4 F a 10 | 5 B a => 0 */
   const uint64_t tl[] = {10, 30, 10, 20, 10, 0};
   ck_assert_int_eq(mp_schedule_store_all(g, &s), 0);
-  ck_assert_str_eq(str(g, s), "C a; C b; F b; B b; F a; B a");
+  ck_assert_str_eq(mp_test_schedule_text(g, s), "C a; C b; F b; B b; F a; B a");
   ck_assert_int_eq(mp_simulate(g, s, &r, &err), 0);
   ck_assert_uint_eq(r.peak_bytes, 140);
   ck_assert_uint_eq(r.peak_step, 3);
@@ -380,7 +351,7 @@ START_TEST(test_hand_recompute) {
    *  | B d -> 110 => 70, F c => 40 | R b 60 | B c => 50, F b => 30
    *  | B b => 20, F a => 10 | B a => 0 */
   const uint64_t tl_auto[] = {10, 30, 40, 40, 40, 60, 30, 10, 0};
-  s = mk(g, 0, hand4);
+  s = mp_test_schedule(g, 0, hand4);
   ck_assert_int_eq(mp_simulate(g, s, &r, &err), 0);
   ck_assert_uint_eq(r.peak_bytes, 110);
   ck_assert_uint_eq(r.peak_step, 6);
@@ -404,7 +375,7 @@ START_TEST(test_hand_recompute) {
   ck_assert_uint_eq(r.peak_step, 5);
   mp_sim_report_free(&r);
 
-  af = mk(g, 1, "C a; C b; C c; C d; B d; R b; B c; B b; B a");
+  af = mp_test_schedule(g, 1, "C a; C b; C c; C d; B d; R b; B c; B b; B a");
   ck_assert_int_eq(mp_simulate(g, af, &r, &err), 0);
   ck_assert_uint_eq(r.peak_bytes, 110);
   ck_assert_uint_eq(r.peak_step, 4);
@@ -414,7 +385,7 @@ START_TEST(test_hand_recompute) {
   /* The liveness pass reproduces the hand-written frees exactly. */
   ck_assert_int_eq(mp_schedule_insert_frees(g, af), 0);
   ck_assert_int_eq(af->auto_free, 0);
-  ck_assert_str_eq(str(g, af), hand4);
+  ck_assert_str_eq(mp_test_schedule_text(g, af), hand4);
 
   /* d: max(30+40, 40+30+30) = 100 <= 110 and <= 130 */
   ck_assert_int_eq(mp_min_budget(g, &mb), 0);
@@ -432,7 +403,7 @@ START_TEST(test_recompute_false) {
   memcpy(ns, chain4, sizeof(ns));
   ns[1].no_recompute = 1; /* b: dropout-like */
   g = build(ns, 4, 0);
-  expect_err(g, mk(g, 0, hand4), MP_ESCHEDULE, "$.steps[8]",
+  expect_err(g, mp_test_schedule(g, 0, hand4), MP_ESCHEDULE, "$.steps[8]",
              "step 8 (recompute 'b'): node 'b' is marked recompute:false and must not be "
              "recomputed");
   mp_graph_free(g);
@@ -472,7 +443,7 @@ START_TEST(test_strategy_two_segments) {
   const uint64_t tl[] = {10, 30, 20, 50, 30, 70, 120, 180, 120, 170, 120,
                          110, 70, 60, 30, 40, 60, 50, 30, 20, 10, 0};
   ck_assert_int_eq(mp_schedule_from_strategy(g, st, &s), 0);
-  ck_assert_str_eq(str(g, s),
+  ck_assert_str_eq(mp_test_schedule_text(g, s),
                    "C n0; C n1; F n0; C n2; F n1; C n3; C n4; C n5; F n5; B n5; F n4; B n4; "
                    "F n3; B n3; F n2; R n0; R n1; B n2; F n1; B n1; F n0; B n0");
   ck_assert_int_eq(mp_simulate(g, s, &r, &err), 0);
@@ -519,7 +490,7 @@ START_TEST(test_strategy_three_segments) {
   const uint64_t tl[] = {10, 30, 20, 50, 90, 60, 110, 170, 110, 160, 110,
                          100, 60, 90, 80, 50, 40, 20, 30, 20, 10, 0};
   ck_assert_int_eq(mp_schedule_from_strategy(g, st, &s), 0);
-  ck_assert_str_eq(str(g, s),
+  ck_assert_str_eq(mp_test_schedule_text(g, s),
                    "C n0; C n1; F n0; C n2; C n3; F n2; C n4; C n5; F n5; B n5; F n4; B n4; "
                    "F n3; R n2; B n3; F n2; B n2; F n1; R n0; B n1; F n0; B n0");
   ck_assert_int_eq(mp_simulate(g, s, &r, &err), 0);
@@ -547,7 +518,7 @@ START_TEST(test_strategy_three_segments) {
   g = build(ns, 6, 0);
   st = strat(g, seg, 3);
   ck_assert_int_eq(mp_schedule_from_strategy(g, st, &s), 0);
-  ck_assert_str_eq(str(g, s),
+  ck_assert_str_eq(mp_test_schedule_text(g, s),
                    "C n0; C n1; F n0; C n2; C n3; C n4; C n5; F n5; B n5; F n4; B n4; F n3; "
                    "B n3; F n2; B n2; F n1; R n0; B n1; F n0; B n0");
   ck_assert_int_eq(mp_simulate(g, s, &r, &err), 0);
@@ -574,53 +545,53 @@ START_TEST(test_validity_rules) {
   mp_schedule_t *s;
 
   /* operand missing */
-  expect_err(g, mk(g, 0, "C a; F a; C b"), MP_ESCHEDULE, "$.steps[2]",
+  expect_err(g, mp_test_schedule(g, 0, "C a; F a; C b"), MP_ESCHEDULE, "$.steps[2]",
              "step 2 (compute 'b'): input 'a' is not in memory");
   /* double compute */
-  expect_err(g, mk(g, 0, "C a; C a"), MP_ESCHEDULE, "$.steps[1]",
+  expect_err(g, mp_test_schedule(g, 0, "C a; C a"), MP_ESCHEDULE, "$.steps[1]",
              "step 1 (compute 'a'): 'a' is already computed");
   /* recompute before compute */
-  expect_err(g, mk(g, 0, "R a"), MP_ESCHEDULE, "$.steps[0]",
+  expect_err(g, mp_test_schedule(g, 0, "R a"), MP_ESCHEDULE, "$.steps[0]",
              "step 0 (recompute 'a'): 'a' has not been computed yet");
   /* recompute of a value still in memory */
-  expect_err(g, mk(g, 0, "C a; R a"), MP_ESCHEDULE, "$.steps[1]",
+  expect_err(g, mp_test_schedule(g, 0, "C a; R a"), MP_ESCHEDULE, "$.steps[1]",
              "the value of 'a' is already in memory");
   /* recompute with a missing operand */
-  expect_err(g, mk(g, 0, "C a; C b; F a; F b; R b"), MP_ESCHEDULE, "$.steps[4]",
+  expect_err(g, mp_test_schedule(g, 0, "C a; C b; F a; F b; R b"), MP_ESCHEDULE, "$.steps[4]",
              "step 4 (recompute 'b'): input 'a' is not in memory");
   /* free of an absent value */
-  expect_err(g, mk(g, 0, "C a; F a; F a"), MP_ESCHEDULE, "$.steps[2]",
+  expect_err(g, mp_test_schedule(g, 0, "C a; F a; F a"), MP_ESCHEDULE, "$.steps[2]",
              "step 2 (free 'a'): the value of 'a' is not in memory");
   /* backward before its successors */
-  expect_err(g, mk(g, 0, "C a; C b; C c; B b"), MP_ESCHEDULE, "$.steps[3]",
+  expect_err(g, mp_test_schedule(g, 0, "C a; C b; C c; B b"), MP_ESCHEDULE, "$.steps[3]",
              "step 3 (backward 'b'): successor 'c' has not been backpropagated yet");
   /* backward reading a freed value */
-  expect_err(g, mk(g, 0, "C a; C b; C c; F b; B c"), MP_ESCHEDULE, "$.steps[4]",
+  expect_err(g, mp_test_schedule(g, 0, "C a; C b; C c; F b; B c"), MP_ESCHEDULE, "$.steps[4]",
              "step 4 (backward 'c'): input 'b' is not in memory (its backward reads its inputs)");
   /* backward twice */
-  expect_err(g, mk(g, 0, "C a; C b; C c; B c; B c"), MP_ESCHEDULE, "$.steps[4]",
+  expect_err(g, mp_test_schedule(g, 0, "C a; C b; C c; B c; B c"), MP_ESCHEDULE, "$.steps[4]",
              "'c' is already backpropagated");
   /* missing backward ("every node's gradient produced") */
-  expect_err(g, mk(g, 0, "C a; C b; C c; B c; B b"), MP_ESCHEDULE, "$.steps",
+  expect_err(g, mp_test_schedule(g, 0, "C a; C b; C c; B c; B b"), MP_ESCHEDULE, "$.steps",
              "node 'a' never backpropagated");
-  expect_err(g, mk(g, 0, ""), MP_ESCHEDULE, "$.steps", "node 'a' never backpropagated (and 2 more)");
+  expect_err(g, mp_test_schedule(g, 0, ""), MP_ESCHEDULE, "$.steps", "node 'a' never backpropagated (and 2 more)");
   /* compute after backward */
-  expect_err(g2, mk(g2, 0, "C a; C b; B b; C z"), MP_ESCHEDULE, "$.steps[3]",
+  expect_err(g2, mp_test_schedule(g2, 0, "C a; C b; B b; C z"), MP_ESCHEDULE, "$.steps[3]",
              "step 3 (compute 'z'): compute after the backward pass began at step 2");
   /* backward of a node never computed */
-  expect_err(g2, mk(g2, 0, "C a; C b; B b; B a; B z"), MP_ESCHEDULE, "$.steps[4]",
+  expect_err(g2, mp_test_schedule(g2, 0, "C a; C b; B b; B a; B z"), MP_ESCHEDULE, "$.steps[4]",
              "'z' was never computed");
   /* auto_free with an explicit free */
-  expect_err(g, mk(g, 1, "C a; F a"), MP_ESCHEDULE, "$.steps[1]", "explicit free in an auto_free");
+  expect_err(g, mp_test_schedule(g, 1, "C a; F a"), MP_ESCHEDULE, "$.steps[1]", "explicit free in an auto_free");
   /* malformed steps built in C */
-  s = mk(g, 0, "C a");
+  s = mp_test_schedule(g, 0, "C a");
   s->steps[0].op = 7;
   expect_err(g, s, MP_ESCHEDULE, "$.steps[0]", "unknown op 7");
-  s = mk(g, 0, "C a");
+  s = mp_test_schedule(g, 0, "C a");
   s->steps[0].node = 99;
   expect_err(g, s, MP_ESCHEDULE, "$.steps[0]", "step 0 (compute '#99'): node index 99");
   /* 64-bit overflow of the transient moment: 10 + 20 + (2^64 - 26) */
-  expect_err(g3, mk(g3, 0, "C a; C b"), MP_EOVERFLOW, "$.steps[1]", "overflow");
+  expect_err(g3, mp_test_schedule(g3, 0, "C a; C b"), MP_EOVERFLOW, "$.steps[1]", "overflow");
   {
     uint64_t mb;
     ck_assert_int_eq(mp_min_budget(g3, &mb), MP_EOVERFLOW);
@@ -686,7 +657,7 @@ END_TEST
 
 START_TEST(test_json_round_trip) {
   mp_graph_t *g = build(chain4, 4, 0);
-  mp_schedule_t *s = mk(g, 0, hand4), *back, *af = mk(g, 1, "C a; C b; C c; C d; B d; R b; B c; B b; B a");
+  mp_schedule_t *s = mp_test_schedule(g, 0, hand4), *back, *af = mp_test_schedule(g, 1, "C a; C b; C c; C d; B d; R b; B c; B b; B a");
   mp_error_t err;
   json_t *j;
   char *text;
@@ -717,7 +688,7 @@ START_TEST(test_json_round_trip) {
   text = json_dumps(j, 0);
   ck_assert_int_eq(mp_schedule_load_buffer(g, text, strlen(text), &back, &err), 0);
   ck_assert_int_eq(back->auto_free, 1);
-  ck_assert_str_eq(str(g, back), "C a; C b; C c; C d; B d; R b; B c; B b; B a");
+  ck_assert_str_eq(mp_test_schedule_text(g, back), "C a; C b; C c; C d; B d; R b; B c; B b; B a");
   ck_assert_uint_eq(sim_peak(g, back), 110);
   free(text);
   json_decref(j);
@@ -730,7 +701,7 @@ END_TEST
 
 START_TEST(test_report_json) {
   mp_graph_t *g = build(chain4, 4, 0);
-  mp_schedule_t *s = mk(g, 0, hand4);
+  mp_schedule_t *s = mp_test_schedule(g, 0, hand4);
   mp_sim_report_t r;
   mp_error_t err;
   json_t *j, *t, *tl;

@@ -68,38 +68,6 @@ static mp_graph_t *build(const sn_t *ns, size_t n) {
   return g;
 }
 
-/* A schedule from "C a; O a; I a; W a; F b; B c" (auto_free as given). */
-static mp_schedule_t *mk(const mp_graph_t *g, int auto_free, const char *text) {
-  mp_schedule_t *s = mp_schedule_new();
-  char *copy = strdup(text), *save = NULL, *tok;
-  ck_assert_ptr_nonnull(s);
-  ck_assert_ptr_nonnull(copy);
-  s->auto_free = auto_free;
-  for (tok = strtok_r(copy, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
-    char opc, name[64];
-    const char *p;
-    long v;
-    ck_assert_int_eq(sscanf(tok, " %c %63s", &opc, name), 2);
-    p = strchr("CRFBOIW", opc);
-    ck_assert_msg(p != NULL, "unknown op letter %c", opc);
-    v = mp_graph_find(g, name);
-    ck_assert_msg(v >= 0, "unknown node %s", name);
-    ck_assert_int_eq(mp_schedule_push(s, (mp_step_op_t)(p - "CRFBOIW"), (uint32_t)v), 0);
-  }
-  free(copy);
-  return s;
-}
-
-/* The schedule back as text (static buffer, large enough here). */
-static const char *str(const mp_graph_t *g, const mp_schedule_t *s) {
-  static char buf[2048];
-  size_t i, off = 0;
-  buf[0] = 0;
-  for (i = 0; i < s->n_steps && off < sizeof(buf) - 80; i++)
-    off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%c %s", i ? "; " : "",
-                            "CRFBOIW"[s->steps[i].op], g->nodes[s->steps[i].node].id);
-  return buf;
-}
 
 /* 100 bytes per time unit each way, no latency. */
 static mp_device_t dev(int engines, int reuse) {
@@ -162,8 +130,8 @@ static const sn_t chain3[] = {
 START_TEST(test_swap_chain_late) {
   mp_graph_t *g = build(chain3, 3);
   mp_device_t d = dev(2, 0);
-  mp_schedule_t *s = mk(g, 0, "C a; C b; O a; C c; F c; B c; F b; I a; B b; F a; B a");
-  mp_schedule_t *plain = mk(g, 0, "C a; C b; C c; F c; B c; F b; B b; F a; B a");
+  mp_schedule_t *s = mp_test_schedule(g, 0, "C a; C b; O a; C c; F c; B c; F b; I a; B b; F a; B a");
+  mp_schedule_t *plain = mp_test_schedule(g, 0, "C a; C b; C c; F c; B c; F b; B b; F a; B a");
   mp_sim_report_t r;
   const uint64_t tl[] = {100, 200, 200, 300, 100, 200, 100, 200, 200, 100, 0};
   run(g, s, &d, &r);
@@ -222,8 +190,8 @@ static const sn_t chain4[] = {
 START_TEST(test_swap_just_in_time_vs_late) {
   mp_graph_t *g = build(chain4, 4);
   mp_device_t d = dev(2, 0);
-  mp_schedule_t *jit = mk(g, 1, "C a; C b; O a; C c; C d; B d; I a; B c; B b; B a");
-  mp_schedule_t *late = mk(g, 1, "C a; C b; O a; C c; C d; B d; B c; I a; B b; B a");
+  mp_schedule_t *jit = mp_test_schedule(g, 1, "C a; C b; O a; C c; C d; B d; I a; B c; B b; B a");
+  mp_schedule_t *late = mp_test_schedule(g, 1, "C a; C b; O a; C c; C d; B d; B c; I a; B b; B a");
   mp_schedule_t *all;
   mp_sim_report_t r;
   const uint64_t tl_jit[] = {100, 200, 200, 300, 200, 200, 300, 200, 100, 0};
@@ -261,18 +229,18 @@ END_TEST
  * right after a swap_in that nothing reads. */
 START_TEST(test_liveness_with_swaps) {
   mp_graph_t *g = build(chain4, 4);
-  mp_schedule_t *s = mk(g, 0, "C a; C b; O a; C c; C d; B d; W a; I a; B c; B b; B a");
+  mp_schedule_t *s = mp_test_schedule(g, 0, "C a; C b; O a; C c; C d; B d; W a; I a; B c; B b; B a");
   mp_schedule_t *t =
-      mk(g, 0, "C a; O a; I a; C b; C c; O b; I b; C d; O d; I d; B d; B c; B b; B a");
+      mp_test_schedule(g, 0, "C a; O a; I a; C b; C c; O b; I b; C d; O d; I d; B d; B c; B b; B a");
   ck_assert_int_eq(mp_schedule_insert_frees(g, s), 0);
-  ck_assert_str_eq(str(g, s),
+  ck_assert_str_eq(mp_test_schedule_text(g, s),
                    "C a; C b; O a; C c; C d; F d; B d; F c; W a; I a; B c; F b; B b; F a; B a");
   ck_assert_int_eq(s->auto_free, 0);
   /* d is swapped back in at step 9 but read by nothing later (B d reads its
    * input c): freed right after the swap_in. b's second value dies after
    * B c, a's after B b. */
   ck_assert_int_eq(mp_schedule_insert_frees(g, t), 0);
-  ck_assert_str_eq(str(g, t),
+  ck_assert_str_eq(mp_test_schedule_text(g, t),
                    "C a; O a; I a; C b; C c; O b; I b; C d; O d; I d; F d; B d; F c; B c; F b; "
                    "B b; F a; B a");
   mp_schedule_free(s);
@@ -299,7 +267,7 @@ START_TEST(test_one_vs_two_engines) {
                      {"b", {"a"}, 100, 1, 0, MP_BWD_READS_BOTH},
                      {"c", {"b"}, 100, 1, 0, MP_BWD_READS_NONE}};
   mp_graph_t *g = build(ns, 3);
-  mp_schedule_t *s = mk(g, 0, "C a; C b; C c; F c; O a; O b; I a; B c; I b; B b; F b; F a; B a");
+  mp_schedule_t *s = mp_test_schedule(g, 0, "C a; C b; C c; F c; O a; O b; I a; B c; I b; B b; F b; F a; B a");
   const uint64_t tl[] = {100, 200, 300, 200, 200, 200, 300, 400, 300, 300, 200, 100, 0};
   int engines;
   for (engines = 1; engines <= 2; engines++) {
@@ -335,8 +303,8 @@ START_TEST(test_wait_steps) {
   mp_graph_t *g = build(chain3, 3);
   mp_device_t d = dev(2, 0);
   mp_schedule_t *s =
-      mk(g, 0, "C a; C b; O a; W a; C c; F c; B c; F b; I a; W a; B b; F a; B a");
-  mp_schedule_t *nop = mk(g, 1, "W c; C a; C b; W b; C c; B c; B b; B a");
+      mp_test_schedule(g, 0, "C a; C b; O a; W a; C c; F c; B c; F b; I a; W a; B b; F a; B a");
+  mp_schedule_t *nop = mp_test_schedule(g, 1, "W c; C a; C b; W b; C c; B c; B b; B a");
   mp_sim_report_t r;
   const uint64_t tl[] = {100, 200, 200, 100, 200, 100, 200, 100, 200, 200, 200, 100, 0};
   run(g, s, &d, &r);
@@ -373,7 +341,7 @@ START_TEST(test_release_at_boundary) {
                      {"c", {"b"}, 100, 4, 0, MP_BWD_READS_NONE}};
   mp_graph_t *g = build(ns, 3);
   mp_device_t d = dev(2, 0);
-  mp_schedule_t *s = mk(g, 0, "C a; C b; O a; C c; F b; B c; F c; B b; B a");
+  mp_schedule_t *s = mp_test_schedule(g, 0, "C a; C b; O a; C c; F b; B c; F c; B b; B a");
   mp_sim_report_t r;
   const uint64_t tl[] = {300, 400, 400, 500, 100, 200, 100, 300, 0};
   run(g, s, &d, &r);
@@ -405,8 +373,8 @@ START_TEST(test_deferred_free_and_tail) {
   const sn_t big[] = {{"a", {0}, 900, 1, 3}};
   mp_graph_t *g = build(one, 1), *h = build(big, 1);
   mp_device_t d = dev(2, 0);
-  mp_schedule_t *s = mk(g, 1, "C a; O a; I a; B a");
-  mp_schedule_t *t = mk(h, 0, "C a; O a; B a");
+  mp_schedule_t *s = mp_test_schedule(g, 1, "C a; O a; I a; B a");
+  mp_schedule_t *t = mp_test_schedule(h, 0, "C a; O a; B a");
   mp_sim_report_t r;
   const uint64_t tl[] = {100, 100, 200, 200};
   const uint64_t tl2[] = {900, 900, 900};
@@ -439,33 +407,33 @@ START_TEST(test_swap_errors) {
                      {"b", {"a"}, 100, 1, 0, MP_BWD_READS_OUTPUT},
                      {"c", {"b"}, 100, 1}};
   mp_graph_t *g = build(ns, 5);
-  expect_err(g, mk(g, 0, "C a; O a; C b"), "$.steps[2]",
+  expect_err(g, mp_test_schedule(g, 0, "C a; O a; C b"), "$.steps[2]",
              "step 2 (compute 'b'): the value of input 'a' was swapped out (it must be swapped "
              "in first)");
-  expect_err(g, mk(g, 0, "C a; C b; C c; O b; F c; B c"), "$.steps[5]",
+  expect_err(g, mp_test_schedule(g, 0, "C a; C b; C c; O b; F c; B c"), "$.steps[5]",
              "the value of input 'b' was swapped out");
-  expect_err(g, mk(g, 0, "C a; C b; C c; F c; B c; O b; B b"), "$.steps[6]",
+  expect_err(g, mp_test_schedule(g, 0, "C a; C b; C c; F c; B c; O b; B b"), "$.steps[6]",
              "its own output was swapped out");
-  expect_err(g, mk(g, 0, "C a; O a; F a"), "$.steps[2]",
+  expect_err(g, mp_test_schedule(g, 0, "C a; O a; F a"), "$.steps[2]",
              "step 2 (free 'a'): the value of 'a' was swapped out");
-  expect_err(g, mk(g, 0, "C a; F a; I a"), "$.steps[2]",
+  expect_err(g, mp_test_schedule(g, 0, "C a; F a; I a"), "$.steps[2]",
              "step 2 (swap_in 'a'): 'a' has no host copy");
-  expect_err(g, mk(g, 0, "I a"), "$.steps[0]", "'a' has no host copy");
-  expect_err(g, mk(g, 0, "C a; I a"), "$.steps[1]", "the value of 'a' is already in memory");
-  expect_err(g, mk(g, 0, "C a; O a; O a"), "$.steps[2]",
+  expect_err(g, mp_test_schedule(g, 0, "I a"), "$.steps[0]", "'a' has no host copy");
+  expect_err(g, mp_test_schedule(g, 0, "C a; I a"), "$.steps[1]", "the value of 'a' is already in memory");
+  expect_err(g, mp_test_schedule(g, 0, "C a; O a; O a"), "$.steps[2]",
              "step 2 (swap_out 'a'): the value of 'a' is already swapped out");
-  expect_err(g, mk(g, 0, "C a; O a; R a; O a"), "$.steps[3]",
+  expect_err(g, mp_test_schedule(g, 0, "C a; O a; R a; O a"), "$.steps[3]",
              "'a' already has a host copy (one host copy per node at a time)");
-  expect_err(g, mk(g, 0, "C a; F a; O a"), "$.steps[2]", "the value of 'a' is not in memory");
-  expect_err(g, mk(g, 0, "O x"), "$.steps[0]", "step 0 (swap_out 'x'): 'x' is an input node");
-  expect_err(g, mk(g, 0, "C a; I w"), "$.steps[1]", "'w' is a param node");
-  expect_err(g, mk(g, 0, "W x"), "$.steps[0]", "'x' is an input node");
+  expect_err(g, mp_test_schedule(g, 0, "C a; F a; O a"), "$.steps[2]", "the value of 'a' is not in memory");
+  expect_err(g, mp_test_schedule(g, 0, "O x"), "$.steps[0]", "step 0 (swap_out 'x'): 'x' is an input node");
+  expect_err(g, mp_test_schedule(g, 0, "C a; I w"), "$.steps[1]", "'w' is a param node");
+  expect_err(g, mp_test_schedule(g, 0, "W x"), "$.steps[0]", "'x' is an input node");
   /* auto_free: the liveness pass leaves the swapped-out value alone, so the
    * read is what fails, not an inserted free. */
-  expect_err(g, mk(g, 1, "C a; O a; C b; C c; B c; B b; B a"), "$.steps[2]",
+  expect_err(g, mp_test_schedule(g, 1, "C a; O a; C b; C c; B c; B b; B a"), "$.steps[2]",
              "the value of input 'a' was swapped out");
   /* Swapped out and never back: every other rule still holds. */
-  expect_err(g, mk(g, 1, "C a; O a"), "$.steps", "never backpropagated");
+  expect_err(g, mp_test_schedule(g, 1, "C a; O a"), "$.steps", "never backpropagated");
   mp_graph_free(g);
 }
 END_TEST
@@ -483,9 +451,9 @@ START_TEST(test_reuse_store_all) {
                      {"c", {"b"}, 100, 1, 0, 0, 1}};
   mp_graph_t *g = build(ns, 3), *plain = build(chain3, 3);
   mp_device_t off = dev(2, 0), on = dev(2, 1);
-  mp_schedule_t *s = mk(g, 1, "C a; C b; C c; B c; B b; B a"), *sp;
-  mp_schedule_t *ex = mk(g, 0, "C a; C b; C c; F c; B c; F b; B b; F a; B a");
-  mp_schedule_t *late = mk(g, 0, "C a; C b; C c; F c; B c; B b; F b; F a; B a");
+  mp_schedule_t *s = mp_test_schedule(g, 1, "C a; C b; C c; B c; B b; B a"), *sp;
+  mp_schedule_t *ex = mp_test_schedule(g, 0, "C a; C b; C c; F c; B c; F b; B b; F a; B a");
+  mp_schedule_t *late = mp_test_schedule(g, 0, "C a; C b; C c; F c; B c; B b; F b; F a; B a");
   mp_sim_report_t r;
   const uint64_t tl[] = {100, 200, 200, 200, 100, 0};
   ck_assert_int_eq(mp_schedule_store_all(plain, &sp), 0);
@@ -538,7 +506,7 @@ START_TEST(test_reuse_value_read_later) {
                      {"c", {"b"}, 100, 1, 0, 0, 1}};
   mp_graph_t *g = build(ns, 3);
   mp_device_t off = dev(2, 0), on = dev(2, 1);
-  mp_schedule_t *s = mk(g, 1, "C a; C b; C c; B c; B b; B a");
+  mp_schedule_t *s = mp_test_schedule(g, 1, "C a; C b; C c; B c; B b; B a");
   mp_sim_report_t r;
   run(g, s, &off, &r);
   ck_assert_uint_eq(r.peak_bytes, 400);

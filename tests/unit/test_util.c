@@ -60,3 +60,37 @@ mp_graph_t *mp_test_load_shipped(const char *name) {
   ck_assert_msg(rc == 0, "loading %s: %s", path, err.message);
   return g;
 }
+
+/* The step letters, in mp_step_op_t order. */
+static const char mp__test_ops[MP_STEP_OP_COUNT + 1] = "CRFBOIW";
+
+mp_schedule_t *mp_test_schedule(const mp_graph_t *g, int auto_free, const char *text) {
+  mp_schedule_t *s = mp_schedule_new();
+  char *copy = strdup(text), *save = NULL, *tok;
+  ck_assert_ptr_nonnull(s);
+  ck_assert_ptr_nonnull(copy);
+  s->auto_free = auto_free;
+  for (tok = strtok_r(copy, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
+    char opc, name[64];
+    const char *p;
+    long v;
+    ck_assert_int_eq(sscanf(tok, " %c %63s", &opc, name), 2);
+    p = strchr(mp__test_ops, opc);
+    ck_assert_msg(p != NULL && opc != '\0', "unknown op letter %c", opc);
+    v = mp_graph_find(g, name);
+    ck_assert_msg(v >= 0, "unknown node %s", name);
+    ck_assert_int_eq(mp_schedule_push(s, (mp_step_op_t)(p - mp__test_ops), (uint32_t)v), 0);
+  }
+  free(copy);
+  return s;
+}
+
+const char *mp_test_schedule_text(const mp_graph_t *g, const mp_schedule_t *s) {
+  static char buf[4096];
+  size_t i, off = 0;
+  buf[0] = 0;
+  for (i = 0; i < s->n_steps && off < sizeof(buf) - 80; i++)
+    off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%c %s", i ? "; " : "",
+                            mp__test_ops[s->steps[i].op], g->nodes[s->steps[i].node].id);
+  return buf;
+}

@@ -5,6 +5,7 @@
 #include <stddef.h>
 
 #include "graph.h"
+#include "schedule.h"
 
 /* Read a whole file (relative to the repository root, where `make test`
  * runs). Returns a malloc'd NUL-terminated buffer, length in *len, or NULL. */
@@ -20,5 +21,13 @@ int mp_test_run(const char *cmd, char **out);
 /* Load tests/graphs/cg_<name>.txt (a shipped Kusumoto graph, e.g. "vgg19"),
  * failing the running test if it does not load. The caller frees it. */
 mp_graph_t *mp_test_load_shipped(const char *name);
+
+/* Hand-written schedules: "C a; R b; F c; B d; O a; I a; W a", one letter
+ * per step op in enum order (compute, recompute, free, backward, swap_out,
+ * swap_in, wait) and a node id, failing the running test on an unknown
+ * letter or node. auto_free as given; the caller frees the schedule. */
+mp_schedule_t *mp_test_schedule(const mp_graph_t *g, int auto_free, const char *text);
+/* A schedule back in that text (a static buffer, overwritten by the next call). */
+const char *mp_test_schedule_text(const mp_graph_t *g, const mp_schedule_t *s);
 
 #endif
