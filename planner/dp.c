@@ -1171,8 +1171,8 @@ static inline double mp__tbound(const mp__dp_t *c, size_t j, uint64_t k, uint64_
  * is the least c with q <= B. The sets are two-dimensional (the forward
  * frontier pass needs three) but not cut by any budget, so this pass costs
  * about a forward pass above the optimum: on the shipped graphs about one
- * solve at the graph's hardest budget (GoogLeNet: 6-8 s, where solves take
- * 2-8 s), but it has no bound of its own; hence the work limit. Nine steps
+ * solve at the graph's hardest budget (GoogLeNet: 6-9 s, where exact solves take
+ * 0.1-10 s), but it has no bound of its own; hence the work limit. Nine steps
  * in ten add nothing to H(L_i), and the pass is bound by the cache misses
  * of reaching H(L_i) to find that out: see mp__cqh_t.
  *
