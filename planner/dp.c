@@ -667,7 +667,6 @@ typedef struct {
   double lagoff[MP__NLAM], lagbase[MP__NLAM];
   double cut_ch;     /* out: least ch cut (HUGE_VAL: none) */
   uint64_t cut_mw;   /* out: least mw cut (UINT64_MAX: none) */
-  uint64_t cut_cost; /* out: least cost above budget (UINT64_MAX: none) */
   double cut_t;      /* out: least bound cut by the Lagrangian cut */
 } mp__wlim_t;
 
@@ -679,7 +678,6 @@ static inline void mp__wlim_init(mp__wlim_t *wl, uint64_t budget, double chlim, 
   wl->lam = NULL;
   wl->cut_ch = HUGE_VAL;
   wl->cut_mw = UINT64_MAX;
-  wl->cut_cost = UINT64_MAX;
   wl->cut_t = HUGE_VAL;
 }
 
@@ -688,10 +686,7 @@ static inline void mp__wlim_init(mp__wlim_t *wl, uint64_t budget, double chlim, 
 static inline int mp__walk_keep(mp__dp_t *c, mp__wlim_t *wl, size_t *nv, uint32_t i,
                                 uint32_t node, uint64_t cost, uint64_t mw, double tw, double ch) {
   mp__vis_t *x;
-  if (cost > wl->budget) {
-    if (cost < wl->cut_cost) wl->cut_cost = cost;
-    return 0;
-  }
+  if (cost > wl->budget) return 0;
   if (ch > wl->chlim) {
     if (ch < wl->cut_ch) wl->cut_ch = ch;
     return 0;
@@ -805,10 +800,7 @@ static void mp__walk(mp__dp_t *c, size_t j, mp__wlim_t *wl, size_t *nv_out) {
         }
         c->work++;
         cost = mp__step_cost(c, i, j);
-        if (cost > wl->budget) {
-          if (cost < wl->cut_cost) wl->cut_cost = cost;
-          continue;
-        }
+        if (cost > wl->budget) continue;
         mp__step_gain(c, i, j, &mw, &tw);
         mp__walk_keep(c, wl, &nv, i, 0, cost, mw, tw, (c->t[j] - c->t[i]) - tw);
       }
@@ -944,14 +936,13 @@ static inline void mp__rq_fold(mp__dp_t *c, const mp__rrec_t *rj, int into_v, in
  * that each pass gets its own copy with its visitor inlined too. */
 typedef void (*mp__rvisit_t)(mp__dp_t *c, void *ctx, uint32_t i, uint64_t cost, uint64_t mw,
                              double ch);
-/* Prefetch hooks: `found` when a step into set i is found, `warm` for each
- * of a batch before the batch is visited (to start the loads that depend on
- * what `found` fetched). */
+/* Prefetch hook: `found` when a step into set i is found (before the batch
+ * it belongs to is visited). */
 typedef void (*mp__rhook_t)(mp__dp_t *c, void *ctx, uint32_t i);
 
 static inline __attribute__((always_inline)) size_t
 mp__rwalk(mp__dp_t *c, size_t j, uint64_t qcap, uint64_t mwlim, double chlim, mp__rvisit_t visit,
-          mp__rhook_t found, mp__rhook_t warm, void *ctx) {
+          mp__rhook_t found, void *ctx) {
   size_t last = c->fam.n_sets - 1, nw = 0;
   int into_v = j == last, dflt = c->acc == MP_ACCOUNTING_DEFAULT;
   if (c->fam.exact) {
@@ -1000,8 +991,6 @@ mp__rwalk(mp__dp_t *c, size_t j, uint64_t qcap, uint64_t mwlim, double chlim, mp
         sp++;
       }
       nw += sp - first;
-      if (warm)
-        for (k = first; k < sp; k++) warm(c, ctx, st[k].s);
       for (k = first; k < sp; k++) visit(c, ctx, st[k].s, st[k].cost, st[k].mw, st[k].ch);
     }
   } else {
@@ -1058,6 +1047,7 @@ static int mp__reverse_q(mp__dp_t *c, uint64_t qcap, int with_time, double tcap)
   }
   c->rr[last].hq = 0;
   c->rvis_total = 0;
+  if (c->fam.exact) memset(c->rvis, 0, ns * sizeof(*c->rvis)); /* (sets this pass skips) */
   c->hq_done = 0;
   c->ht_done = 0;
   c->hq_part = with_time && tcap != HUGE_VAL;
@@ -1083,7 +1073,7 @@ static int mp__reverse_q(mp__dp_t *c, uint64_t qcap, int with_time, double tcap)
     x.timed = with_time && x.rj->ht != HUGE_VAL;
     if (c->hq_part && !x.timed) continue; /* (ht(L_j) > tcap or V unreachable) */
     nw = mp__rwalk(c, j, qcap, qcap - hj, c->hq_part ? tcap - x.rj->ht : HUGE_VAL, mp__rq_visit,
-                   mp__rq_found, NULL, &x);
+                   mp__rq_found, &x);
     if (c->fam.exact) {
       c->rvis[j] = nw > UINT32_MAX ? UINT32_MAX : (uint32_t)nw;
       c->rvis_total += nw;
@@ -1434,7 +1424,7 @@ static int mp__staircase(mp__dp_t *c, uint64_t qmax, double cmax, size_t max_wor
     if (h->n > 0) {
       x.hj = h;
       mp__rwalk(c, j, qmax, qmax - h->v[0].q, cmax - h->v[h->n - 1].c, mp__st_visit,
-                mp__st_found, NULL, &x);
+                mp__st_found, &x);
       if ((rc = x.rc) != 0) goto done;
     }
     free(h->v);

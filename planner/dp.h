@@ -173,9 +173,10 @@ long mp_dp_frontier_lookup(const mp_dp_frontier_t *f, uint64_t budget);
  * mp_dp_session_solve returns there); kept_bytes is not tracked (0). No
  * points when nothing fits max_budget. The pass has no budget to cut its
  * sets with (on the shipped graphs it costs about one solve at the graph's
- * hardest budget, but nothing bounds it in general): once its work
- * passes max_work steps (0: a default of 8 times the reverse walk's, from
- * 64 million to a billion), or is projected to, it gives up with
+ * hardest budget, but nothing bounds it in general): once its work passes
+ * max_work candidate pairs (0: a default of 8 times the reverse walk's steps
+ * for the exact family, 8 n_sets^2 for the approx one, clamped to 64 million
+ * .. a billion), or is projected to, it gives up with
  * MP_ELIMIT, and the caller can sample budgets with mp_dp_session_solve
  * instead. Deadline and cancel as for a solve (MP_ETIMEDOUT: the exact DP
  * passed the deadline). */

@@ -47,18 +47,14 @@ typedef struct {
 static int mp__solve(mp__fs_t *s, mp_solver_t solver, uint64_t budget, mp_plan_result_t *r,
                      mp_error_t *err) {
   mp_plan_options_t po = *s->o;
+  int rc;
   po.solver = solver;
   po.budget = budget;
   po.objective = MP_OBJECTIVE_TIME;
   po.accounting = MP_ACCOUNTING_DEFAULT;
   po.swap = mp_solver_swaps(solver);
-  if (s->o->should_stop && s->o->should_stop(s->o->stop_arg))
-    return mp_error_set(err, MP_ECANCELED, "", "the frontier was cancelled");
-  if (s->o->deadline_ms > 0) {
-    double left = s->o->deadline_ms - (mp__now_ms() - s->t0);
-    if (left <= 0) return mp_error_set(err, MP_ETIMEDOUT, "", "the frontier passed its deadline");
-    po.deadline_ms = left;
-  }
+  if ((rc = mp__plan_stop(s->o, s->t0, err)) != 0) return rc;
+  if (s->o->deadline_ms > 0) po.deadline_ms = s->o->deadline_ms - (mp__now_ms() - s->t0);
   return mp_plan(s->g, &po, r, err);
 }
 
@@ -142,9 +138,12 @@ int mp__frontier_migrate(const mp_graph_t *g, const mp_plan_options_t *o, mp_fro
   out->time_unit_s = mp_device_unit_s(&o->device, g);
 
   /* plain backpropagation under the device: the top of the staircase */
-  if ((rc = mp__solve(&s, MP_SOLVER_NONE, UINT64_MAX, &r, err)) != 0) goto fail;
-  hi = r.sim.peak_bytes;
-  mp_plan_result_free(&r);
+  {
+    mp__cand_t all;
+    if ((rc = mp__cand_make(g, o, NULL, &all, err)) != 0) goto fail;
+    hi = all.sim.peak_bytes;
+    mp__cand_free(&all);
+  }
   out->peak_no_recompute = hi;
 
   if (o->solver == MP_SOLVER_LAYRUB) {

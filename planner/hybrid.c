@@ -107,7 +107,7 @@ int mp__plan_hybrid(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
   uint64_t p0;
   int rc, stop = 0, i, exact = 0;
   char exact_reason[sizeof(r->exact_reason)];
-  size_t n_lower_sets = 0, v;
+  size_t n_lower_sets = 0;
 
   memset(&h, 0, sizeof(h));
   memset(&dr, 0, sizeof(dr));
@@ -150,21 +150,10 @@ int mp__plan_hybrid(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
    * backpropagation's peak bounds the sweep: at or above it nothing needs
    * recomputing. */
   if (p0 == UINT64_MAX) {
-    mp_schedule_t *s = NULL;
-    mp_sim_report_t sr;
-    if ((rc = mp_schedule_store_all(g, &s)) != 0) goto nomem;
-    {
-      mp_sim_options_t so;
-      so.device = &o->device;
-      rc = mp_simulate_ex(g, s, &so, &sr, NULL);
-    }
-    mp_schedule_free(s);
-    if (rc != 0) {
-      rc = mp_error_set(err, rc, "", "cannot simulate plain backpropagation");
-      goto fail;
-    }
-    p0 = sr.peak_bytes;
-    mp_sim_report_free(&sr);
+    mp__cand_t all; /* plain backpropagation, as plan.c simulates it */
+    if ((rc = mp__cand_make(g, o, NULL, &all, err)) != 0) goto fail;
+    p0 = all.sim.peak_bytes;
+    mp__cand_free(&all);
   }
   dec = calloc(g->n_nodes ? g->n_nodes : 1, 1);
   prev = calloc(g->n_nodes ? g->n_nodes : 1, 1);
@@ -201,7 +190,7 @@ int mp__plan_hybrid(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
 done_clear:
   mp_error_clear(err);
 done:
-  *r = h.best;
+  *r = h.best; /* all zero when no candidate fits (h is zeroed first) */
   r->solver = o->solver;
   r->objective = o->objective;
   r->accounting = o->accounting;
@@ -210,34 +199,8 @@ done:
   r->exact = exact;
   memcpy(r->exact_reason, exact_reason, sizeof(r->exact_reason));
   r->n_lower_sets = n_lower_sets;
-  if (!h.have) {
-    memset(r, 0, sizeof(*r));
-    r->solver = o->solver;
-    r->objective = o->objective;
-    r->accounting = o->accounting;
-    r->budget = o->budget;
-    r->solver_used = MP_SOLVER_HYBRID;
-    r->exact = exact;
-    memcpy(r->exact_reason, exact_reason, sizeof(r->exact_reason));
-    r->n_lower_sets = n_lower_sets;
-    r->feasible = 0;
-    r->min_feasible_budget = h.least == UINT64_MAX ? 0 : h.least;
-  } else {
-    r->feasible = 1;
-    r->min_feasible_budget = 0;
-    if (strcmp(r->source, "hybrid-dp") != 0) r->has_model = 0;
-    /* r->swapped mirrors the report (empty for a recompute-only plan). */
-    if (r->swapped == NULL) {
-      r->swapped = malloc((r->sim.n_swapped ? r->sim.n_swapped : 1) * sizeof(uint32_t));
-      if (r->swapped == NULL) {
-        mp_plan_result_free(r);
-        rc = mp_error_set(err, MP_ENOMEM, "", "out of memory");
-        goto out;
-      }
-      for (v = 0; v < r->sim.n_swapped; v++) r->swapped[v] = r->sim.swapped[v];
-      r->n_swapped = r->sim.n_swapped;
-    }
-  }
+  r->feasible = h.have;
+  r->min_feasible_budget = h.have || h.least == UINT64_MAX ? 0 : h.least;
   rc = 0;
   goto out;
 

@@ -13,7 +13,6 @@
 typedef struct srv__entry_s {
   char *key;
   srv_blob_t *value;
-  size_t len;
   uint64_t hash;
   struct srv__entry_s *hnext;       /* bucket chain */
   struct srv__entry_s *prev, *next; /* recency list */
@@ -34,7 +33,7 @@ static uint64_t srv__hash(const char *s) {
 }
 
 static uint64_t srv__cost(const srv__entry_t *e) {
-  return (uint64_t)e->len + strlen(e->key) + SRV__ENTRY_OVERHEAD;
+  return (uint64_t)e->value->len + strlen(e->key) + SRV__ENTRY_OVERHEAD;
 }
 
 srv_cache_t *srv_cache_new(uint64_t max_bytes) {
@@ -134,11 +133,10 @@ int srv_cache_get(srv_cache_t *c, const char *key, char **out, size_t *len) {
     pthread_mutex_unlock(&c->mu);
     return SRV_ENOTFOUND;
   }
-  copy = malloc(e->len + 1);
+  copy = malloc(e->value->len + 1);
   if (copy) {
-    memcpy(copy, e->value->data, e->len);
-    copy[e->len] = '\0';
-    *len = e->len;
+    memcpy(copy, e->value->data, e->value->len + 1);
+    *len = e->value->len;
   }
   pthread_mutex_unlock(&c->mu);
   if (copy == NULL) return SRV_ENOMEM;
@@ -159,25 +157,18 @@ int srv_cache_get_blob(srv_cache_t *c, const char *key, srv_blob_t **out) {
   return 0;
 }
 
-int srv_cache_put(srv_cache_t *c, const char *key, const char *value, size_t len) {
+int srv_cache_put_blob(srv_cache_t *c, const char *key, srv_blob_t *blob) {
   srv__entry_t *e, *old;
   uint64_t cost;
   e = calloc(1, sizeof(*e));
-  if (e == NULL) return SRV_ENOMEM;
-  e->key = strdup(key);
-  e->value = malloc(sizeof(*e->value) + len + 1);
-  if (e->key == NULL || e->value == NULL) {
-    free(e->key);
-    free(e->value);
+  if (e == NULL || (e->key = strdup(key)) == NULL) {
     free(e);
     return SRV_ENOMEM;
   }
-  e->value->refs = 1;
-  e->value->len = len;
-  memcpy(e->value->data, value, len);
-  e->value->data[len] = '\0';
-  e->len = len;
+  __atomic_add_fetch(&blob->refs, 1, __ATOMIC_RELAXED);
+  e->value = blob;
   e->hash = srv__hash(key);
+  /* (a value shared by two keys is counted under each: the bound holds) */
   cost = srv__cost(e);
   pthread_mutex_lock(&c->mu);
   if ((old = srv__find(c, key, e->hash)) != NULL) {
@@ -202,6 +193,19 @@ int srv_cache_put(srv_cache_t *c, const char *key, const char *value, size_t len
   c->bytes += cost;
   pthread_mutex_unlock(&c->mu);
   return 0;
+}
+
+int srv_cache_put(srv_cache_t *c, const char *key, const char *value, size_t len) {
+  srv_blob_t *b = malloc(sizeof(*b) + len + 1);
+  int rc;
+  if (b == NULL) return SRV_ENOMEM;
+  b->refs = 1;
+  b->len = len;
+  memcpy(b->data, value, len);
+  b->data[len] = '\0';
+  rc = srv_cache_put_blob(c, key, b);
+  srv_blob_unref(b);
+  return rc;
 }
 
 void srv_cache_stats(srv_cache_t *c, uint64_t *entries, uint64_t *bytes, uint64_t *max_bytes) {

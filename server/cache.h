@@ -31,6 +31,9 @@ void srv_cache_free(srv_cache_t *c);
 int srv_cache_get(srv_cache_t *c, const char *key, char **out, size_t *len);
 /* 0 with *out a new reference to the value, or SRV_ENOTFOUND. */
 int srv_cache_get_blob(srv_cache_t *c, const char *key, srv_blob_t **out);
+/* Insert or replace with a value already held (one more reference, no
+ * copy: two keys can share one value). 0 or SRV_ENOMEM. */
+int srv_cache_put_blob(srv_cache_t *c, const char *key, srv_blob_t *blob);
 /* Insert or replace; values larger than the whole cache are not kept.
  * 0 or SRV_ENOMEM. */
 int srv_cache_put(srv_cache_t *c, const char *key, const char *value, size_t len);

@@ -284,15 +284,16 @@ static enum MHD_Result srv__plans_post(srv_req_t *r) {
   size_t canon_len = 0, result_len = 0;
   char result_job[33], plan_key[256], resp_key[300], body_key[80];
   srv_job_t *job = NULL;
+  srv_blob_t *blob;
   int rc, have_body_key;
 
   if (atomic_load(&s->draining)) return srv__busy(r, SRV_EDRAINING);
   have_body_key = r->body_len > 0 && srv__body_key(r, body_key) == 0;
-  if (have_body_key && srv_cache_get(s->cache, body_key, &result, &result_len) == 0) {
+  if (have_body_key && srv_cache_get_blob(s->cache, body_key, &blob) == 0) {
     r->cache = "hit";
     srv_metrics_cache(s->metrics, 1);
-    srv__hash_from_text(r, result);
-    return srv_respond_text_owned(r, 200, result, result_len);
+    srv__hash_from_text(r, blob->data);
+    return srv_respond_blob(r, 200, blob);
   }
   if ((root = srv__body_json(r, &ret)) == NULL) return ret;
   mp_error_clear(&err);
@@ -325,27 +326,21 @@ static enum MHD_Result srv__plans_post(srv_req_t *r) {
    * the LRU cache: no store, no result parsing, no serialisation. */
   srv_jobs_plan_key(&p, plan_key);
   snprintf(resp_key, sizeof(resp_key), "resp|%d|%s", req.timeline ? 1 : 0, plan_key);
-  if (srv_cache_get(s->cache, resp_key, &result, &result_len) == 0) {
+  if (srv_cache_get_blob(s->cache, resp_key, &blob) == 0) {
     r->cache = "hit";
     srv_metrics_cache(s->metrics, 1);
-    if (have_body_key) srv_cache_put(s->cache, body_key, result, result_len); /* best effort */
-    ret = srv_respond_text_owned(r, 200, result, result_len);
-    result = NULL;
+    if (have_body_key) srv_cache_put_blob(s->cache, body_key, blob); /* best effort, shared */
+    ret = srv_respond_blob(r, 200, blob);
     goto out;
   }
-  /* A result computed before (kept in the store across restarts) needs no
-   * canonical rendering of the graph, which only a new job row stores. */
-  if (srv_jobs_result(s->jobs, plan_key, &result, &result_len, result_job) == 0) {
-    srv_metrics_cache(s->metrics, 1);
-    rc = SRV_SUBMIT_CACHED;
-  } else {
-    /* Graphs are never removed from the store: one it holds is not
-     * rendered again for a new job row (the insert would be ignored). */
-    if (g && !srv_store_has_graph(s->store, p.graph_hash) && srv__canon(r, g, &canon, &canon_len, &ret) != 0)
-      goto out;
-    rc = srv_jobs_submit_plan(s->jobs, &p, plan_key, &g, canon, canon_len, &job, &result, &result_len,
-                              result_job);
-  }
+  /* Graphs are never removed from the store: one it holds is not rendered
+   * again for a new job row (the insert would be ignored), and a result
+   * computed before (srv_jobs_submit_plan answers SRV_SUBMIT_CACHED) was
+   * computed from a graph the store holds. */
+  if (g && !srv_store_has_graph(s->store, p.graph_hash) && srv__canon(r, g, &canon, &canon_len, &ret) != 0)
+    goto out;
+  rc = srv_jobs_submit_plan(s->jobs, &p, plan_key, &g, canon, canon_len, &job, &result, &result_len,
+                            result_job);
   if (rc < 0) {
     ret = srv__busy(r, rc);
     goto out;
@@ -373,7 +368,10 @@ static enum MHD_Result srv__plans_post(srv_req_t *r) {
         goto out;
       }
       srv_cache_put(s->cache, resp_key, text, strlen(text)); /* best effort */
-      if (have_body_key) srv_cache_put(s->cache, body_key, text, strlen(text));
+      if (have_body_key && srv_cache_get_blob(s->cache, resp_key, &blob) == 0) {
+        srv_cache_put_blob(s->cache, body_key, blob); /* one value under both keys */
+        srv_blob_unref(blob);
+      }
       ret = srv_respond_text_owned(r, 200, text, strlen(text));
     }
     goto out;

@@ -20,19 +20,10 @@
 #include "schedule.h"
 #include "simulator.h"
 #include "suites.h"
+#include "test_util.h"
 
 static const char *const graphs[] = {"vgg19", "resnet50", "unet", "densenet", "resnet152",
                                      "googlenet", "pspnet"};
-
-static mp_graph_t *load(const char *name) {
-  char path[256];
-  mp_graph_t *g = NULL;
-  mp_error_t err;
-  snprintf(path, sizeof(path), "tests/graphs/cg_%s.txt", name);
-  ck_assert_msg(mp_graph_load_file(path, MP_FORMAT_AUTO, NULL, &g, NULL, &err) == 0, "%s: %s",
-                path, err.message);
-  return g;
-}
 
 /* Budgets: 8 points from the lower bound to 1.3 x the no-recompute peak. */
 static void sweep(const mp_graph_t *g, uint64_t out[8]) {
@@ -50,7 +41,7 @@ static void sweep(const mp_graph_t *g, uint64_t out[8]) {
 }
 
 static void check_model_bound(const char *name, int exact) {
-  mp_graph_t *g = load(name);
+  mp_graph_t *g = mp_test_load_shipped(name);
   uint64_t budgets[8];
   int i, feasible = 0;
   sweep(g, budgets);
@@ -110,7 +101,7 @@ static void check_reported(const mp_graph_t *g, const mp_plan_result_t *r) {
 START_TEST(test_plan_reports_simulator_figures) {
   static const mp_solver_t solvers[] = {MP_SOLVER_NONE, MP_SOLVER_SQRT, MP_SOLVER_MEMONGER,
                                         MP_SOLVER_APPROX, MP_SOLVER_EXACT, MP_SOLVER_AUTO};
-  mp_graph_t *g = load(graphs[_i]);
+  mp_graph_t *g = mp_test_load_shipped(graphs[_i]);
   uint64_t budgets[8];
   size_t k;
   int i;
@@ -134,7 +125,7 @@ START_TEST(test_plan_reports_simulator_figures) {
 END_TEST
 
 START_TEST(test_plan_none_and_infeasible) {
-  mp_graph_t *g = load("vgg19");
+  mp_graph_t *g = mp_test_load_shipped("vgg19");
   mp_plan_options_t o;
   mp_plan_result_t r;
   mp_error_t err;
@@ -177,7 +168,7 @@ END_TEST
  * whether one exists: the planner and the frontier agree. */
 START_TEST(test_frontier_bounds_plans) {
   static const mp_solver_t solvers[] = {MP_SOLVER_AUTO, MP_SOLVER_APPROX, MP_SOLVER_MEMONGER};
-  mp_graph_t *g = load(graphs[_i]);
+  mp_graph_t *g = mp_test_load_shipped(graphs[_i]);
   uint64_t budgets[8];
   size_t k;
   int i;
@@ -220,7 +211,7 @@ END_TEST
  * never more than memonger's best at a budget both meet, every plan's
  * simulated peak fits, and a feasible plan exists at the no-recompute peak. */
 static void check_bars(const char *name, int with_exact) {
-  mp_graph_t *g = load(name);
+  mp_graph_t *g = mp_test_load_shipped(name);
   mp_schedule_t *s;
   mp_sim_report_t all;
   uint64_t lo;
@@ -392,7 +383,7 @@ Suite *suite_plan(void) {
   tcase_add_loop_test(tp, test_plan_reports_simulator_figures, 0, 5);
   tcase_add_test(tp, test_plan_none_and_infeasible);
   tcase_add_loop_test(tp, test_frontier_bounds_plans, 0, 5);
-  /* all seven graphs, exact included (GoogLeNet and PSPNet at six budgets) */
+  /* all seven graphs, exact included (GoogLeNet and PSPNet at seven budgets) */
   tcase_add_loop_test(tp, test_bars_with_exact, 0, 7);
   /* approx against memonger at all twelve budgets where exact is sampled */
   tcase_add_loop_test(tp, test_bars_approx_memonger, 5, 7);

@@ -161,18 +161,13 @@ static void srv_kill(srv_t *s, int sig) {
  * sanitizers also means no leak), no sanitizer report in the daemon's
  * stderr, then the temp dir goes. */
 static void srv_cleanup(srv_t *s) {
-  char cmd[256], path[256], *err;
+  char cmd[256], path[256];
   if (s->pid > 0) {
     kill(s->pid, SIGTERM);
     ck_assert_msg(srv_wait_exit(s, 60000) == 0, "memplan-server did not exit cleanly (see %s)", s->dir);
   }
   snprintf(path, sizeof(path), "%s/stderr", s->dir);
-  err = read_text(path);
-  if (err) {
-    int bad = strstr(err, "Sanitizer") != NULL || strstr(err, "runtime error") != NULL;
-    ck_assert_msg(!bad, "memplan-server reported:\n%s", err);
-    free(err);
-  }
+  mp_test_assert_no_sanitizer_report(path);
   snprintf(cmd, sizeof(cmd), "rm -rf %s", s->dir);
   ck_assert_int_eq(system(cmd), 0);
 }

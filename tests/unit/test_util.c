@@ -94,3 +94,13 @@ const char *mp_test_schedule_text(const mp_graph_t *g, const mp_schedule_t *s) {
                             mp__test_ops[s->steps[i].op], g->nodes[s->steps[i].node].id);
   return buf;
 }
+
+void mp_test_assert_no_sanitizer_report(const char *stderr_path) {
+  size_t len;
+  char *text = mp_test_read_file(stderr_path, &len);
+  if (text) {
+    int bad = strstr(text, "Sanitizer") != NULL || strstr(text, "runtime error") != NULL;
+    ck_assert_msg(!bad, "memplan-server reported:\n%s", text);
+    free(text);
+  }
+}

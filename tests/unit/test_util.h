@@ -22,6 +22,10 @@ int mp_test_run(const char *cmd, char **out);
  * failing the running test if it does not load. The caller frees it. */
 mp_graph_t *mp_test_load_shipped(const char *name);
 
+/* Fail the running test when a daemon's stderr file (which may be missing)
+ * holds a sanitizer report. */
+void mp_test_assert_no_sanitizer_report(const char *stderr_path);
+
 /* Hand-written schedules: "C a; R b; F c; B d; O a; I a; W a", one letter
  * per step op in enum order (compute, recompute, free, backward, swap_out,
  * swap_in, wait) and a node id, failing the running test on an unknown
