@@ -2047,12 +2047,7 @@ static int mp__load_family(mp__dp_t *c, const mp_dp_options_t *o, double t0, cha
 static int mp__exec(mp__dp_t *c, int frontier, mp_objective_t obj, uint64_t budget,
                     const mp__hint_t *hint) {
   mp__bound_t bd;
-  mp__hint_t h = *hint;
-  if (!c->fam.exact) { /* the approx family's own answer is no hint for itself */
-    h.known = 0;
-    h.feasible = 0;
-  }
-  if (!frontier) return mp__solve_bounded(c, obj, budget, &h);
+  if (!frontier) return mp__solve_bounded(c, obj, budget, hint);
   mp__bound_init(&bd, UINT64_MAX);
   return mp__run(c, MP__FRONTIER, &bd);
 }
@@ -2072,7 +2067,16 @@ static int mp__exec_with_fallback(mp__dp_t *c, const mp_dp_options_t *o, int fro
     if ((rc = mp_lowerset_approx(&c->dag, &c->fam)) != 0) return rc;
     c->have_fam = 1;
     if ((rc = mp__dp_prepare(c)) != 0) return rc;
-    rc = mp__exec(c, frontier, o->objective, budget, hint);
+    {
+      /* The hint's plans (the approx family's answer, the session's exact
+       * answers at smaller budgets) cap nothing for the approx DP, which
+       * may need more; its lower bound still holds (exact <= approx). */
+      mp__hint_t h = *hint;
+      h.known = 0;
+      h.feasible = 0;
+      h.cap_t = HUGE_VAL;
+      rc = mp__exec(c, frontier, o->objective, budget, &h);
+    }
   }
   return rc;
 }
