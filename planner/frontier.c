@@ -46,9 +46,10 @@ static int mp__push(mp_frontier_t *f, size_t *cap, uint64_t budget, double recom
     f->points = np;
     *cap = nc;
   }
+  memset(&f->points[f->n_points], 0, sizeof(f->points[0]));
   f->points[f->n_points].budget = budget;
   f->points[f->n_points].recompute = recompute;
-  f->points[f->n_points].overhead_pct = 0;
+  f->points[f->n_points].extra_time = recompute; /* (no copies: recomputation is the extra) */
   f->n_points++;
   return 0;
 }
@@ -56,19 +57,24 @@ static int mp__push(mp_frontier_t *f, size_t *cap, uint64_t budget, double recom
 static int mp__cmp_point(const void *a, const void *b) {
   const mp_frontier_point_t *x = a, *y = b;
   if (x->budget != y->budget) return x->budget < y->budget ? -1 : 1;
-  return x->recompute < y->recompute ? -1 : x->recompute > y->recompute;
+  return x->extra_time < y->extra_time ? -1 : x->extra_time > y->extra_time;
 }
 
-/* Sort by budget and keep only points that strictly improve recomputation:
- * the staircase. Then fill in overheads. */
-static void mp__staircase(const mp_graph_t *g, mp_frontier_t *f) {
+void mp__frontier_pareto(mp_frontier_t *f) {
   size_t i, w = 0;
-  double denom = g->fwd_time + g->bwd_time;
+  if (f->n_points == 0) return;
   qsort(f->points, f->n_points, sizeof(*f->points), mp__cmp_point);
   for (i = 0; i < f->n_points; i++)
-    if (w == 0 || f->points[i].recompute < f->points[w - 1].recompute) f->points[w++] = f->points[i];
+    if (w == 0 || f->points[i].extra_time < f->points[w - 1].extra_time) f->points[w++] = f->points[i];
   f->n_points = w;
-  for (i = 0; i < w; i++)
+}
+
+/* The staircase of the candidate points, then their overheads. */
+static void mp__staircase(const mp_graph_t *g, mp_frontier_t *f) {
+  size_t i;
+  double denom = g->fwd_time + g->bwd_time;
+  mp__frontier_pareto(f);
+  for (i = 0; i < f->n_points; i++)
     f->points[i].overhead_pct = denom > 0 ? f->points[i].recompute / denom * 100.0 : 0;
 }
 

@@ -39,9 +39,10 @@ typedef struct mp_frontier_point_s {
   double overhead_pct; /* recompute / (forward + backward) * 100; for a
                         * migration frontier extra_time / (forward +
                         * backward) * 100 */
+  double extra_time;   /* total - forward - backward: recompute + stalls
+                        * (recompute itself for the other solvers) */
   /* Set for migration frontiers only (mp_frontier_t.migrate); the other
-   * solvers' points leave them undefined. */
-  double extra_time;   /* total - forward - backward: recompute + stalls */
+   * solvers' points leave them 0. */
   double stall;        /* compute idle waiting for copies */
   uint64_t peak_bytes; /* simulated device peak of the point's plan (<= budget) */
   uint64_t host_peak_bytes; /* its pinned host memory peak */

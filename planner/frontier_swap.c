@@ -101,22 +101,6 @@ static int mp__probe(mp__fs_t *s, uint64_t budget, int *feasible, uint64_t *min_
   return rc;
 }
 
-static int mp__cmp(const void *a, const void *b) {
-  const mp_frontier_point_t *x = a, *y = b;
-  if (x->budget != y->budget) return x->budget < y->budget ? -1 : 1;
-  return x->extra_time < y->extra_time ? -1 : x->extra_time > y->extra_time;
-}
-
-/* Sort by budget and keep the points that strictly lower the extra time. */
-static void mp__pareto(mp_frontier_t *f) {
-  size_t i, w = 0;
-  if (f->n_points == 0) return;
-  qsort(f->points, f->n_points, sizeof(*f->points), mp__cmp);
-  for (i = 0; i < f->n_points; i++)
-    if (w == 0 || f->points[i].extra_time < f->points[w - 1].extra_time) f->points[w++] = f->points[i];
-  f->n_points = w;
-}
-
 int mp__frontier_migrate(const mp_graph_t *g, const mp_plan_options_t *o, mp_frontier_t *out,
                          mp_error_t *err) {
   mp__fs_t s;
@@ -195,7 +179,7 @@ int mp__frontier_migrate(const mp_graph_t *g, const mp_plan_options_t *o, mp_fro
     if ((rc = mp__probe(&s, bud, &ok, NULL, err)) != 0) goto fail;
   }
 done:
-  mp__pareto(out);
+  mp__frontier_pareto(out);
   out->solve_ms = mp__now_ms() - s.t0;
   return 0;
 fail:

@@ -46,19 +46,7 @@ int mp__plan_layrub(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
   ro.lookahead = 1; /* Layrub's, whatever dev.prefetch_lookahead says */
   ro.sync_swap_out = 1;
   if ((rc = mp_schedule_from_residency(g, m.dec, &ro, &m.schedule, err)) != 0) goto out;
-  {
-    mp_sim_options_t so;
-    mp_error_t serr;
-    so.device = &dev;
-    rc = mp_simulate_ex(g, m.schedule, &so, &m.sim, &serr);
-    if (rc != 0) {
-      rc = mp_error_set(err, rc, "", "%s%s",
-                        rc == MP_ESCHEDULE ? "planner bug: the layrub schedule does not simulate: "
-                                           : "",
-                        serr.message);
-      goto out;
-    }
-  }
+  if ((rc = mp__simulate_planned(g, &dev, m.schedule, "layrub", &m.sim, err)) != 0) goto out;
   m.n_decisions = m.sim.n_swapped;
   m.feasible = m.sim.peak_bytes <= o->budget && m.sim.host_peak_bytes <= dev.host_bytes;
   /* Its only plan: the least budget it meets is its peak, unless the host

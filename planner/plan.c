@@ -87,14 +87,26 @@ void mp__cand_free(mp__cand_t *c) {
   memset(c, 0, sizeof(*c));
 }
 
+int mp__simulate_planned(const mp_graph_t *g, const mp_device_t *dev, const mp_schedule_t *s,
+                         const char *what, mp_sim_report_t *out, mp_error_t *err) {
+  mp_sim_options_t so;
+  mp_error_t serr;
+  int rc;
+  so.device = dev;
+  rc = mp_simulate_ex(g, s, &so, out, &serr);
+  if (rc == MP_ESCHEDULE)
+    return mp_error_set(err, MP_ESCHEDULE, "", "planner bug: the %s schedule does not simulate: %s",
+                        what, serr.message);
+  if (rc != 0) return mp_error_set(err, rc, "", "%s", serr.message);
+  return 0;
+}
+
 /* Build and simulate the schedule of `st` (store-all when st is NULL) under
  * the plan's device. Takes ownership of st. A simulation failure is a
  * planner bug: MP_ESCHEDULE. */
 int mp__cand_make(const mp_graph_t *g, const mp_plan_options_t *o, mp_strategy_t *st,
                   mp__cand_t *c, mp_error_t *err) {
   int rc;
-  mp_error_t serr;
-  mp_sim_options_t so;
   memset(c, 0, sizeof(*c));
   c->strategy = st;
   rc = st ? mp_schedule_from_strategy(g, st, &c->schedule) : mp_schedule_store_all(g, &c->schedule);
@@ -102,16 +114,9 @@ int mp__cand_make(const mp_graph_t *g, const mp_plan_options_t *o, mp_strategy_t
     mp__cand_free(c);
     return mp_error_set(err, rc, "", "cannot build the schedule (%s)", mp_err_name(rc));
   }
-  so.device = &o->device;
-  rc = mp_simulate_ex(g, c->schedule, &so, &c->sim, &serr);
-  if (rc != 0) {
+  if ((rc = mp__simulate_planned(g, &o->device, c->schedule, "planned", &c->sim, err)) != 0)
     mp__cand_free(c);
-    if (rc == MP_ESCHEDULE)
-      return mp_error_set(err, MP_ESCHEDULE, "",
-                          "planner bug: the planned schedule does not simulate: %s", serr.message);
-    return mp_error_set(err, rc, "", "%s", serr.message);
-  }
-  return 0;
+  return rc;
 }
 
 /* Checkpoints of a strategy: activations with an activation successor in a

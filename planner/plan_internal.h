@@ -20,6 +20,13 @@ int mp__cand_make(const mp_graph_t *g, const mp_plan_options_t *o, mp_strategy_t
                   mp__cand_t *c, mp_error_t *err);
 void mp__cand_free(mp__cand_t *c);
 
+/* Simulate a schedule a solver planned, under `dev`. A schedule the
+ * simulator rejects is a planner bug: MP_ESCHEDULE with "planner bug: the
+ * <what> schedule does not simulate: ..." in *err; other failures keep the
+ * simulator's code and message. *out as mp_simulate_ex leaves it. */
+int mp__simulate_planned(const mp_graph_t *g, const mp_device_t *dev, const mp_schedule_t *s,
+                         const char *what, mp_sim_report_t *out, mp_error_t *err);
+
 /* Called for each simulated candidate; it may take the candidate's contents
  * (leaving *c zeroed), otherwise the caller frees them after the call. */
 typedef void (*mp__chen_visit_cb)(void *arg, mp__cand_t *c);
@@ -48,5 +55,9 @@ int mp__plan_migrate(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
 struct mp_frontier_s;
 int mp__frontier_migrate(const mp_graph_t *g, const mp_plan_options_t *o,
                          struct mp_frontier_s *out, mp_error_t *err);
+
+/* Sort a frontier's candidate points by budget and keep those that
+ * strictly lower the extra time: the staircase (frontier.c). */
+void mp__frontier_pareto(struct mp_frontier_s *f);
 
 #endif

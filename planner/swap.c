@@ -714,21 +714,6 @@ static void mp__st_free(mp__st_t *st) {
   memset(st, 0, sizeof(*st));
 }
 
-/* Simulate a planned schedule; a failure is a planner bug. */
-static int mp__sim_plan(const mp_graph_t *g, const mp_device_t *dev, const mp_schedule_t *s,
-                        mp_sim_report_t *out, mp_error_t *err) {
-  mp_sim_options_t so;
-  mp_error_t serr;
-  int rc;
-  so.device = dev;
-  rc = mp_simulate_ex(g, s, &so, out, &serr);
-  if (rc == MP_ESCHEDULE)
-    return mp_error_set(err, MP_ESCHEDULE, "",
-                        "planner bug: the migration schedule does not simulate: %s", serr.message);
-  if (rc != 0) return mp_error_set(err, rc, "", "%s", serr.message);
-  return 0;
-}
-
 /* Build and simulate st->dec / st->after (which st owns). */
 static int mp__st_eval(const mp_graph_t *g, const mp_plan_options_t *o, mp__st_t *st,
                        mp_error_t *err) {
@@ -742,7 +727,7 @@ static int mp__st_eval(const mp_graph_t *g, const mp_plan_options_t *o, mp__st_t
   ro.wait_before = st->wait;
   ro.remat_from = st->remat;
   if ((rc = mp__schedule_from_residency(g, st->dec, &ro, &st->s, &st->info, err)) != 0) return rc;
-  return mp__sim_plan(g, &o->device, st->s, &st->sim, err);
+  return mp__simulate_planned(g, &o->device, st->s, "migration", &st->sim, err);
 }
 
 static int mp__st_copy(const mp_graph_t *g, const mp__st_t *from, mp__st_t *to) {
@@ -1268,7 +1253,8 @@ int mp__swap_greedy(const mp_graph_t *g, const mp_plan_options_t *o, const uint8
     free(ud);
   }
 
-  /* The answer: explicit frees, simulated once more. */
+  /* The answer: cur's schedule with explicit frees (the liveness pass's, so
+   * the same plan), simulated once more in that form. */
   m->dec = cur.dec;
   m->after = cur.after;
   m->wait = cur.wait;
@@ -1282,15 +1268,14 @@ int mp__swap_greedy(const mp_graph_t *g, const mp_plan_options_t *o, const uint8
     if (mp__is_act(g, (uint32_t)v) && cur.info.eff && cur.info.eff[v] != MP_RES_KEEP)
       m->n_decisions++;
   if (m->feasible) {
-    mp_residency_options_t ro;
-    mp_residency_options_init(&ro);
-    ro.device = &o->device;
-    ro.lookahead = o->device.prefetch_lookahead; /* as in mp__st_eval */
-    ro.swap_in_after = m->after;
-    ro.wait_before = m->wait;
-    ro.remat_from = m->remat;
-    if ((rc = mp_schedule_from_residency(g, m->dec, &ro, &m->schedule, err)) != 0) goto out;
-    if ((rc = mp__sim_plan(g, &o->device, m->schedule, &m->sim, err)) != 0) goto out;
+    m->schedule = cur.s;
+    cur.s = NULL;
+    if (mp_schedule_insert_frees(g, m->schedule) != 0) {
+      rc = mp_error_set(err, MP_ENOMEM, "", "out of memory");
+      goto out;
+    }
+    if ((rc = mp__simulate_planned(g, &o->device, m->schedule, "migration", &m->sim, err)) != 0)
+      goto out;
     m->feasible = m->sim.peak_bytes <= o->budget && mp__host_ok(o, &m->sim);
     if (mp__host_ok(o, &m->sim) && m->sim.peak_bytes < m->least_peak)
       m->least_peak = m->sim.peak_bytes;
