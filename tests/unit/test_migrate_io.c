@@ -3,9 +3,9 @@
  * request bodies (every field, the defaults, each bad value naming its
  * path), the text forms of bandwidths and durations, the new fields of the
  * plan, simulation and frontier answers, the CLI's device flags, the
- * frontier of the swap solvers, and the daemon end to end (its own small
- * process helper below: the real memplan-server on a free loopback port in
- * a temp dir, HTTP through curl). */
+ * frontier of the swap solvers, and the daemon end to end (the harness of
+ * test_daemon.c: the real memplan-server on a free loopback port in a temp
+ * dir, HTTP through curl). */
 #include <check.h>
 #include <jansson.h>
 #include <math.h>
@@ -13,11 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "formats.h"
@@ -29,6 +24,7 @@
 #include "schedule_json.h"
 #include "simulator.h"
 #include "suites.h"
+#include "test_daemon.h"
 #include "test_util.h"
 
 #define HASH64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
@@ -875,134 +871,6 @@ END_TEST
 
 /* ---- the daemon, end to end ---- */
 
-typedef struct {
-  char dir[128]; /* temp dir: data/, port file, log, request and reply files */
-  pid_t pid;
-  int port;
-  int nreq;
-} wsrv_t;
-
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
-}
-
-static void nap_ms(int ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
-
-static void put_file(const char *path, const char *text) {
-  FILE *f = fopen(path, "w");
-  ck_assert_msg(f != NULL, "cannot write %s", path);
-  fputs(text, f);
-  fclose(f);
-}
-
-static int wsrv_http(wsrv_t *s, const char *method, const char *path, const char *body, json_t **out);
-
-/* Start memplan-server ($MEMPLAN_SERVER) on 127.0.0.1:0 with its store in
- * s->dir/data (made by the first call, kept across restarts); `delay_ms`
- * > 0 sets MEMPLAN_TEST_PLAN_DELAY_MS, which holds every job that long. */
-static void wsrv_start(wsrv_t *s, int delay_ms) {
-  char portfile[256], datadir[256], logfile[256], errfile[256], delay[32];
-  const char *bin = getenv("MEMPLAN_SERVER");
-  double t0;
-  pid_t pid;
-  if (bin == NULL || bin[0] == '\0') bin = "build/memplan-server";
-  if (s->dir[0] == '\0') {
-    snprintf(s->dir, sizeof(s->dir), "/tmp/mp-wire-test-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(s->dir));
-  }
-  snprintf(portfile, sizeof(portfile), "%s/port", s->dir);
-  snprintf(datadir, sizeof(datadir), "%s/data", s->dir);
-  snprintf(logfile, sizeof(logfile), "%s/log", s->dir);
-  snprintf(errfile, sizeof(errfile), "%s/stderr", s->dir);
-  snprintf(delay, sizeof(delay), "%d", delay_ms);
-  unlink(portfile);
-  pid = fork();
-  ck_assert_int_ge(pid, 0);
-  if (pid == 0) {
-    FILE *e;
-    prctl(PR_SET_PDEATHSIG, SIGKILL); /* die with the test */
-    e = freopen(errfile, "a", stderr);
-    (void)e;
-    if (delay_ms > 0)
-      setenv("MEMPLAN_TEST_PLAN_DELAY_MS", delay, 1);
-    else
-      unsetenv("MEMPLAN_TEST_PLAN_DELAY_MS");
-    execl(bin, bin, "--listen", "127.0.0.1:0", "--port-file", portfile, "--data-dir", datadir, "--log-file",
-          logfile, "--workers", "2", (char *)NULL);
-    _exit(127);
-  }
-  s->pid = pid;
-  t0 = now_ms();
-  for (;;) {
-    char *p = mp_test_read_file(portfile, NULL);
-    int st;
-    if (p) {
-      s->port = atoi(p);
-      free(p);
-      if (s->port > 0 && wsrv_http(s, "GET", "/healthz", NULL, NULL) == 200) return;
-    }
-    ck_assert_msg(waitpid(pid, &st, WNOHANG) == 0, "memplan-server exited during start-up (see %s)", s->dir);
-    ck_assert_msg(now_ms() - t0 < 30000, "memplan-server did not become healthy");
-    nap_ms(20);
-  }
-}
-
-/* Stop with `sig` and reap; SIGTERM must end in a clean exit 0. */
-static void wsrv_stop(wsrv_t *s, int sig) {
-  int st = 0;
-  double t0 = now_ms();
-  if (s->pid <= 0) return;
-  kill(s->pid, sig);
-  while (waitpid(s->pid, &st, WNOHANG) == 0) {
-    if (now_ms() - t0 > 60000) {
-      kill(s->pid, SIGKILL);
-      waitpid(s->pid, &st, 0);
-      break;
-    }
-    nap_ms(20);
-  }
-  s->pid = 0;
-  if (sig == SIGTERM) ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "memplan-server did not exit cleanly");
-}
-
-/* ... and, like test_server.c's harness, no sanitizer report in its stderr */
-static void wsrv_cleanup(wsrv_t *s) {
-  char cmd[256], path[256];
-  wsrv_stop(s, SIGTERM);
-  snprintf(path, sizeof(path), "%s/stderr", s->dir);
-  mp_test_assert_no_sanitizer_report(path);
-  snprintf(cmd, sizeof(cmd), "rm -rf %s", s->dir);
-  ck_assert_int_eq(system(cmd), 0);
-}
-
-/* One exchange through curl; the status (0: no connection), the body
- * parsed as JSON in *out (NULL when it is not JSON). */
-static int wsrv_http(wsrv_t *s, const char *method, const char *path, const char *body, json_t **out) {
-  char cmd[1024], reqf[256], bodyf[256], *text = NULL;
-  int n = ++s->nreq, status;
-  snprintf(reqf, sizeof(reqf), "%s/req%d", s->dir, n);
-  snprintf(bodyf, sizeof(bodyf), "%s/body%d", s->dir, n);
-  if (body) put_file(reqf, body);
-  snprintf(cmd, sizeof(cmd), "curl -s --max-time 120 -o %s -w '%%{http_code}' -X %s %s%s 'http://127.0.0.1:%d%s'",
-           bodyf, method, body ? "--data-binary @" : "", body ? reqf : "", s->port, path);
-  mp_test_run(cmd, &text);
-  status = text ? atoi(text) : 0;
-  free(text);
-  if (out) {
-    char *b = mp_test_read_file(bodyf, NULL);
-    *out = b ? json_loads(b, 0, NULL) : NULL;
-    free(b);
-  }
-  unlink(reqf);
-  unlink(bodyf);
-  return status;
-}
-
 /* A request body: {"graph": <the Kusumoto text of tests/graphs/NAME>} merged
  * with the object text `extra`. malloc'd. */
 static char *body_with_graph(const char *name, const char *extra) {
@@ -1064,12 +932,12 @@ static const char validator_py[] =
     "sys.exit(1 if errs else 0)\n";
 
 /* Check `doc` against the schema `name` of proto/openapi.yaml. */
-static void assert_schema(wsrv_t *s, json_t *doc, const char *name) {
+static void assert_schema(mp_test_daemon_t *s, json_t *doc, const char *name) {
   char py[256], js[256], cmd[1024], *out = NULL;
   int rc;
   snprintf(py, sizeof(py), "%s/validate.py", s->dir);
   snprintf(js, sizeof(js), "%s/doc.json", s->dir);
-  put_file(py, validator_py);
+  mp_test_write_file(py, validator_py);
   ck_assert_int_eq(json_dump_file(doc, js, JSON_COMPACT), 0);
   snprintf(cmd, sizeof(cmd), "python3 %s proto/openapi.yaml %s %s 2>&1", py, name, js);
   rc = mp_test_run(cmd, &out);
@@ -1080,14 +948,13 @@ static void assert_schema(wsrv_t *s, json_t *doc, const char *name) {
 /* Bad device values are 400s naming the field, on both routes; the error
  * body follows the documented Error schema. */
 START_TEST(test_server_bad_device) {
-  wsrv_t s;
+  mp_test_daemon_t s;
   json_t *o = NULL, *e;
-  memset(&s, 0, sizeof(s));
-  wsrv_start(&s, 0);
-  ck_assert_int_eq(wsrv_http(&s, "POST", "/v1/plans",
-                             "{\"graph_hash\": \"" HASH64 "\", \"budget\": \"1GiB\", \"solver\": \"swap\", "
-                             "\"device\": {\"copy_engines\": 3}}",
-                             &o),
+  mp_test_daemon_start(&s, NULL, 0);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "POST", "/v1/plans",
+                                       "{\"graph_hash\": \"" HASH64 "\", \"budget\": \"1GiB\", \"solver\": \"swap\", "
+                                       "\"device\": {\"copy_engines\": 3}}",
+                                       NULL, &o, NULL),
                    400);
   e = json_object_get(o, "error");
   ck_assert_str_eq(json_string_value(json_object_get(e, "code")), "invalid_request");
@@ -1096,24 +963,26 @@ START_TEST(test_server_bad_device) {
                    "must be 1 (one queue for both directions) or 2 (one each)");
   assert_schema(&s, o, "Error");
   json_decref(o);
-  ck_assert_int_eq(wsrv_http(&s, "POST", "/v1/fit",
-                             "{\"graph_hash\": \"" HASH64 "\", \"budgets\": [1], \"solver\": \"hybrid\", "
-                             "\"device\": {\"latency\": -1}}",
-                             &o),
+  ck_assert_int_eq(mp_test_daemon_http(&s, "POST", "/v1/fit",
+                                       "{\"graph_hash\": \"" HASH64 "\", \"budgets\": [1], \"solver\": \"hybrid\", "
+                                       "\"device\": {\"latency\": -1}}",
+                                       NULL, &o, NULL),
                    400);
   e = json_object_get(o, "error");
   ck_assert_str_eq(json_string_value(json_object_get(e, "path")), "$.device.latency");
   ck_assert_str_eq(json_string_value(json_object_get(e, "message")), "must be a non-negative number of seconds");
   json_decref(o);
-  ck_assert_int_eq(wsrv_http(&s, "POST", "/v1/plans",
-                             "{\"graph_hash\": \"" HASH64 "\", \"budget\": 1, \"solver\": \"exact\", \"swap\": true}",
-                             &o),
+  ck_assert_int_eq(mp_test_daemon_http(&s, "POST", "/v1/plans",
+                                       "{\"graph_hash\": \"" HASH64 "\", \"budget\": 1, \"solver\": \"exact\", "
+                                       "\"swap\": true}",
+                                       NULL, &o, NULL),
                    400);
   ck_assert_str_eq(json_string_value(json_object_get(json_object_get(o, "error"), "path")), "$.swap");
   json_decref(o);
-  ck_assert_int_eq(wsrv_http(&s, "GET", "/v1/graphs/" HASH64 "/frontier?solver=swapp", NULL, &o), 404);
+  ck_assert_int_eq(
+      mp_test_daemon_http(&s, "GET", "/v1/graphs/" HASH64 "/frontier?solver=swapp", NULL, NULL, &o, NULL), 404);
   json_decref(o);
-  wsrv_cleanup(&s);
+  mp_test_daemon_cleanup(&s);
 }
 END_TEST
 
@@ -1127,17 +996,16 @@ END_TEST
  * the others, only when it is not just in time: a key from before it reads
  * back as jit, and is still the key of its jit plan). */
 START_TEST(test_server_device_keys_and_recovery) {
-  wsrv_t s;
+  mp_test_daemon_t s;
   json_t *o = NULL, *r, *d;
   char *b, id[64], ids[2][64], path[128];
   const char *st;
   double t0;
   int i;
-  memset(&s, 0, sizeof(s));
-  wsrv_start(&s, 0);
+  mp_test_daemon_start(&s, NULL, 0);
   b = body_with_graph("cg_vgg19.txt", "{\"budget\": \"4GiB\", \"solver\": \"none\", \"wait\": 30, "
                                       "\"device\": {\"intra_layer_reuse\": true, \"latency\": \"7us\"}}");
-  ck_assert_int_eq(wsrv_http(&s, "POST", "/v1/plans", b, &o), 200);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "POST", "/v1/plans", b, NULL, &o, NULL), 200);
   ck_assert_ptr_null(json_object_get(o, "cache"));
   r = json_object_get(o, "result");
   d = json_object_get(r, "device");
@@ -1148,7 +1016,7 @@ START_TEST(test_server_device_keys_and_recovery) {
   assert_schema(&s, o, "Plan");
   json_decref(o);
   /* the same again: answered from the cache */
-  ck_assert_int_eq(wsrv_http(&s, "POST", "/v1/plans", b, &o), 200);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "POST", "/v1/plans", b, NULL, &o, NULL), 200);
   ck_assert_str_eq(json_string_value(json_object_get(o, "cache")), "hit");
   free(b);
   json_decref(o);
@@ -1158,14 +1026,14 @@ START_TEST(test_server_device_keys_and_recovery) {
   b = body_with_graph("cg_vgg19.txt", "{\"budget\": \"4GiB\", \"solver\": \"none\", \"wait\": 30, "
                                       "\"device\": {\"intra_layer_reuse\": true, \"latency\": \"7us\", "
                                       "\"prefetch\": 2}}");
-  ck_assert_int_eq(wsrv_http(&s, "POST", "/v1/plans", b, &o), 200);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "POST", "/v1/plans", b, NULL, &o, NULL), 200);
   ck_assert_ptr_null(json_object_get(o, "cache"));
   d = json_object_get(json_object_get(o, "result"), "device");
   ck_assert_double_eq(num(d, "prefetch"), 2);
   ck_assert_double_eq_tol(num(d, "latency"), 7e-6, 1e-18);
   assert_schema(&s, o, "Plan");
   json_decref(o);
-  ck_assert_int_eq(wsrv_http(&s, "POST", "/v1/plans", b, &o), 200);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "POST", "/v1/plans", b, NULL, &o, NULL), 200);
   free(b);
   ck_assert_str_eq(json_string_value(json_object_get(o, "cache")), "hit");
   ck_assert_double_eq(num(json_object_get(json_object_get(o, "result"), "device"), "prefetch"), 2);
@@ -1173,22 +1041,23 @@ START_TEST(test_server_device_keys_and_recovery) {
   b = body_with_graph("cg_vgg19.txt", "{\"budget\": \"4GiB\", \"solver\": \"none\", \"wait\": 30, "
                                       "\"device\": {\"intra_layer_reuse\": true, \"latency\": \"7us\", "
                                       "\"prefetch\": 0}}");
-  ck_assert_int_eq(wsrv_http(&s, "POST", "/v1/plans", b, &o), 200);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "POST", "/v1/plans", b, NULL, &o, NULL), 200);
   free(b);
   ck_assert_str_eq(json_string_value(json_object_get(o, "cache")), "hit");
   ck_assert_str_eq(json_string_value(json_object_get(json_object_get(json_object_get(o, "result"), "device"), "prefetch")),
                    "jit");
   json_decref(o);
-  ck_assert_int_eq(wsrv_http(&s, "POST", "/v1/plans",
-                             "{\"graph_hash\": \"" HASH64 "\", \"budget\": 1, \"device\": {\"prefetch\": \"soon\"}}",
-                             &o),
+  ck_assert_int_eq(mp_test_daemon_http(&s, "POST", "/v1/plans",
+                                       "{\"graph_hash\": \"" HASH64 "\", \"budget\": 1, "
+                                       "\"device\": {\"prefetch\": \"soon\"}}",
+                                       NULL, &o, NULL),
                    400);
   ck_assert_str_eq(json_string_value(json_object_get(json_object_get(o, "error"), "path")), "$.device.prefetch");
   json_decref(o);
   /* one field differs (latency 8 us): a new computation with its own device */
   b = body_with_graph("cg_vgg19.txt", "{\"budget\": \"4GiB\", \"solver\": \"none\", \"wait\": 30, "
                                       "\"device\": {\"intra_layer_reuse\": true, \"latency\": \"8us\"}}");
-  ck_assert_int_eq(wsrv_http(&s, "POST", "/v1/plans", b, &o), 200);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "POST", "/v1/plans", b, NULL, &o, NULL), 200);
   free(b);
   ck_assert_ptr_null(json_object_get(o, "cache"));
   ck_assert_double_eq_tol(num(json_object_get(json_object_get(o, "result"), "device"), "latency"), 8e-6, 1e-18);
@@ -1197,20 +1066,20 @@ START_TEST(test_server_device_keys_and_recovery) {
   b = body_with_graph("cg_vgg19.txt", "{\"budget\": \"4GiB\", \"solver\": \"none\", \"wait\": 30, "
                                       "\"device\": {\"intra_layer_reuse\": true, \"latency\": \"7us\", "
                                       "\"host_budget\": \"1GiB\"}}");
-  ck_assert_int_eq(wsrv_http(&s, "POST", "/v1/plans", b, &o), 200);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "POST", "/v1/plans", b, NULL, &o, NULL), 200);
   free(b);
   ck_assert_ptr_null(json_object_get(o, "cache"));
   ck_assert_double_eq(num(json_object_get(json_object_get(o, "result"), "device"), "host_budget"), 1073741824.0);
   json_decref(o);
-  wsrv_stop(&s, SIGTERM);
+  mp_test_daemon_stop(&s, SIGTERM);
 
   /* recovery: a job held running, kill -9, restart */
-  wsrv_start(&s, 60000);
+  mp_test_daemon_start_in(&s, NULL, 60000);
   b = body_with_graph("cg_vgg19.txt", "{\"budget\": \"3GiB\", \"solver\": \"none\", "
                                       "\"device\": {\"intra_layer_reuse\": true, \"copy_engines\": 1, "
                                       "\"h2d_bandwidth\": \"6GB/s\", \"host_budget\": 123456789, "
                                       "\"time_unit_seconds\": 0.001, \"prefetch\": 7}}");
-  ck_assert_int_eq(wsrv_http(&s, "POST", "/v1/plans", b, &o), 202);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "POST", "/v1/plans", b, NULL, &o, NULL), 202);
   free(b);
   snprintf(id, sizeof(id), "%s", json_string_value(json_object_get(o, "id")));
   json_decref(o);
@@ -1232,26 +1101,26 @@ START_TEST(test_server_device_keys_and_recovery) {
              "\"time_unit_seconds\": 1.0165822422712861e-301, \"prefetch\": 9999}}",
              i == 0 ? "memonger" : "approx");
     b = body_with_graph("cg_vgg19.txt", extra);
-    ck_assert_int_eq(wsrv_http(&s, "POST", "/v1/plans", b, &o), 202);
+    ck_assert_int_eq(mp_test_daemon_http(&s, "POST", "/v1/plans", b, NULL, &o, NULL), 202);
     free(b);
     snprintf(ids[i], sizeof(ids[i]), "%s", json_string_value(json_object_get(o, "id")));
     json_decref(o);
   }
   snprintf(path, sizeof(path), "/v1/plans/%s", id);
-  t0 = now_ms();
+  t0 = mp_test_now_ms();
   for (;;) {
-    ck_assert_int_eq(wsrv_http(&s, "GET", path, NULL, &o), 200);
+    ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, NULL, &o, NULL), 200);
     st = json_string_value(json_object_get(o, "status"));
     if (st && strcmp(st, "running") == 0) break;
     json_decref(o);
-    ck_assert_msg(now_ms() - t0 < 30000, "the plan never ran");
-    nap_ms(20);
+    ck_assert_msg(mp_test_now_ms() - t0 < 30000, "the plan never ran");
+    mp_test_nap_ms(20);
   }
   json_decref(o);
-  wsrv_stop(&s, SIGKILL);
-  wsrv_start(&s, 0);
+  mp_test_daemon_stop(&s, SIGKILL);
+  mp_test_daemon_start_in(&s, NULL, 0);
   snprintf(path, sizeof(path), "/v1/plans/%s?wait=30", id);
-  ck_assert_int_eq(wsrv_http(&s, "GET", path, NULL, &o), 200);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, NULL, &o, NULL), 200);
   ck_assert_str_eq(json_string_value(json_object_get(o, "status")), "done");
   d = json_object_get(json_object_get(o, "result"), "device");
   ck_assert_double_eq(num(d, "copy_engines"), 1);
@@ -1263,14 +1132,14 @@ START_TEST(test_server_device_keys_and_recovery) {
   ck_assert_double_eq(num(d, "prefetch"), 7); /* read back from the key's last device token */
   json_decref(o);
   snprintf(path, sizeof(path), "/v1/plans/%s?wait=30", ids[0]);
-  ck_assert_int_eq(wsrv_http(&s, "GET", path, NULL, &o), 200);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, NULL, &o, NULL), 200);
   ck_assert_str_eq(json_string_value(json_object_get(o, "status")), "failed");
   ck_assert_str_eq(json_string_value(json_object_get(json_object_get(o, "error"), "code")), "planner_einval");
   ck_assert_str_eq(json_string_value(json_object_get(json_object_get(o, "error"), "message")),
                    "the reference accounting applies to the DP solvers only");
   json_decref(o);
   snprintf(path, sizeof(path), "/v1/plans/%s?wait=30", ids[1]);
-  ck_assert_int_eq(wsrv_http(&s, "GET", path, NULL, &o), 200);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, NULL, &o, NULL), 200);
   ck_assert_str_eq(json_string_value(json_object_get(o, "status")), "done");
   r = json_object_get(o, "result");
   ck_assert_str_eq(json_string_value(json_object_get(r, "solver")), "approx");
@@ -1283,7 +1152,7 @@ START_TEST(test_server_device_keys_and_recovery) {
   ck_assert_double_eq(num(d, "host_budget"), 18445618173802708992.0);
   ck_assert_double_eq(num(d, "prefetch"), 9999);
   json_decref(o);
-  wsrv_cleanup(&s);
+  mp_test_daemon_cleanup(&s);
 }
 END_TEST
 
@@ -1292,7 +1161,7 @@ END_TEST
  * point, below plain backpropagation) and the figures the daemon must
  * answer with: the same call, the same device, the same plan. */
 START_TEST(test_server_swap_end_to_end) {
-  wsrv_t s;
+  mp_test_daemon_t s;
   mp_graph_t *g = mp_test_load_shipped("vgg19");
   mp_plan_options_t o;
   mp_frontier_t f;
@@ -1315,14 +1184,13 @@ START_TEST(test_server_swap_end_to_end) {
   ck_assert(pr.feasible);
   ck_assert_uint_gt(pr.sim.n_swapped, 0);
 
-  memset(&s, 0, sizeof(s));
-  wsrv_start(&s, 0);
+  mp_test_daemon_start(&s, NULL, 0);
   snprintf(extra, sizeof(extra),
            "{\"budget\": %llu, \"solver\": \"swap\", \"wait\": 60, "
            "\"device\": {\"copy_engines\": 1, \"h2d_bandwidth\": \"6GB/s\"}}",
            (unsigned long long)lo);
   b = body_with_graph("cg_vgg19.txt", extra);
-  ck_assert_int_eq(wsrv_http(&s, "POST", "/v1/plans", b, &o1), 200);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "POST", "/v1/plans", b, NULL, &o1, NULL), 200);
   free(b);
   ck_assert_str_eq(json_string_value(json_object_get(o1, "status")), "done");
   snprintf(hash, sizeof(hash), "%s", json_string_value(json_object_get(o1, "graph_hash")));
@@ -1367,7 +1235,7 @@ START_TEST(test_server_swap_end_to_end) {
            "{\"budget\": %llu, \"solver\": \"swap\", \"wait\": 60, \"device\": {\"h2d_bandwidth\": \"6GB/s\"}}",
            (unsigned long long)lo);
   b = body_with_graph("cg_vgg19.txt", extra);
-  ck_assert_int_eq(wsrv_http(&s, "POST", "/v1/plans", b, &o1), 200);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "POST", "/v1/plans", b, NULL, &o1, NULL), 200);
   free(b);
   ck_assert_ptr_null(json_object_get(o1, "cache"));
   ck_assert_double_eq(num(json_object_get(json_object_get(o1, "result"), "device"), "copy_engines"), 2);
@@ -1378,7 +1246,7 @@ START_TEST(test_server_swap_end_to_end) {
            "{\"graph_hash\": \"%s\", \"budgets\": [1000, %llu, %llu], \"solver\": \"hybrid\", "
            "\"device\": {\"copy_engines\": 1, \"h2d_bandwidth\": \"6GB/s\"}}",
            hash, (unsigned long long)lo, (unsigned long long)f.peak_no_recompute);
-  ck_assert_int_eq(wsrv_http(&s, "POST", "/v1/fit", extra, &o1), 200);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "POST", "/v1/fit", extra, NULL, &o1, NULL), 200);
   ck_assert_str_eq(json_string_value(json_object_get(o1, "solver")), "hybrid");
   ck_assert_double_eq(num(json_object_get(o1, "device"), "copy_engines"), 1);
   bs = json_object_get(o1, "budgets");
@@ -1395,7 +1263,7 @@ START_TEST(test_server_swap_end_to_end) {
     long k;
     o.solver = MP_SOLVER_HYBRID;
     ck_assert_int_eq(mp_frontier(g, &o, &fh, &err), 0);
-    ck_assert_int_eq(wsrv_http(&s, "POST", "/v1/fit", extra, &o1), 200);
+    ck_assert_int_eq(mp_test_daemon_http(&s, "POST", "/v1/fit", extra, NULL, &o1, NULL), 200);
     ck_assert_str_eq(json_string_value(json_object_get(o1, "cache")), "hit");
     e = json_array_get(json_object_get(o1, "budgets"), 1);
     k = mp_frontier_lookup(&fh, lo);
@@ -1411,18 +1279,18 @@ START_TEST(test_server_swap_end_to_end) {
            "{\"graph_hash\": \"%s\", \"budgets\": [%llu], \"solver\": \"hybrid\", "
            "\"device\": {\"h2d_bandwidth\": \"6GB/s\"}}",
            hash, (unsigned long long)lo);
-  ck_assert_int_eq(wsrv_http(&s, "POST", "/v1/fit", extra, &o1), 200);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "POST", "/v1/fit", extra, NULL, &o1, NULL), 200);
   ck_assert_str_eq(json_string_value(json_object_get(o1, "cache")), "miss");
   ck_assert_double_eq(num(json_object_get(o1, "device"), "copy_engines"), 2);
   json_decref(o1);
   /* the frontier route takes the swap solvers (default device) */
   snprintf(path, sizeof(path), "/v1/graphs/%s/frontier?solver=layrub", hash);
-  ck_assert_int_eq(wsrv_http(&s, "GET", path, NULL, &o1), 200);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, NULL, &o1, NULL), 200);
   ck_assert_uint_eq(json_array_size(json_object_get(o1, "points")), 1);
   ck_assert_double_eq(num(json_object_get(o1, "device"), "copy_engines"), 2);
   assert_schema(&s, o1, "Frontier");
   json_decref(o1);
-  wsrv_cleanup(&s);
+  mp_test_daemon_cleanup(&s);
   mp_frontier_free(&f);
   mp_graph_free(g);
 }

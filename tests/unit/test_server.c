@@ -10,7 +10,8 @@
  * so the exact DP's running time is chosen by (k, l): 4x10 takes about a
  * second at -O2, 4x20 (194,481 lower sets) runs far longer than any test and is
  * always cancelled or interrupted. No test sleeps a fixed time where it can
- * poll instead. The binary is $MEMPLAN_SERVER (default build/memplan-server). */
+ * poll instead. The binary is $MEMPLAN_SERVER (default build/memplan-server),
+ * run by the harness of test_daemon.c. */
 #include <check.h>
 #include <errno.h>
 #include <jansson.h>
@@ -22,186 +23,16 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "suites.h"
+#include "test_daemon.h"
 #include "test_util.h"
 
-/* ---- helpers: clock, files, commands ---- */
-
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
-}
-
-static void nap_ms(int ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
-
-static const char *server_bin(void) {
-  const char *p = getenv("MEMPLAN_SERVER");
-  return p && p[0] ? p : "build/memplan-server";
-}
-
-static void write_file(const char *path, const char *text) {
-  FILE *f = fopen(path, "w");
-  ck_assert_msg(f != NULL, "cannot write %s", path);
-  fputs(text, f);
-  fclose(f);
-}
-
-static char *read_text(const char *path) {
-  size_t len;
-  return mp_test_read_file(path, &len);
-}
-
-/* ---- the daemon under test ---- */
-
-typedef struct {
-  char dir[128];     /* temp dir: data/, port, log, request and reply files */
-  pid_t pid;
-  int port;
-  int tls;
-  int nreq;
-} srv_t;
-
-static void srv_mkdir(srv_t *s) {
-  memset(s, 0, sizeof(*s));
-  snprintf(s->dir, sizeof(s->dir), "/tmp/mp-srv-test-XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(s->dir));
-}
-
-static int http(srv_t *s, const char *method, const char *path, const char *body, const char *extra,
-                json_t **out, char **headers);
-
-/* Start the daemon on s->dir (created by srv_mkdir, kept across restarts)
- * with extra flags (space-separated, no quoting). Waits for /healthz. */
-static void srv_start_in(srv_t *s, const char *flags) {
-  char portfile[256], cmdline[2048], *argv[64], *tok, *save = NULL;
-  int argc = 0;
-  double t0;
-  pid_t pid;
-
-  snprintf(portfile, sizeof(portfile), "%s/port", s->dir);
-  unlink(portfile);
-  snprintf(cmdline, sizeof(cmdline),
-           "%s --listen 127.0.0.1:0 --port-file %s --data-dir %s/data --log-file %s/log --workers 2 %s",
-           server_bin(), portfile, s->dir, s->dir, flags ? flags : "");
-  for (tok = strtok_r(cmdline, " ", &save); tok && argc < 63; tok = strtok_r(NULL, " ", &save)) argv[argc++] = tok;
-  argv[argc] = NULL;
-  s->tls = strstr(flags ? flags : "", "--tls-cert") != NULL;
-  pid = fork();
-  ck_assert_int_ge(pid, 0);
-  if (pid == 0) {
-    char errpath[256];
-    FILE *e;
-    /* Die with the test process, even when an assertion ends it early. */
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    snprintf(errpath, sizeof(errpath), "%s/stderr", s->dir);
-    e = freopen(errpath, "a", stderr);
-    (void)e;
-    execv(argv[0], argv);
-    _exit(127);
-  }
-  s->pid = pid;
-  t0 = now_ms();
-  for (;;) {
-    char *p = read_text(portfile);
-    int st;
-    if (p) {
-      s->port = atoi(p);
-      free(p);
-      if (s->port > 0 && http(s, "GET", "/healthz", NULL, NULL, NULL, NULL) == 200) return;
-    }
-    ck_assert_msg(waitpid(pid, &st, WNOHANG) == 0, "memplan-server exited during start-up (see %s)", s->dir);
-    ck_assert_msg(now_ms() - t0 < 30000, "memplan-server did not become healthy");
-    nap_ms(20);
-  }
-}
-
-static void srv_start(srv_t *s, const char *flags) {
-  srv_mkdir(s);
-  srv_start_in(s, flags);
-}
-
-/* Wait for the daemon to exit; returns its exit status, or -1 on a signal
- * or timeout (after which it is killed). */
-static int srv_wait_exit(srv_t *s, double timeout_ms) {
-  double t0 = now_ms();
-  int st;
-  for (;;) {
-    pid_t r = waitpid(s->pid, &st, WNOHANG);
-    if (r == s->pid) {
-      s->pid = 0;
-      return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    }
-    if (now_ms() - t0 > timeout_ms) {
-      kill(s->pid, SIGKILL);
-      waitpid(s->pid, &st, 0);
-      s->pid = 0;
-      return -1;
-    }
-    nap_ms(20);
-  }
-}
-
-static void srv_kill(srv_t *s, int sig) {
-  if (s->pid > 0) kill(s->pid, sig);
-}
-
-/* End of a test: a clean SIGTERM shutdown (exit 0, which under the
- * sanitizers also means no leak), no sanitizer report in the daemon's
- * stderr, then the temp dir goes. */
-static void srv_cleanup(srv_t *s) {
-  char cmd[256], path[256];
-  if (s->pid > 0) {
-    kill(s->pid, SIGTERM);
-    ck_assert_msg(srv_wait_exit(s, 60000) == 0, "memplan-server did not exit cleanly (see %s)", s->dir);
-  }
-  snprintf(path, sizeof(path), "%s/stderr", s->dir);
-  mp_test_assert_no_sanitizer_report(path);
-  snprintf(cmd, sizeof(cmd), "rm -rf %s", s->dir);
-  ck_assert_int_eq(system(cmd), 0);
-}
-
-/* One HTTP exchange through curl. `body` (may be NULL) is sent as is;
- * `extra` adds curl arguments (headers). Returns the status code (0 when
- * the connection failed); *out receives the body parsed as JSON when it is
- * JSON, *headers the raw header block. */
-static int http(srv_t *s, const char *method, const char *path, const char *body, const char *extra,
-                json_t **out, char **headers) {
-  char cmd[4096], reqf[256], bodyf[256], hdrf[256], *text = NULL;
-  int n = ++s->nreq, status;
-  snprintf(reqf, sizeof(reqf), "%s/req%d", s->dir, n);
-  snprintf(bodyf, sizeof(bodyf), "%s/body%d", s->dir, n);
-  snprintf(hdrf, sizeof(hdrf), "%s/hdr%d", s->dir, n);
-  if (body) write_file(reqf, body);
-  snprintf(cmd, sizeof(cmd),
-           "curl -s -k --max-time 120 -o %s -D %s -w '%%{http_code}' -X %s %s%s %s '%s://127.0.0.1:%d%s'", bodyf,
-           hdrf, method, body ? "--data-binary @" : "", body ? reqf : "", extra ? extra : "",
-           s->tls ? "https" : "http", s->port, path);
-  mp_test_run(cmd, &text);
-  status = text ? atoi(text) : 0;
-  free(text);
-  if (out) {
-    char *b = read_text(bodyf);
-    *out = b ? json_loads(b, 0, NULL) : NULL;
-    free(b);
-  }
-  if (headers) *headers = read_text(hdrf);
-  unlink(reqf);
-  unlink(bodyf);
-  unlink(hdrf);
-  return status;
-}
+/* ---- helpers: JSON fields ---- */
 
 static const char *jstr(json_t *o, const char *key) {
   const char *v = json_string_value(json_object_get(o, key));
@@ -272,9 +103,9 @@ static json_t *shipped(const char *name) {
 }
 
 /* POST a plan; returns the status and the id in `id` (when there is one). */
-static int submit(srv_t *s, char *body, char id[64], json_t **out) {
+static int submit(mp_test_daemon_t *s, char *body, char id[64], json_t **out) {
   json_t *o = NULL;
-  int st = http(s, "POST", "/v1/plans", body, NULL, &o, NULL);
+  int st = mp_test_daemon_http(s, "POST", "/v1/plans", body, NULL, &o, NULL);
   free(body);
   if (id) {
     id[0] = '\0';
@@ -288,39 +119,39 @@ static int submit(srv_t *s, char *body, char id[64], json_t **out) {
 }
 
 /* The plan's status, polling until it is `want` or timeout_ms passes. */
-static char *wait_status(srv_t *s, const char *id, const char *want, double timeout_ms) {
+static char *wait_status(mp_test_daemon_t *s, const char *id, const char *want, double timeout_ms) {
   static char last[32];
   char path[128];
-  double t0 = now_ms();
+  double t0 = mp_test_now_ms();
   snprintf(path, sizeof(path), "/v1/plans/%s", id);
   for (;;) {
     json_t *o = NULL;
-    http(s, "GET", path, NULL, NULL, &o, NULL);
+    mp_test_daemon_http(s, "GET", path, NULL, NULL, &o, NULL);
     snprintf(last, sizeof(last), "%s", o ? jstr(o, "status") : "?");
     json_decref(o);
-    if (strcmp(last, want) == 0 || now_ms() - t0 > timeout_ms) return last;
-    nap_ms(20);
+    if (strcmp(last, want) == 0 || mp_test_now_ms() - t0 > timeout_ms) return last;
+    mp_test_nap_ms(20);
   }
 }
 
 /* Long-poll a plan until it is final (or timeout_s). New reference. */
-static json_t *wait_final(srv_t *s, const char *id, int timeout_s) {
+static json_t *wait_final(mp_test_daemon_t *s, const char *id, int timeout_s) {
   char path[160];
-  double t0 = now_ms();
+  double t0 = mp_test_now_ms();
   snprintf(path, sizeof(path), "/v1/plans/%s?wait=%d", id, 10);
   for (;;) {
     json_t *o = NULL;
     const char *st;
-    http(s, "GET", path, NULL, NULL, &o, NULL);
+    mp_test_daemon_http(s, "GET", path, NULL, NULL, &o, NULL);
     st = o ? jstr(o, "status") : "";
     if (!strcmp(st, "done") || !strcmp(st, "failed") || !strcmp(st, "cancelled")) return o;
     json_decref(o);
-    ck_assert_msg(now_ms() - t0 < timeout_s * 1000.0, "plan %s did not finish in %d s", id, timeout_s);
+    ck_assert_msg(mp_test_now_ms() - t0 < timeout_s * 1000.0, "plan %s did not finish in %d s", id, timeout_s);
   }
 }
 
 /* A metric's value from /metrics (the first line starting with `series`). */
-static double metric(srv_t *s, const char *series) {
+static double metric(mp_test_daemon_t *s, const char *series) {
   char cmd[512], *text = NULL, *p;
   double v = -1;
   snprintf(cmd, sizeof(cmd), "curl -s http://127.0.0.1:%d/metrics", s->port);
@@ -340,10 +171,10 @@ static double metric(srv_t *s, const char *series) {
 /* Submit, poll to done, read the result with schedule and timeline; the
  * identical submission is then a cache hit answered at once with 200. */
 START_TEST(test_submit_poll_cache) {
-  srv_t s;
+  mp_test_daemon_t s;
   char id[64], *hdr = NULL, *log;
   json_t *o = NULL, *res;
-  srv_start(&s, NULL);
+  mp_test_daemon_start(&s, NULL, 0);
   ck_assert_int_eq(submit(&s, plan_body(shipped("cg_resnet50.txt"), 6LL << 30, "auto", NULL), id, &o), 202);
   ck_assert_str_eq(jstr(o, "status"), "queued");
   ck_assert_uint_eq(strlen(jstr(o, "graph_hash")), 64);
@@ -353,7 +184,7 @@ START_TEST(test_submit_poll_cache) {
   {
     char path[128];
     snprintf(path, sizeof(path), "/v1/plans/%s", id);
-    ck_assert_int_eq(http(&s, "GET", path, NULL, "-H 'X-Request-ID: test-req-42'", &o, &hdr), 200);
+    ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, "-H 'X-Request-ID: test-req-42'", &o, &hdr), 200);
   }
   ck_assert_ptr_nonnull(strstr(hdr, "X-Request-ID: test-req-42"));
   free(hdr);
@@ -369,7 +200,7 @@ START_TEST(test_submit_poll_cache) {
     char path[128];
     json_t *again = NULL;
     snprintf(path, sizeof(path), "/v1/plans/%s", id);
-    ck_assert_int_eq(http(&s, "GET", path, NULL, NULL, &again, NULL), 200);
+    ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, NULL, &again, NULL), 200);
     ck_assert(json_equal(o, again));
     json_decref(again);
   }
@@ -398,7 +229,7 @@ START_TEST(test_submit_poll_cache) {
   ck_assert(metric(&s, "memplan_cache_hits_total") >= 3);
 
   /* listing, newest first */
-  ck_assert_int_eq(http(&s, "GET", "/v1/plans?status=done&limit=5", NULL, NULL, &o, NULL), 200);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "GET", "/v1/plans?status=done&limit=5", NULL, NULL, &o, NULL), 200);
   ck_assert_uint_eq(json_array_size(json_object_get(o, "plans")), 1);
   ck_assert_str_eq(jstr(json_array_get(json_object_get(o, "plans"), 0), "id"), id);
   json_decref(o);
@@ -407,7 +238,7 @@ START_TEST(test_submit_poll_cache) {
   {
     char path[256];
     snprintf(path, sizeof(path), "%s/log", s.dir);
-    log = read_text(path);
+    log = mp_test_read_file(path, NULL);
     ck_assert_ptr_nonnull(log);
     ck_assert_ptr_nonnull(strstr(log, "\"request_id\":\"test-req-42\""));
     ck_assert_ptr_nonnull(strstr(log, "\"route\":\"/v1/plans/{id}\""));
@@ -416,9 +247,9 @@ START_TEST(test_submit_poll_cache) {
     ck_assert_ptr_nonnull(strstr(log, "\"msg\":\"config\""));
     free(log);
   }
-  srv_kill(&s, SIGTERM);
-  ck_assert_int_eq(srv_wait_exit(&s, 30000), 0);
-  srv_cleanup(&s);
+  mp_test_daemon_kill(&s, SIGTERM);
+  ck_assert_int_eq(mp_test_daemon_wait_exit(&s, 30000), 0);
+  mp_test_daemon_cleanup(&s);
 }
 END_TEST
 
@@ -427,11 +258,10 @@ END_TEST
 START_TEST(test_long_poll) {
   /* hold each plan 1.5 s so that "running" is observable however fast
    * the planner is (server/jobs.c: MEMPLAN_TEST_PLAN_DELAY_MS) */
-  setenv("MEMPLAN_TEST_PLAN_DELAY_MS", "1500", 1);
-  srv_t s;
+  mp_test_daemon_t s;
   json_t *o = NULL;
   char id[64];
-  srv_start(&s, NULL);
+  mp_test_daemon_start(&s, NULL, 1500);
   ck_assert_int_eq(submit(&s, plan_body(wide_graph(4, 10), 2000000, "exact", "{\"wait\": 60}"), id, &o), 200);
   ck_assert_str_eq(jstr(o, "status"), "done");
   ck_assert(json_is_object(json_object_get(o, "result")));
@@ -443,12 +273,12 @@ START_TEST(test_long_poll) {
   {
     char path[128];
     snprintf(path, sizeof(path), "/v1/plans/%s", id);
-    ck_assert_int_eq(http(&s, "DELETE", path, NULL, NULL, NULL, NULL), 202);
+    ck_assert_int_eq(mp_test_daemon_http(&s, "DELETE", path, NULL, NULL, NULL, NULL), 202);
   }
   o = wait_final(&s, id, 30);
   ck_assert_str_eq(jstr(o, "status"), "cancelled");
   json_decref(o);
-  srv_cleanup(&s);
+  mp_test_daemon_cleanup(&s);
 }
 END_TEST
 
@@ -456,15 +286,14 @@ END_TEST
 START_TEST(test_shared_computation) {
   /* hold each plan 1.5 s so that "running" is observable however fast
    * the planner is (server/jobs.c: MEMPLAN_TEST_PLAN_DELAY_MS) */
-  setenv("MEMPLAN_TEST_PLAN_DELAY_MS", "1500", 1);
-  srv_t s;
+  mp_test_daemon_t s;
   char cmd[2048], reqf[256], *out = NULL, *body, *line, *save = NULL, first[64] = "";
   int n = 0;
   json_t *o;
-  srv_start(&s, NULL);
+  mp_test_daemon_start(&s, NULL, 1500);
   snprintf(reqf, sizeof(reqf), "%s/same.json", s.dir);
   body = plan_body(wide_graph(4, 10), 1000000, "exact", NULL);
-  write_file(reqf, body);
+  mp_test_write_file(reqf, body);
   free(body);
   snprintf(cmd, sizeof(cmd),
            "for i in 1 2 3 4; do curl -s -X POST --data-binary @%s http://127.0.0.1:%d/v1/plans & done; wait",
@@ -489,7 +318,7 @@ START_TEST(test_shared_computation) {
   json_decref(o);
   ck_assert(metric(&s, "memplan_computations_total{kind=\"plan\"}") == 1);
   ck_assert(metric(&s, "memplan_plans_deduplicated_total") == 3);
-  srv_cleanup(&s);
+  mp_test_daemon_cleanup(&s);
 }
 END_TEST
 
@@ -497,53 +326,52 @@ END_TEST
 START_TEST(test_cancel) {
   /* hold each plan 1.5 s so that "running" is observable however fast
    * the planner is (server/jobs.c: MEMPLAN_TEST_PLAN_DELAY_MS) */
-  setenv("MEMPLAN_TEST_PLAN_DELAY_MS", "1500", 1);
-  srv_t s;
+  mp_test_daemon_t s;
   char a[64], b[64], path[128];
   json_t *o;
   double t0;
-  srv_start(&s, "--workers 1");
+  mp_test_daemon_start(&s, "--workers 1", 1500);
   ck_assert_int_eq(submit(&s, plan_body(wide_graph(4, 20), 1000000, "exact", NULL), a, NULL), 202);
   ck_assert_int_eq(submit(&s, plan_body(wide_graph(4, 20), 2000000, "exact", NULL), b, NULL), 202);
   ck_assert_str_eq(wait_status(&s, a, "running", 30000), "running");
   /* queued: cancelled at once */
   snprintf(path, sizeof(path), "/v1/plans/%s", b);
-  ck_assert_int_eq(http(&s, "DELETE", path, NULL, NULL, &o, NULL), 200);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "DELETE", path, NULL, NULL, &o, NULL), 200);
   ck_assert_str_eq(jstr(o, "status"), "cancelled");
   json_decref(o);
-  ck_assert_int_eq(http(&s, "DELETE", path, NULL, NULL, &o, NULL), 409);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "DELETE", path, NULL, NULL, &o, NULL), 409);
   ck_assert_str_eq(err_code(o), "already_finished");
   json_decref(o);
   /* running: the solver stops through should_stop */
   snprintf(path, sizeof(path), "/v1/plans/%s", a);
-  t0 = now_ms();
-  ck_assert_int_eq(http(&s, "DELETE", path, NULL, NULL, NULL, NULL), 202);
+  t0 = mp_test_now_ms();
+  ck_assert_int_eq(mp_test_daemon_http(&s, "DELETE", path, NULL, NULL, NULL, NULL), 202);
   o = wait_final(&s, a, 30);
   ck_assert_str_eq(jstr(o, "status"), "cancelled");
-  ck_assert_msg(now_ms() - t0 < 5000, "cancel took %.0f ms", now_ms() - t0);
+  ck_assert_msg(mp_test_now_ms() - t0 < 5000, "cancel took %.0f ms", mp_test_now_ms() - t0);
   json_decref(o);
-  ck_assert_int_eq(http(&s, "DELETE", "/v1/plans/0123456789abcdef0123456789abcdef", NULL, NULL, &o, NULL), 404);
+  ck_assert_int_eq(
+      mp_test_daemon_http(&s, "DELETE", "/v1/plans/0123456789abcdef0123456789abcdef", NULL, NULL, &o, NULL), 404);
   ck_assert_str_eq(err_code(o), "not_found");
   json_decref(o);
-  srv_cleanup(&s);
+  mp_test_daemon_cleanup(&s);
 }
 END_TEST
 
 /* A plan past --plan-timeout fails with a reason saying so. */
 START_TEST(test_plan_timeout) {
   /* hold the plan past --plan-timeout however fast the planner is */
-  setenv("MEMPLAN_TEST_PLAN_DELAY_MS", "3000", 1);
-  srv_t s;
+  mp_test_daemon_t s;
   char id[64];
   json_t *o;
-  srv_start(&s, "--plan-timeout 0.5");
+  mp_test_daemon_start(&s, "--plan-timeout 0.5", 3000);
   ck_assert_int_eq(submit(&s, plan_body(wide_graph(4, 20), 1000000, "exact", NULL), id, NULL), 202);
   o = wait_final(&s, id, 30);
   ck_assert_str_eq(jstr(o, "status"), "failed");
   ck_assert_str_eq(jstr(json_object_get(o, "error"), "code"), "deadline_exceeded");
   ck_assert_ptr_nonnull(strstr(jstr(json_object_get(o, "error"), "message"), "--plan-timeout"));
   json_decref(o);
-  srv_cleanup(&s);
+  mp_test_daemon_cleanup(&s);
 }
 END_TEST
 
@@ -552,33 +380,32 @@ END_TEST
 START_TEST(test_queue_full) {
   /* hold each plan 1.5 s so that "running" is observable however fast
    * the planner is (server/jobs.c: MEMPLAN_TEST_PLAN_DELAY_MS) */
-  setenv("MEMPLAN_TEST_PLAN_DELAY_MS", "1500", 1);
-  srv_t s;
+  mp_test_daemon_t s;
   char a[64], b[64], path[128], *hdr = NULL;
   json_t *o;
-  srv_start(&s, "--workers 1 --queue-size 1");
+  mp_test_daemon_start(&s, "--workers 1 --queue-size 1", 1500);
   ck_assert_int_eq(submit(&s, plan_body(wide_graph(4, 20), 1000000, "exact", NULL), a, NULL), 202);
   ck_assert_str_eq(wait_status(&s, a, "running", 30000), "running");
   ck_assert_int_eq(submit(&s, plan_body(wide_graph(4, 20), 2000000, "exact", NULL), b, NULL), 202);
   {
     char *body = plan_body(wide_graph(4, 20), 3000000, "exact", NULL);
-    ck_assert_int_eq(http(&s, "POST", "/v1/plans", body, NULL, &o, &hdr), 503);
+    ck_assert_int_eq(mp_test_daemon_http(&s, "POST", "/v1/plans", body, NULL, &o, &hdr), 503);
     free(body);
   }
   ck_assert_str_eq(err_code(o), "queue_full");
   ck_assert_ptr_nonnull(strstr(hdr, "Retry-After: "));
   json_decref(o);
   free(hdr);
-  ck_assert_int_eq(http(&s, "GET", "/readyz", NULL, NULL, NULL, NULL), 503);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "GET", "/readyz", NULL, NULL, NULL, NULL), 503);
   ck_assert(metric(&s, "memplan_queue_depth") == 1);
   ck_assert(metric(&s, "memplan_running_jobs") == 1);
   snprintf(path, sizeof(path), "/v1/plans/%s", b);
-  ck_assert_int_eq(http(&s, "DELETE", path, NULL, NULL, NULL, NULL), 200);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "DELETE", path, NULL, NULL, NULL, NULL), 200);
   snprintf(path, sizeof(path), "/v1/plans/%s", a);
-  ck_assert_int_eq(http(&s, "DELETE", path, NULL, NULL, NULL, NULL), 202);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "DELETE", path, NULL, NULL, NULL, NULL), 202);
   json_decref(wait_final(&s, a, 30));
-  ck_assert_int_eq(http(&s, "GET", "/readyz", NULL, NULL, NULL, NULL), 200);
-  srv_cleanup(&s);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "GET", "/readyz", NULL, NULL, NULL, NULL), 200);
+  mp_test_daemon_cleanup(&s);
 }
 END_TEST
 
@@ -628,12 +455,12 @@ START_TEST(test_bad_inputs) {
     {"GET", "/no/such/route", NULL, 404, "not_found", ""},
     {"POST", "/healthz", "{}", 405, "method_not_allowed", ""},
   };
-  srv_t s;
+  mp_test_daemon_t s;
   size_t i;
-  srv_start(&s, "--max-nodes 50");
+  mp_test_daemon_start(&s, "--max-nodes 50", 0);
   for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     json_t *o = NULL;
-    int st = http(&s, cases[i].method, cases[i].path, cases[i].body, NULL, &o, NULL);
+    int st = mp_test_daemon_http(&s, cases[i].method, cases[i].path, cases[i].body, NULL, &o, NULL);
     ck_assert_msg(st == cases[i].status, "case %zu (%s %s): status %d, want %d", i, cases[i].method,
                   cases[i].path, st, cases[i].status);
     ck_assert_msg(o != NULL, "case %zu: the body is not JSON", i);
@@ -647,7 +474,7 @@ START_TEST(test_bad_inputs) {
   /* 405 names the allowed methods */
   {
     char *hdr = NULL;
-    ck_assert_int_eq(http(&s, "PUT", "/v1/plans", "{}", NULL, NULL, &hdr), 405);
+    ck_assert_int_eq(mp_test_daemon_http(&s, "PUT", "/v1/plans", "{}", NULL, NULL, &hdr), 405);
     ck_assert_ptr_nonnull(strstr(hdr, "Allow: POST, GET"));
     free(hdr);
   }
@@ -655,7 +482,7 @@ START_TEST(test_bad_inputs) {
   {
     json_t *o = NULL;
     char *body = plan_body(wide_graph(3, 20), 5, "auto", NULL);
-    ck_assert_int_eq(http(&s, "POST", "/v1/plans", body, NULL, &o, NULL), 413);
+    ck_assert_int_eq(mp_test_daemon_http(&s, "POST", "/v1/plans", body, NULL, &o, NULL), 413);
     free(body);
     ck_assert_str_eq(err_code(o), "graph_too_large");
     ck_assert_ptr_nonnull(strstr(err_path(o), "$.graph.nodes"));
@@ -669,50 +496,50 @@ START_TEST(test_bad_inputs) {
     for (i2 = 0; i2 < 150; i2++) deep[i2] = '[';
     for (; i2 < 300; i2++) deep[i2] = ']';
     deep[300] = '\0';
-    ck_assert_int_eq(http(&s, "POST", "/v1/plans", deep, NULL, &o, NULL), 400);
+    ck_assert_int_eq(mp_test_daemon_http(&s, "POST", "/v1/plans", deep, NULL, &o, NULL), 400);
     ck_assert_str_eq(err_code(o), "too_deep");
     json_decref(o);
   }
   /* still alive and well */
-  ck_assert_int_eq(http(&s, "GET", "/healthz", NULL, NULL, NULL, NULL), 200);
-  srv_cleanup(&s);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "GET", "/healthz", NULL, NULL, NULL, NULL), 200);
+  mp_test_daemon_cleanup(&s);
 }
 END_TEST
 
 /* Bodies over --max-body-bytes get 413, declared or chunked. */
 START_TEST(test_oversize) {
-  srv_t s;
+  mp_test_daemon_t s;
   char *big = malloc(20001);
   json_t *o = NULL;
   memset(big, ' ', 20000);
   big[0] = '{';
   big[19999] = '}';
   big[20000] = '\0';
-  srv_start(&s, "--max-body-bytes 4096");
-  ck_assert_int_eq(http(&s, "POST", "/v1/plans", big, NULL, &o, NULL), 413);
+  mp_test_daemon_start(&s, "--max-body-bytes 4096", 0);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "POST", "/v1/plans", big, NULL, &o, NULL), 413);
   ck_assert_str_eq(err_code(o), "body_too_large");
   json_decref(o);
-  ck_assert_int_eq(http(&s, "POST", "/v1/plans", big, "-H 'Transfer-Encoding: chunked'", &o, NULL), 413);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "POST", "/v1/plans", big, "-H 'Transfer-Encoding: chunked'", &o, NULL), 413);
   ck_assert_str_eq(err_code(o), "body_too_large");
   json_decref(o);
   free(big);
-  ck_assert_int_eq(http(&s, "GET", "/healthz", NULL, NULL, NULL, NULL), 200);
-  srv_cleanup(&s);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "GET", "/healthz", NULL, NULL, NULL, NULL), 200);
+  mp_test_daemon_cleanup(&s);
 }
 END_TEST
 
 /* /v1/fit from the frontier (computed once, then cached), the frontier
  * route, and the graph statistics. */
 START_TEST(test_fit_frontier) {
-  srv_t s;
+  mp_test_daemon_t s;
   json_t *o = NULL, *b, *req;
   char *body, hash[80], path[200];
-  srv_start(&s, NULL);
+  mp_test_daemon_start(&s, NULL, 0);
   req = json_pack("{s:o,s:[s,s,i],s:s}", "graph", shipped("cg_resnet50.txt"), "budgets", "3GiB", "5GiB", 1000,
                   "solver", "approx");
   body = json_dumps(req, JSON_COMPACT);
   json_decref(req);
-  ck_assert_int_eq(http(&s, "POST", "/v1/fit", body, NULL, &o, NULL), 200);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "POST", "/v1/fit", body, NULL, &o, NULL), 200);
   free(body);
   ck_assert_str_eq(jstr(o, "cache"), "miss");
   snprintf(hash, sizeof(hash), "%s", jstr(o, "graph_hash"));
@@ -729,88 +556,91 @@ START_TEST(test_fit_frontier) {
 
   /* by hash: answered from the cached frontier */
   snprintf(path, sizeof(path), "{\"graph_hash\": \"%s\", \"budgets\": [\"4GiB\"], \"solver\": \"approx\"}", hash);
-  ck_assert_int_eq(http(&s, "POST", "/v1/fit", path, NULL, &o, NULL), 200);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "POST", "/v1/fit", path, NULL, &o, NULL), 200);
   ck_assert_str_eq(jstr(o, "cache"), "hit");
   json_decref(o);
 
   snprintf(path, sizeof(path), "/v1/graphs/%s/frontier?solver=approx", hash);
-  ck_assert_int_eq(http(&s, "GET", path, NULL, NULL, &o, NULL), 200);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, NULL, &o, NULL), 200);
   ck_assert_uint_gt(json_array_size(json_object_get(o, "points")), 1);
   ck_assert_str_eq(jstr(o, "cache"), "hit");
   json_decref(o);
   snprintf(path, sizeof(path), "/v1/graphs/%s/frontier?solver=memonger", hash);
-  ck_assert_int_eq(http(&s, "GET", path, NULL, NULL, &o, NULL), 200);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, NULL, &o, NULL), 200);
   ck_assert_str_eq(jstr(o, "cache"), "miss");
   json_decref(o);
   snprintf(path, sizeof(path), "/v1/graphs/%s/frontier?solver=magic", hash);
-  ck_assert_int_eq(http(&s, "GET", path, NULL, NULL, &o, NULL), 400);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, NULL, &o, NULL), 400);
   ck_assert_str_eq(err_path(o), "?solver");
   json_decref(o);
 
   snprintf(path, sizeof(path), "/v1/graphs/%s", hash);
-  ck_assert_int_eq(http(&s, "GET", path, NULL, NULL, &o, NULL), 200);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, NULL, &o, NULL), 200);
   ck_assert_int_eq(json_integer_value(json_object_get(o, "nodes")), 176);
   ck_assert_int_eq(json_integer_value(json_object_get(o, "peak_no_recompute")) -
                        json_integer_value(json_object_get(o, "param_bytes")),
                    3468165120LL);
   json_decref(o);
-  srv_cleanup(&s);
+  mp_test_daemon_cleanup(&s);
 }
 END_TEST
 
 /* With --token-file, POST and DELETE need the bearer token; reads do not. */
 START_TEST(test_token) {
-  srv_t s;
+  mp_test_daemon_t s;
   char flags[512], tok[256];
   json_t *o = NULL;
   char *hdr = NULL;
-  srv_mkdir(&s);
+  mp_test_daemon_mkdir(&s);
   snprintf(tok, sizeof(tok), "%s/token", s.dir);
-  write_file(tok, "s3cret-token\n");
+  mp_test_write_file(tok, "s3cret-token\n");
   snprintf(flags, sizeof(flags), "--token-file %s", tok);
-  srv_start_in(&s, flags);
-  ck_assert_int_eq(http(&s, "POST", "/v1/plans", "{}", NULL, &o, &hdr), 401);
+  mp_test_daemon_start_in(&s, flags, 0);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "POST", "/v1/plans", "{}", NULL, &o, &hdr), 401);
   ck_assert_str_eq(err_code(o), "unauthorized");
   ck_assert_ptr_nonnull(strstr(hdr, "WWW-Authenticate: Bearer"));
   json_decref(o);
   free(hdr);
-  ck_assert_int_eq(http(&s, "POST", "/v1/plans", "{}", "-H 'Authorization: Bearer wrong'", NULL, NULL), 401);
-  ck_assert_int_eq(http(&s, "DELETE", "/v1/plans/0123456789abcdef0123456789abcdef", NULL, NULL, NULL, NULL), 401);
+  ck_assert_int_eq(
+      mp_test_daemon_http(&s, "POST", "/v1/plans", "{}", "-H 'Authorization: Bearer wrong'", NULL, NULL), 401);
+  ck_assert_int_eq(
+      mp_test_daemon_http(&s, "DELETE", "/v1/plans/0123456789abcdef0123456789abcdef", NULL, NULL, NULL, NULL), 401);
   {
     char *body = plan_body(shipped("cg_vgg19.txt"), 8LL << 30, "none", "{\"wait\": 30}");
-    ck_assert_int_eq(http(&s, "POST", "/v1/plans", body, "-H 'Authorization: Bearer s3cret-token'", NULL, NULL),
-                     200);
+    ck_assert_int_eq(
+        mp_test_daemon_http(&s, "POST", "/v1/plans", body, "-H 'Authorization: Bearer s3cret-token'", NULL, NULL),
+        200);
     free(body);
   }
-  ck_assert_int_eq(http(&s, "GET", "/v1/plans", NULL, NULL, NULL, NULL), 200);
-  srv_cleanup(&s);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "GET", "/v1/plans", NULL, NULL, NULL, NULL), 200);
+  mp_test_daemon_cleanup(&s);
 }
 END_TEST
 
 /* HTTPS through libmicrohttpd with a self-signed certificate. */
 START_TEST(test_tls) {
-  srv_t s;
+  mp_test_daemon_t s;
   char cmd[1024], flags[512];
   json_t *o = NULL;
-  srv_mkdir(&s);
+  mp_test_daemon_mkdir(&s);
   snprintf(cmd, sizeof(cmd),
            "openssl req -x509 -newkey rsa:2048 -nodes -keyout %s/key.pem -out %s/cert.pem -days 1 "
            "-subj /CN=localhost >/dev/null 2>&1",
            s.dir, s.dir);
   ck_assert_int_eq(system(cmd), 0);
   snprintf(flags, sizeof(flags), "--tls-cert %s/cert.pem --tls-key %s/key.pem", s.dir, s.dir);
-  srv_start_in(&s, flags);
-  ck_assert_int_eq(http(&s, "GET", "/v1/status", NULL, NULL, &o, NULL), 200);
+  mp_test_daemon_start_in(&s, flags, 0);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "GET", "/v1/status", NULL, NULL, &o, NULL), 200);
   ck_assert_str_eq(jstr(o, "version"), "0.1.0");
   json_decref(o);
   {
     char *body = plan_body(shipped("cg_vgg19.txt"), 8LL << 30, "none", "{\"wait\": 30}");
-    ck_assert_int_eq(http(&s, "POST", "/v1/plans", body, NULL, &o, NULL), 200);
+    ck_assert_int_eq(mp_test_daemon_http(&s, "POST", "/v1/plans", body, NULL, &o, NULL), 200);
     free(body);
     ck_assert_str_eq(jstr(o, "status"), "done");
     json_decref(o);
   }
-  srv_cleanup(&s);
+  mp_test_daemon_cleanup(&s);
 }
 END_TEST
 
@@ -819,19 +649,20 @@ END_TEST
 START_TEST(test_sigterm_drain) {
   /* hold each plan 1.5 s so that "running" is observable however fast
    * the planner is (server/jobs.c: MEMPLAN_TEST_PLAN_DELAY_MS) */
-  setenv("MEMPLAN_TEST_PLAN_DELAY_MS", "1500", 1);
-  srv_t s;
+  mp_test_daemon_t s;
   char id[64], path[128];
   json_t *o = NULL;
-  srv_start(&s, "--workers 1 --grace 60");
+  mp_test_daemon_start(&s, "--workers 1 --grace 60", 1500);
   ck_assert_int_eq(submit(&s, plan_body(wide_graph(4, 10), 1000000, "exact", NULL), id, NULL), 202);
   ck_assert_str_eq(wait_status(&s, id, "running", 30000), "running");
-  srv_kill(&s, SIGTERM);
+  mp_test_daemon_kill(&s, SIGTERM);
   /* draining: readiness fails and new work is refused, while the plan runs */
   {
-    double t0 = now_ms();
+    double t0 = mp_test_now_ms();
     int st;
-    while ((st = http(&s, "GET", "/readyz", NULL, NULL, NULL, NULL)) == 200 && now_ms() - t0 < 5000) nap_ms(10);
+    while ((st = mp_test_daemon_http(&s, "GET", "/readyz", NULL, NULL, NULL, NULL)) == 200 &&
+           mp_test_now_ms() - t0 < 5000)
+      mp_test_nap_ms(10);
     if (st != 0) { /* 0: the plan already finished and the daemon is gone */
       ck_assert_int_eq(st, 503);
       st = submit(&s, plan_body(wide_graph(4, 10), 3000000, "exact", NULL), NULL, &o);
@@ -840,14 +671,14 @@ START_TEST(test_sigterm_drain) {
       json_decref(o);
     }
   }
-  ck_assert_int_eq(srv_wait_exit(&s, 60000), 0);
-  srv_start_in(&s, NULL);
+  ck_assert_int_eq(mp_test_daemon_wait_exit(&s, 60000), 0);
+  mp_test_daemon_start_in(&s, NULL, 1500);
   snprintf(path, sizeof(path), "/v1/plans/%s", id);
-  ck_assert_int_eq(http(&s, "GET", path, NULL, NULL, &o, NULL), 200);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, NULL, &o, NULL), 200);
   ck_assert_str_eq(jstr(o, "status"), "done");
   ck_assert(json_is_object(json_object_get(o, "result")));
   json_decref(o);
-  srv_cleanup(&s);
+  mp_test_daemon_cleanup(&s);
 }
 END_TEST
 
@@ -856,11 +687,10 @@ END_TEST
 START_TEST(test_kill9_recovery) {
   /* hold each plan 1.5 s so that "running" is observable however fast
    * the planner is (server/jobs.c: MEMPLAN_TEST_PLAN_DELAY_MS) */
-  setenv("MEMPLAN_TEST_PLAN_DELAY_MS", "1500", 1);
-  srv_t s;
+  mp_test_daemon_t s;
   char done[64], a[64], b[64], c[64];
   json_t *o = NULL;
-  srv_start(&s, "--workers 1");
+  mp_test_daemon_start(&s, "--workers 1", 1500);
   ck_assert_int_eq(submit(&s, plan_body(shipped("cg_vgg19.txt"), 8LL << 30, "auto", "{\"wait\": 60}"), done, &o),
                    200);
   ck_assert_str_eq(jstr(o, "status"), "done");
@@ -869,10 +699,10 @@ START_TEST(test_kill9_recovery) {
   ck_assert_int_eq(submit(&s, plan_body(wide_graph(4, 10), 2000000, "exact", NULL), b, NULL), 202);
   ck_assert_int_eq(submit(&s, plan_body(shipped("cg_resnet50.txt"), 6LL << 30, "approx", NULL), c, NULL), 202);
   ck_assert_str_eq(wait_status(&s, a, "running", 30000), "running");
-  srv_kill(&s, SIGKILL);
-  ck_assert_int_eq(srv_wait_exit(&s, 10000), -1);
+  mp_test_daemon_kill(&s, SIGKILL);
+  ck_assert_int_eq(mp_test_daemon_wait_exit(&s, 10000), -1);
 
-  srv_start_in(&s, "--workers 1");
+  mp_test_daemon_start_in(&s, "--workers 1", 1500);
   o = wait_final(&s, a, 120);
   ck_assert_str_eq(jstr(o, "status"), "done");
   ck_assert(json_is_object(json_object_get(o, "result")));
@@ -886,21 +716,21 @@ START_TEST(test_kill9_recovery) {
   o = wait_final(&s, done, 10);
   ck_assert(json_is_true(json_object_get(json_object_get(o, "result"), "feasible")));
   json_decref(o);
-  srv_kill(&s, SIGTERM);
-  ck_assert_int_eq(srv_wait_exit(&s, 30000), 0);
-  srv_cleanup(&s);
+  mp_test_daemon_kill(&s, SIGTERM);
+  ck_assert_int_eq(mp_test_daemon_wait_exit(&s, 30000), 0);
+  mp_test_daemon_cleanup(&s);
 }
 END_TEST
 
 /* /metrics in Prometheus text 0.0.4; /v1/status; the dashboard page. */
 START_TEST(test_metrics_status_dashboard) {
-  srv_t s;
+  mp_test_daemon_t s;
   char *hdr = NULL, cmd[512], *text = NULL;
   json_t *o = NULL;
-  srv_start(&s, "--workers 3");
-  ck_assert_int_eq(http(&s, "GET", "/healthz", NULL, NULL, NULL, NULL), 200);
-  ck_assert_int_eq(http(&s, "GET", "/livez", NULL, NULL, NULL, NULL), 200);
-  ck_assert_int_eq(http(&s, "GET", "/readyz", NULL, NULL, NULL, NULL), 200);
+  mp_test_daemon_start(&s, "--workers 3", 0);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "GET", "/healthz", NULL, NULL, NULL, NULL), 200);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "GET", "/livez", NULL, NULL, NULL, NULL), 200);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "GET", "/readyz", NULL, NULL, NULL, NULL), 200);
   snprintf(cmd, sizeof(cmd), "curl -s -D - http://127.0.0.1:%d/metrics", s.port);
   mp_test_run(cmd, &text);
   ck_assert_ptr_nonnull(text);
@@ -913,7 +743,7 @@ START_TEST(test_metrics_status_dashboard) {
   ck_assert_ptr_nonnull(strstr(text, "memplan_cache_misses_total 0"));
   ck_assert(text[strlen(text) - 1] == '\n');
   free(text);
-  ck_assert_int_eq(http(&s, "GET", "/v1/status", NULL, NULL, &o, NULL), 200);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "GET", "/v1/status", NULL, NULL, &o, NULL), 200);
   ck_assert_int_eq(json_integer_value(json_object_get(o, "workers")), 3);
   ck_assert_int_eq(json_integer_value(json_object_get(o, "queue_capacity")), 64);
   ck_assert(json_is_false(json_object_get(o, "draining")));
@@ -921,35 +751,35 @@ START_TEST(test_metrics_status_dashboard) {
   ck_assert(json_is_integer(json_object_get(json_object_get(o, "plans"), "done")));
   ck_assert(json_is_number(json_object_get(o, "uptime_s")));
   json_decref(o);
-  ck_assert_int_eq(http(&s, "GET", "/", NULL, NULL, NULL, &hdr), 200);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "GET", "/", NULL, NULL, NULL, &hdr), 200);
   ck_assert_ptr_nonnull(strstr(hdr, "Content-Type: text/html; charset=utf-8"));
   free(hdr);
-  srv_cleanup(&s);
+  mp_test_daemon_cleanup(&s);
 }
 END_TEST
 
 /* --help lists every env twin; flag > env > default; SIGHUP reopens the log. */
 START_TEST(test_config_and_sighup) {
-  srv_t s;
+  mp_test_daemon_t s;
   char *out = NULL, cmd[512], logp[256], oldp[256], *text;
   json_t *o = NULL;
   double t0;
-  snprintf(cmd, sizeof(cmd), "%s --help", server_bin());
+  snprintf(cmd, sizeof(cmd), "%s --help", mp_test_daemon_bin());
   ck_assert_int_eq(mp_test_run(cmd, &out), 0);
   ck_assert_ptr_nonnull(strstr(out, "MEMPLAN_LISTEN"));
   ck_assert_ptr_nonnull(strstr(out, "MEMPLAN_WORKERS"));
   ck_assert_ptr_nonnull(strstr(out, "MEMPLAN_DATA_DIR"));
   ck_assert_ptr_nonnull(strstr(out, "--plan-timeout"));
   free(out);
-  snprintf(cmd, sizeof(cmd), "%s --workers 0 2>/dev/null", server_bin());
+  snprintf(cmd, sizeof(cmd), "%s --workers 0 2>/dev/null", mp_test_daemon_bin());
   ck_assert_int_eq(mp_test_run(cmd, NULL), 2);
 
   setenv("MEMPLAN_WORKERS", "3", 1);
   setenv("MEMPLAN_QUEUE_SIZE", "7", 1);
-  srv_start(&s, "--workers 1"); /* the helper passes --workers 2, then 1: the last flag wins */
+  mp_test_daemon_start(&s, "--workers 1", 0); /* the helper passes --workers 2, then 1: the last flag wins */
   unsetenv("MEMPLAN_WORKERS");
   unsetenv("MEMPLAN_QUEUE_SIZE");
-  ck_assert_int_eq(http(&s, "GET", "/v1/status", NULL, NULL, &o, NULL), 200);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "GET", "/v1/status", NULL, NULL, &o, NULL), 200);
   ck_assert_int_eq(json_integer_value(json_object_get(o, "workers")), 1);
   ck_assert_int_eq(json_integer_value(json_object_get(o, "queue_capacity")), 7);
   json_decref(o);
@@ -957,22 +787,22 @@ START_TEST(test_config_and_sighup) {
   snprintf(logp, sizeof(logp), "%s/log", s.dir);
   snprintf(oldp, sizeof(oldp), "%s/log.1", s.dir);
   ck_assert_int_eq(rename(logp, oldp), 0);
-  srv_kill(&s, SIGHUP);
-  t0 = now_ms();
-  while (access(logp, F_OK) != 0 && now_ms() - t0 < 10000) nap_ms(10);
-  ck_assert_int_eq(http(&s, "GET", "/livez", NULL, NULL, NULL, NULL), 200);
-  text = read_text(logp);
+  mp_test_daemon_kill(&s, SIGHUP);
+  t0 = mp_test_now_ms();
+  while (access(logp, F_OK) != 0 && mp_test_now_ms() - t0 < 10000) mp_test_nap_ms(10);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "GET", "/livez", NULL, NULL, NULL, NULL), 200);
+  text = mp_test_read_file(logp, NULL);
   ck_assert_ptr_nonnull(text);
   ck_assert_ptr_nonnull(strstr(text, "\"route\":\"/livez\""));
   free(text);
-  srv_cleanup(&s);
+  mp_test_daemon_cleanup(&s);
 }
 END_TEST
 
 /* proto/openapi.yaml parses, documents every route of the server's table,
  * and every documented operation answers (not 404/405). */
 START_TEST(test_openapi) {
-  srv_t s;
+  mp_test_daemon_t s;
   char cmd[1024], *ops = NULL, *routes = NULL, id[64], hash[80], *line, *next;
   json_t *rt, *o = NULL, *r;
   size_t i;
@@ -985,7 +815,7 @@ START_TEST(test_openapi) {
            "  for m in item:\n"
            "    if m in (\"get\",\"post\",\"delete\",\"put\",\"patch\"): print(m.upper(), p)\n'");
   ck_assert_int_eq(mp_test_run(cmd, &ops), 0);
-  snprintf(cmd, sizeof(cmd), "%s --routes", server_bin());
+  snprintf(cmd, sizeof(cmd), "%s --routes", mp_test_daemon_bin());
   ck_assert_int_eq(mp_test_run(cmd, &routes), 0);
   rt = json_loads(routes, 0, NULL);
   ck_assert(json_is_array(rt));
@@ -997,7 +827,7 @@ START_TEST(test_openapi) {
   json_decref(rt);
   free(routes);
 
-  srv_start(&s, NULL);
+  mp_test_daemon_start(&s, NULL, 0);
   ck_assert_int_eq(submit(&s, plan_body(shipped("cg_vgg19.txt"), 8LL << 30, "none", "{\"wait\": 30}"), id, &o),
                    200);
   snprintf(hash, sizeof(hash), "%s", jstr(o, "graph_hash"));
@@ -1021,14 +851,14 @@ START_TEST(test_openapi) {
       }
     }
     {
-      int st = http(&s, method, real, strcmp(method, "POST") == 0 ? "{}" : NULL, NULL, NULL, NULL);
+      int st = mp_test_daemon_http(&s, method, real, strcmp(method, "POST") == 0 ? "{}" : NULL, NULL, NULL, NULL);
       ck_assert_msg(st != 404 && st != 405 && st != 0, "%s %s answered %d", method, real, st);
     }
     n++;
   }
   ck_assert_int_ge(n, 13);
   free(ops);
-  srv_cleanup(&s);
+  mp_test_daemon_cleanup(&s);
 }
 END_TEST
 
@@ -1037,7 +867,7 @@ END_TEST
  * tests/e2e/dashboard_test.sh checks the rendered DOM (status, plan rows,
  * the timeline and frontier charts) and the screenshot. */
 START_TEST(test_dashboard_in_browser) {
-  srv_t s;
+  mp_test_daemon_t s;
   char id[64], cmd[1024], *out = NULL;
   json_t *o = NULL;
   int rc;
@@ -1045,7 +875,7 @@ START_TEST(test_dashboard_in_browser) {
     /* deploy/deps.sh installs it; without it this test cannot run */
     ck_abort_msg("chromium is not installed (run deploy/deps.sh)");
   }
-  srv_start(&s, "--workers 2");
+  mp_test_daemon_start(&s, "--workers 2", 0);
   ck_assert_int_eq(submit(&s, plan_body(shipped("cg_resnet50.txt"), 2LL << 30, "auto",
                                         "{\"wait\": 60, \"timeline\": true}"),
                           id, &o),
@@ -1062,9 +892,9 @@ START_TEST(test_dashboard_in_browser) {
   ck_assert_msg(rc == 0, "dashboard_test.sh failed (%d):\n%s", rc, out ? out : "");
   ck_assert_ptr_nonnull(strstr(out, "dashboard_test: PASS"));
   free(out);
-  srv_kill(&s, SIGTERM);
-  ck_assert_int_eq(srv_wait_exit(&s, 30000), 0);
-  srv_cleanup(&s);
+  mp_test_daemon_kill(&s, SIGTERM);
+  ck_assert_int_eq(mp_test_daemon_wait_exit(&s, 30000), 0);
+  mp_test_daemon_cleanup(&s);
 }
 END_TEST
 
@@ -1126,9 +956,9 @@ static int raw_get_ok(int fd) {
  * again with the blocking timeout; the daemon now polls with poll(). */
 START_TEST(test_many_keepalive_clients) {
   static const int conns[] = {256, 512};
-  srv_t s;
+  mp_test_daemon_t s;
   size_t i;
-  srv_start(&s, "--http-threads 1 --max-connections 1024 --max-connections-per-ip 0");
+  mp_test_daemon_start(&s, "--http-threads 1 --max-connections 1024 --max-connections-per-ip 0", 0);
   for (i = 0; i < sizeof(conns) / sizeof(conns[0]); i++) {
     char cmd[256], *out = NULL, *at;
     long answers;
@@ -1143,9 +973,9 @@ START_TEST(test_many_keepalive_clients) {
     fprintf(stderr, "  %d keep-alive clients, one HTTP thread: %ld answers in 2 s\n", conns[i], answers);
     free(out);
   }
-  srv_kill(&s, SIGTERM);
-  ck_assert_int_eq(srv_wait_exit(&s, 30000), 0);
-  srv_cleanup(&s);
+  mp_test_daemon_kill(&s, SIGTERM);
+  ck_assert_int_eq(mp_test_daemon_wait_exit(&s, 30000), 0);
+  mp_test_daemon_cleanup(&s);
 }
 END_TEST
 
@@ -1153,11 +983,11 @@ END_TEST
  * closed at once; its others, and later ones, are served. --request-timeout:
  * an idle connection is closed. */
 START_TEST(test_connection_limits) {
-  srv_t s;
+  mp_test_daemon_t s;
   int a, b, c, d;
   /* The idle timeout is long enough that a loaded CI machine cannot run it
    * out between connecting `a` and proving `a` is served. */
-  srv_start(&s, "--max-connections-per-ip 2 --request-timeout 4");
+  mp_test_daemon_start(&s, "--max-connections-per-ip 2 --request-timeout 4", 0);
   a = raw_connect(s.port);
   b = raw_connect(s.port);
   ck_assert_int_ge(a, 0);
@@ -1169,28 +999,28 @@ START_TEST(test_connection_limits) {
   if (c >= 0) close(c);
   close(b);
   /* with b gone, a new connection is served (a still counts) */
-  ck_assert_int_eq(http(&s, "GET", "/healthz", NULL, NULL, NULL, NULL), 200);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "GET", "/healthz", NULL, NULL, NULL, NULL), 200);
   /* a now says nothing: the idle timeout (4 s) closes it */
   ck_assert_msg(raw_closed(a, 15000), "an idle connection outlived --request-timeout");
   close(a);
   d = raw_connect(s.port);
   ck_assert_int_ge(d, 0);
   close(d);
-  ck_assert_int_eq(http(&s, "GET", "/healthz", NULL, NULL, NULL, NULL), 200);
-  srv_kill(&s, SIGTERM);
-  ck_assert_int_eq(srv_wait_exit(&s, 30000), 0);
-  srv_cleanup(&s);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "GET", "/healthz", NULL, NULL, NULL, NULL), 200);
+  mp_test_daemon_kill(&s, SIGTERM);
+  ck_assert_int_eq(mp_test_daemon_wait_exit(&s, 30000), 0);
+  mp_test_daemon_cleanup(&s);
 }
 END_TEST
 
 /* A body that trickles in, a byte every 200 ms, never idles long enough for
  * --request-timeout; --max-upload-seconds drops it anyway. */
 START_TEST(test_slow_upload) {
-  srv_t s;
+  mp_test_daemon_t s;
   static const char head[] = "POST /v1/plans HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                              "Content-Length: 100000\r\n\r\n{";
   int fd, i, closed = 0;
-  srv_start(&s, "--max-upload-seconds 1 --request-timeout 30");
+  mp_test_daemon_start(&s, "--max-upload-seconds 1 --request-timeout 30", 0);
   fd = raw_connect(s.port);
   ck_assert_int_ge(fd, 0);
   ck_assert_int_eq(send(fd, head, sizeof(head) - 1, MSG_NOSIGNAL), (ssize_t)(sizeof(head) - 1));
@@ -1201,10 +1031,10 @@ START_TEST(test_slow_upload) {
   ck_assert_msg(closed, "a trickling upload outlived --max-upload-seconds");
   ck_assert_int_le(i, 25); /* about 1 s, well before 8 s */
   close(fd);
-  ck_assert_int_eq(http(&s, "GET", "/healthz", NULL, NULL, NULL, NULL), 200);
-  srv_kill(&s, SIGTERM);
-  ck_assert_int_eq(srv_wait_exit(&s, 30000), 0);
-  srv_cleanup(&s);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "GET", "/healthz", NULL, NULL, NULL, NULL), 200);
+  mp_test_daemon_kill(&s, SIGTERM);
+  ck_assert_int_eq(mp_test_daemon_wait_exit(&s, 30000), 0);
+  mp_test_daemon_cleanup(&s);
 }
 END_TEST
 

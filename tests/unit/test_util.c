@@ -1,4 +1,4 @@
-/* test_util.c - file, process and graph-loading helpers for the tests. */
+/* test_util.c - file, clock, process and graph-loading helpers for the tests. */
 #include "test_util.h"
 
 #include "formats.h"
@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 
 char *mp_test_read_file(const char *path, size_t *len) {
   char *buf = NULL;
@@ -15,6 +16,24 @@ char *mp_test_read_file(const char *path, size_t *len) {
   if (mp_read_file(path, &buf, &n, NULL) != 0) return NULL;
   if (len) *len = n;
   return buf;
+}
+
+void mp_test_write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  ck_assert_msg(f != NULL, "cannot write %s", path);
+  fputs(text, f);
+  fclose(f);
+}
+
+double mp_test_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+}
+
+void mp_test_nap_ms(int ms) {
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
 }
 
 const char *mp_test_cli(void) {

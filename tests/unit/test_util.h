@@ -8,8 +8,18 @@
 #include "schedule.h"
 
 /* Read a whole file (relative to the repository root, where `make test`
- * runs). Returns a malloc'd NUL-terminated buffer, length in *len, or NULL. */
+ * runs). Returns a malloc'd NUL-terminated buffer, length in *len (when len
+ * is not NULL), or NULL. */
 char *mp_test_read_file(const char *path, size_t *len);
+
+/* Write `text` to `path`, failing the running test if it cannot. */
+void mp_test_write_file(const char *path, const char *text);
+
+/* Milliseconds on the monotonic clock (for timeouts and durations). */
+double mp_test_now_ms(void);
+
+/* Sleep `ms` milliseconds. */
+void mp_test_nap_ms(int ms);
 
 /* Path of the CLI binary under test: $MEMPLAN_CLI or build/memplan. */
 const char *mp_test_cli(void);
