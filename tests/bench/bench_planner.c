@@ -34,7 +34,9 @@ static long peak_rss_kib(void) {
   return ru.ru_maxrss;
 }
 
-static void plan_at(const mp_graph_t *g, mp_solver_t solver, uint64_t budget, char *cell, size_t n) {
+/* One mp_plan solve, described in `cell`; returns its wall-clock ms. */
+static double plan_at(const mp_graph_t *g, mp_solver_t solver, uint64_t budget, char *cell,
+                      size_t n) {
   mp_plan_options_t o;
   mp_plan_result_t r;
   mp_error_t err;
@@ -53,6 +55,12 @@ static void plan_at(const mp_graph_t *g, mp_solver_t solver, uint64_t budget, ch
     snprintf(cell, n, "%8.1f ms rc=%-5g%s", dt, r.sim.time_recompute,
              (solver == MP_SOLVER_EXACT && !r.exact) ? "*" : "");
   mp_plan_result_free(&r);
+  return dt;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
 }
 
 static void bench_graph(const char *label, mp_graph_t *g) {
@@ -60,7 +68,7 @@ static void bench_graph(const char *label, mp_graph_t *g) {
   mp_frontier_t f;
   mp_error_t err;
   size_t nls = 0;
-  double t0, tf;
+  double t0, tf, ex[4];
   uint64_t b[4];
   char cells[4][3][64];
   mp_dp_options_t dpo;
@@ -89,7 +97,10 @@ static void bench_graph(const char *label, mp_graph_t *g) {
   b[3] = mp_dp_solve(g, &dpo, &dr, &err) == 0 && !dr.feasible ? dr.min_feasible_budget : b[0];
   mp_dp_result_free(&dr);
   for (i = 0; i < 4; i++)
-    for (k = 0; k < 3; k++) plan_at(g, solvers[k], b[i], cells[i][k], sizeof(cells[i][k]));
+    for (k = 0; k < 3; k++) {
+      double dt = plan_at(g, solvers[k], b[i], cells[i][k], sizeof(cells[i][k]));
+      if (k == 0) ex[i] = dt;
+    }
   printf("%-12s nodes %5zu  lower sets %8zu%s  frontier (auto) %9.1f ms, %zu points%s  peak RSS %ld MiB\n",
          label, g->n_activations, nls, rc == 0 ? "" : "+", tf, f.n_points,
          f.exact ? "" : " (exact fell back)", peak_rss_kib() / 1024);
@@ -97,6 +108,11 @@ static void bench_graph(const char *label, mp_graph_t *g) {
     printf("    budget %6.3f GiB  exact %-26s approx %-26s memonger %s%s\n",
            (double)b[i] / (1 << 30), cells[i][0], cells[i][1], cells[i][2],
            i == 3 ? "  (the exact DP's least budget)" : "");
+  /* The frontier target ("about the time of one budget's solve"), measured
+   * against these four exact solves: the slowest and the median. */
+  qsort(ex, 4, sizeof(ex[0]), cmp_double);
+  printf("    frontier / exact solve: %.2fx the slowest, %.2fx the median of the four\n",
+         ex[3] > 0 ? tf / ex[3] : 0, ex[1] + ex[2] > 0 ? tf / ((ex[1] + ex[2]) / 2) : 0);
   mp_frontier_free(&f);
 }
 
