@@ -375,14 +375,6 @@ static void swap_in_before(const mp_graph_t *g, const mp_schedule_t *s, char *bu
   snprintf(buf, n, "(no swap-in)");
 }
 
-static void sim_dev(const mp_graph_t *g, const mp_schedule_t *s, const mp_device_t *dev,
-                    mp_sim_report_t *rep) {
-  mp_sim_options_t so;
-  mp_error_t err;
-  so.device = dev;
-  ck_assert_msg(mp_simulate_ex(g, s, &so, rep, &err) == 0, "%s", err.message);
-}
-
 /* The builder: a swapped, each lookahead, step by step and simulated. */
 START_TEST(test_prefetch_schedules) {
   mp_graph_t *g = chain(1, 1);
@@ -420,7 +412,7 @@ START_TEST(test_prefetch_schedules) {
                   fast[k].lookahead, got, fast[k].before);
     if (fast[k].lookahead == 2) expect_steps(g, s, before_d, 12);
     if (fast[k].lookahead == 3) expect_steps(g, s, before_e, 12);
-    sim_dev(g, s, &dev, &rep);
+    mp_test_simulate(g, s, &dev, &rep);
     ck_assert_msg(rep.peak_bytes == fast[k].peak_mb * MB, "lookahead %u: peak %llu", fast[k].lookahead,
                   (unsigned long long)rep.peak_bytes);
     ck_assert_double_eq(rep.time_stall, 0);
@@ -439,7 +431,7 @@ START_TEST(test_prefetch_schedules) {
     ck_assert_int_eq(mp_schedule_from_residency(g, dec, &ro, &s, &err), 0);
     swap_in_before(g, s, got, sizeof(got));
     ck_assert_str_eq(got, "backward d");
-    sim_dev(g, s, &dev, &rep);
+    mp_test_simulate(g, s, &dev, &rep);
     ck_assert_uint_eq(rep.peak_bytes, 146 * MB);
     ck_assert_double_eq_tol(rep.time_stall, 0, 1e-9);
     ck_assert_double_eq_tol(rep.time_total, 378, 1e-9);
@@ -449,7 +441,7 @@ START_TEST(test_prefetch_schedules) {
     ck_assert_int_eq(mp_schedule_from_residency(g, dec, &ro, &s, &err), 0);
     swap_in_before(g, s, got, sizeof(got));
     ck_assert_str_eq(got, "backward c");
-    sim_dev(g, s, &dev, &rep);
+    mp_test_simulate(g, s, &dev, &rep);
     ck_assert_uint_eq(rep.peak_bytes, 102 * MB);
     ck_assert_double_eq_tol(rep.time_stall, 10, 1e-9);
     ck_assert_double_eq_tol(rep.time_total, 388, 1e-9);

@@ -82,13 +82,6 @@ static mp_device_t dev(int engines, int reuse) {
   return d;
 }
 
-static void run(const mp_graph_t *g, const mp_schedule_t *s, const mp_device_t *d,
-                mp_sim_report_t *r) {
-  mp_sim_options_t o = {d};
-  mp_error_t err;
-  ck_assert_msg(mp_simulate_ex(g, s, &o, r, &err) == 0, "%s: %s", err.path, err.message);
-}
-
 static void check_timeline(const mp_sim_report_t *r, const uint64_t *want, size_t n) {
   size_t i;
   ck_assert_uint_eq(r->n_steps, n);
@@ -134,7 +127,7 @@ START_TEST(test_swap_chain_late) {
   mp_schedule_t *plain = mp_test_schedule(g, 0, "C a; C b; C c; F c; B c; F b; B b; F a; B a");
   mp_sim_report_t r;
   const uint64_t tl[] = {100, 200, 200, 300, 100, 200, 100, 200, 200, 100, 0};
-  run(g, s, &d, &r);
+  mp_test_simulate(g, s, &d, &r);
   ck_assert_uint_eq(r.peak_bytes, 300);
   ck_assert_uint_eq(r.peak_step, 3);
   check_timeline(&r, tl, 11);
@@ -156,7 +149,7 @@ START_TEST(test_swap_chain_late) {
   ck_assert_uint_eq(r.n_frees, 3);
   ck_assert_uint_eq(r.n_reused, 0);
   mp_sim_report_free(&r);
-  run(g, plain, &d, &r);
+  mp_test_simulate(g, plain, &d, &r);
   ck_assert_uint_eq(r.peak_bytes, 400);
   ck_assert_uint_eq(r.host_peak_bytes, 0);
   ck_assert_double_eq(r.time_total, 9);
@@ -196,7 +189,7 @@ START_TEST(test_swap_just_in_time_vs_late) {
   mp_sim_report_t r;
   const uint64_t tl_jit[] = {100, 200, 200, 300, 200, 200, 300, 200, 100, 0};
   const uint64_t tl_late[] = {100, 200, 200, 300, 200, 200, 100, 200, 100, 0};
-  run(g, jit, &d, &r);
+  mp_test_simulate(g, jit, &d, &r);
   check_timeline(&r, tl_jit, 10);
   ck_assert_uint_eq(r.peak_bytes, 400);
   ck_assert_uint_eq(r.peak_step, 5);
@@ -206,7 +199,7 @@ START_TEST(test_swap_just_in_time_vs_late) {
   ck_assert_uint_eq(r.host_peak_bytes, 100);
   ck_assert_uint_eq(r.n_frees, 4);
   mp_sim_report_free(&r);
-  run(g, late, &d, &r);
+  mp_test_simulate(g, late, &d, &r);
   check_timeline(&r, tl_late, 10);
   ck_assert_uint_eq(r.peak_bytes, 400);
   ck_assert_double_eq(r.time_stall, 1);
@@ -214,7 +207,7 @@ START_TEST(test_swap_just_in_time_vs_late) {
   ck_assert_double_eq_tol(r.overhead_pct, 100.0 / 12, 1e-9);
   mp_sim_report_free(&r);
   ck_assert_int_eq(mp_schedule_store_all(g, &all), 0);
-  run(g, all, &d, &r);
+  mp_test_simulate(g, all, &d, &r);
   ck_assert_uint_eq(r.peak_bytes, 500);
   mp_sim_report_free(&r);
   mp_schedule_free(jit);
@@ -273,7 +266,7 @@ START_TEST(test_one_vs_two_engines) {
   for (engines = 1; engines <= 2; engines++) {
     mp_device_t d = dev(engines, 0);
     mp_sim_report_t r;
-    run(g, s, &d, &r);
+    mp_test_simulate(g, s, &d, &r);
     check_timeline(&r, tl, 13);
     ck_assert_uint_eq(r.peak_bytes, 500);
     ck_assert_uint_eq(r.peak_step, 7);
@@ -307,7 +300,7 @@ START_TEST(test_wait_steps) {
   mp_schedule_t *nop = mp_test_schedule(g, 1, "W c; C a; C b; W b; C c; B c; B b; B a");
   mp_sim_report_t r;
   const uint64_t tl[] = {100, 200, 200, 100, 200, 100, 200, 100, 200, 200, 200, 100, 0};
-  run(g, s, &d, &r);
+  mp_test_simulate(g, s, &d, &r);
   check_timeline(&r, tl, 13);
   ck_assert_uint_eq(r.peak_bytes, 300);
   ck_assert_uint_eq(r.peak_step, 6);
@@ -315,7 +308,7 @@ START_TEST(test_wait_steps) {
   ck_assert_double_eq(r.time_total, 11);
   ck_assert_uint_eq(r.host_peak_bytes, 100);
   mp_sim_report_free(&r);
-  run(g, nop, &d, &r);
+  mp_test_simulate(g, nop, &d, &r);
   ck_assert_double_eq(r.time_stall, 0);
   ck_assert_double_eq(r.time_total, 9);
   ck_assert_uint_eq(r.peak_bytes, 400);
@@ -344,7 +337,7 @@ START_TEST(test_release_at_boundary) {
   mp_schedule_t *s = mp_test_schedule(g, 0, "C a; C b; O a; C c; F b; B c; F c; B b; B a");
   mp_sim_report_t r;
   const uint64_t tl[] = {300, 400, 400, 500, 100, 200, 100, 300, 0};
-  run(g, s, &d, &r);
+  mp_test_simulate(g, s, &d, &r);
   check_timeline(&r, tl, 9);
   ck_assert_uint_eq(r.peak_bytes, 500);
   ck_assert_uint_eq(r.peak_step, 3);
@@ -378,14 +371,14 @@ START_TEST(test_deferred_free_and_tail) {
   mp_sim_report_t r;
   const uint64_t tl[] = {100, 100, 200, 200};
   const uint64_t tl2[] = {900, 900, 900};
-  run(g, s, &d, &r);
+  mp_test_simulate(g, s, &d, &r);
   check_timeline(&r, tl, 4);
   ck_assert_uint_eq(r.peak_bytes, 300);
   ck_assert_uint_eq(r.peak_step, 3);
   ck_assert_uint_eq(r.n_frees, 1);
   ck_assert_double_eq(r.time_total, 3);
   mp_sim_report_free(&r);
-  run(h, t, &d, &r);
+  mp_test_simulate(h, t, &d, &r);
   check_timeline(&r, tl2, 3);
   ck_assert_uint_eq(r.peak_bytes, 1800);
   ck_assert_double_eq(r.time_total, 10);
@@ -457,13 +450,13 @@ START_TEST(test_reuse_store_all) {
   mp_sim_report_t r;
   const uint64_t tl[] = {100, 200, 200, 200, 100, 0};
   ck_assert_int_eq(mp_schedule_store_all(plain, &sp), 0);
-  run(g, s, &off, &r);
+  mp_test_simulate(g, s, &off, &r);
   ck_assert_uint_eq(r.peak_bytes, 400);
   ck_assert_uint_eq(r.peak_step, 3);
   ck_assert_uint_eq(r.n_reused, 0);
   check_timeline(&r, tl, 6);
   mp_sim_report_free(&r);
-  run(g, s, &on, &r);
+  mp_test_simulate(g, s, &on, &r);
   ck_assert_uint_eq(r.peak_bytes, 300);
   ck_assert_uint_eq(r.peak_step, 2);
   ck_assert_uint_eq(r.n_reused, 2);
@@ -472,19 +465,19 @@ START_TEST(test_reuse_store_all) {
   ck_assert_double_eq(r.time_total, 9); /* reuse changes memory only */
   mp_sim_report_free(&r);
   /* The same with explicit frees. */
-  run(g, ex, &on, &r);
+  mp_test_simulate(g, ex, &on, &r);
   ck_assert_uint_eq(r.peak_bytes, 300);
   ck_assert_uint_eq(r.n_reused, 2);
   mp_sim_report_free(&r);
   /* Free of b not right after B c: no reuse there (B c -> 400); B b is
    * followed by F b, F a, so ga still goes over a. */
-  run(g, late, &on, &r);
+  mp_test_simulate(g, late, &on, &r);
   ck_assert_uint_eq(r.peak_bytes, 400);
   ck_assert_uint_eq(r.peak_step, 4);
   ck_assert_uint_eq(r.n_reused, 1);
   mp_sim_report_free(&r);
   /* Nodes without grad_inplace: reuse on changes nothing. */
-  run(plain, sp, &on, &r);
+  mp_test_simulate(plain, sp, &on, &r);
   ck_assert_uint_eq(r.peak_bytes, 400);
   ck_assert_uint_eq(r.n_reused, 0);
   mp_sim_report_free(&r);
@@ -508,12 +501,12 @@ START_TEST(test_reuse_value_read_later) {
   mp_device_t off = dev(2, 0), on = dev(2, 1);
   mp_schedule_t *s = mp_test_schedule(g, 1, "C a; C b; C c; B c; B b; B a");
   mp_sim_report_t r;
-  run(g, s, &off, &r);
+  mp_test_simulate(g, s, &off, &r);
   ck_assert_uint_eq(r.peak_bytes, 400);
   ck_assert_uint_eq(r.peak_step, 3);
   ck_assert_uint_eq(r.n_reused, 0);
   mp_sim_report_free(&r);
-  run(g, s, &on, &r);
+  mp_test_simulate(g, s, &on, &r);
   ck_assert_uint_eq(r.peak_bytes, 400);
   ck_assert_uint_eq(r.peak_step, 3);
   ck_assert_uint_eq(r.n_reused, 1);

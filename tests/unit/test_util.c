@@ -123,3 +123,11 @@ void mp_test_assert_no_sanitizer_report(const char *stderr_path) {
     free(text);
   }
 }
+
+void mp_test_simulate(const mp_graph_t *g, const mp_schedule_t *s, const mp_device_t *dev,
+                      mp_sim_report_t *rep) {
+  mp_sim_options_t so;
+  mp_error_t err;
+  so.device = dev;
+  ck_assert_msg(mp_simulate_ex(g, s, &so, rep, &err) == 0, "%s: %s", err.path, err.message);
+}

@@ -6,6 +6,7 @@
 
 #include "graph.h"
 #include "schedule.h"
+#include "simulator.h"
 
 /* Read a whole file (relative to the repository root, where `make test`
  * runs). Returns a malloc'd NUL-terminated buffer, length in *len (when len
@@ -35,6 +36,12 @@ mp_graph_t *mp_test_load_shipped(const char *name);
 /* Fail the running test when a daemon's stderr file (which may be missing)
  * holds a sanitizer report. */
 void mp_test_assert_no_sanitizer_report(const char *stderr_path);
+
+/* Simulate s under dev (NULL: the default device) into *rep, failing the
+ * running test, with the simulator's path and message, if it does not
+ * simulate. The caller frees *rep. */
+void mp_test_simulate(const mp_graph_t *g, const mp_schedule_t *s, const mp_device_t *dev,
+                      mp_sim_report_t *rep);
 
 /* Hand-written schedules: "C a; R b; F c; B d; O a; I a; W a", one letter
  * per step op in enum order (compute, recompute, free, backward, swap_out,
