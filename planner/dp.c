@@ -62,6 +62,31 @@ static inline uint64_t mp__sadd(uint64_t x, uint64_t y) {
 
 static inline uint64_t mp__sdbl(uint64_t x) { return x > UINT64_MAX / 2 ? UINT64_MAX : 2 * x; }
 
+/* The array p of *cap elements of `size` bytes, grown (doubling from
+ * `first`) to hold at least `need` (>= 1): p itself when it already does,
+ * else the reallocated array with *cap updated, or NULL when out of memory
+ * (p is then still valid and *cap unchanged). */
+static void *mp__grow(void *p, size_t *cap, size_t need, size_t size, size_t first) {
+  size_t nc = *cap ? *cap : first;
+  void *np;
+  if (p != NULL && need <= *cap) return p;
+  while (nc < need) {
+    if (nc > SIZE_MAX / 2 / size) return NULL;
+    nc *= 2;
+  }
+  if ((np = realloc(p, nc * size)) == NULL) return NULL;
+  *cap = nc;
+  return np;
+}
+
+/* mp__grow into the pointer `ptr` (an lvalue), or return MP_ENOMEM. */
+#define MP__GROW(ptr, cap, need, first)                                        \
+  do {                                                                         \
+    void *mp__g = mp__grow((ptr), &(cap), (need), sizeof(*(ptr)), (first));    \
+    if (mp__g == NULL) return MP_ENOMEM;                                       \
+    (ptr) = mp__g;                                                             \
+  } while (0)
+
 /* ---- State -------------------------------------------------------------- */
 
 /* MINKEPT keeps one pair per state, the least kept memory (the memory
@@ -412,16 +437,10 @@ out:
  * k). A candidate is dominated iff the last element with k' <= k is at least
  * as good in a. */
 
-/* x-order: positive when u is strictly better than v in the mode's second
- * coordinate, 0 when equal. */
-static inline int mp__xcmp(mp__mode_t mode, const mp__pair_t *u, const mp__pair_t *v) {
-  if (mode == MP__MINKEPT) return 0;
-  return u->a > v->a ? 1 : (u->a < v->a ? -1 : 0);
-}
-
-/* Among exact ties (same k and x), prefer the larger retained time
- * (MINKEPT only), then the lower peak, then the earlier predecessor, so that
- * which pair a state keeps never depends on the order candidates arrive in. */
+/* Among exact ties (same k and a; MINKEPT: same k), prefer the larger
+ * retained time (MINKEPT only), then the lower peak, then the earlier
+ * predecessor, so that which pair a state keeps never depends on the order
+ * candidates arrive in. */
 static inline int mp__tie_better(mp__mode_t mode, const mp__pair_t *u, const mp__pair_t *v) {
   if (mode == MP__MINKEPT && u->a != v->a) return u->a > v->a;
   if (u->p != v->p) return u->p < v->p;
@@ -430,51 +449,21 @@ static inline int mp__tie_better(mp__mode_t mode, const mp__pair_t *u, const mp_
 }
 
 static int mp__cand_reserve(mp__dp_t *c, size_t extra) {
-  if (c->n_cand + extra > c->cap_cand) {
-    size_t ncap = c->cap_cand ? c->cap_cand : 64;
-    mp__pair_t *nc;
-    while (ncap < c->n_cand + extra) ncap *= 2;
-    nc = realloc(c->cand, ncap * sizeof(*nc));
-    if (nc == NULL) return MP_ENOMEM;
-    c->cand = nc;
-    c->cap_cand = ncap;
-  }
+  MP__GROW(c->cand, c->cap_cand, c->n_cand + extra, 64);
   return 0;
 }
 
-static int mp__stair_insert(mp__dp_t *c, mp__mode_t mode, const mp__pair_t *q) {
-  mp__pair_t *s = c->cand;
-  size_t n = c->n_cand, lo = 0, hi = n, start, end;
-  /* pos = first element with k > q->k */
-  while (lo < hi) {
-    size_t mid = (lo + hi) / 2;
-    if (s[mid].k <= q->k) lo = mid + 1;
-    else hi = mid;
-  }
-  if (lo > 0) {
-    const mp__pair_t *pr = &s[lo - 1];
-    int x = mp__xcmp(mode, pr, q);
-    if (x > 0) return 0;
-    if (x == 0) {
-      if (pr->k == q->k && mp__tie_better(mode, q, pr)) s[lo - 1] = *q;
-      return 0;
-    }
-  }
-  /* q is not dominated: drop what it dominates (same k just before it, and
-   * the following elements that are not strictly better), then insert. */
-  start = (lo > 0 && s[lo - 1].k == q->k) ? lo - 1 : lo;
-  end = lo;
-  while (end < n && mp__xcmp(mode, &s[end], q) <= 0) end++;
-  if (end - start == 0) {
+/* MINKEPT: the state keeps one pair, the least kept memory (exact ties:
+ * mp__tie_better). */
+static int mp__keep_least_kept(mp__dp_t *c, const mp__pair_t *q) {
+  if (c->n_cand == 0) {
     if (mp__cand_reserve(c, 1) != 0) return MP_ENOMEM;
-    s = c->cand;
-    memmove(s + start + 1, s + start, (n - start) * sizeof(*s));
-    c->n_cand = n + 1;
-  } else if (end - start > 1) {
-    memmove(s + start + 1, s + end, (n - end) * sizeof(*s));
-    c->n_cand = n - (end - start) + 1;
+    c->cand[0] = *q;
+    c->n_cand = 1;
+  } else if (q->k < c->cand[0].k ||
+             (q->k == c->cand[0].k && mp__tie_better(MP__MINKEPT, q, &c->cand[0]))) {
+    c->cand[0] = *q;
   }
-  s[start] = *q;
   return 0;
 }
 
@@ -486,15 +475,7 @@ static int mp__stair_insert(mp__dp_t *c, mp__mode_t mode, const mp__pair_t *q) {
 static int mp__stair_merge(mp__dp_t *c, const mp__pair_t *u, size_t nu) {
   mp__pair_t *s = c->cand, *t;
   size_t n = c->n_cand, p0, i, x = 0, out;
-  if (c->cap_cand2 < n + nu) {
-    size_t ncap = c->cap_cand2 ? c->cap_cand2 : 64;
-    mp__pair_t *nt;
-    while (ncap < n + nu) ncap *= 2;
-    nt = realloc(c->cand2, ncap * sizeof(*nt));
-    if (nt == NULL) return MP_ENOMEM;
-    c->cand2 = nt;
-    c->cap_cand2 = ncap;
-  }
+  MP__GROW(c->cand2, c->cap_cand2, n + nu, 64);
   t = c->cand2;
   /* p0 = first element with k >= u[0].k */
   {
@@ -557,12 +538,7 @@ static int mp__reduce3(mp__dp_t *c) {
   mp__pair_t *st;
   if (c->n_cand == 0) return 0;
   qsort(c->cand, c->n_cand, sizeof(mp__pair_t), mp__cmp3);
-  if (c->cap_stair3 < c->n_cand) {
-    mp__pair_t *n = realloc(c->stair3, c->n_cand * sizeof(*n));
-    if (n == NULL) return MP_ENOMEM;
-    c->stair3 = n;
-    c->cap_stair3 = c->n_cand;
-  }
+  MP__GROW(c->stair3, c->cap_stair3, c->n_cand, 64);
   st = c->stair3;
   for (i = 0; i < c->n_cand; i++) {
     mp__pair_t q = c->cand[i];
@@ -1205,15 +1181,7 @@ typedef struct {
 } mp__st_ctx_t;
 
 static int mp__cq_reserve(mp__cq_t **v, size_t *cap, size_t need) {
-  if (*cap < need) {
-    size_t nc = *cap ? *cap : 16;
-    mp__cq_t *nv;
-    while (nc < need) nc *= 2;
-    nv = realloc(*v, nc * sizeof(*nv));
-    if (nv == NULL) return MP_ENOMEM;
-    *v = nv;
-    *cap = nc;
-  }
+  MP__GROW(*v, *cap, need, 16);
   return 0;
 }
 
@@ -1536,15 +1504,7 @@ static int mp__relax_stair(mp__dp_t *c, mp__bound_t *bd, size_t j, const mp__pai
     lam[z] = z < c->nlam ? c->lam[z] : 0;
     lagb[z] = z < c->nlam ? c->rr[j].hl[z] - lam[z] * (double)bd->budget : -HUGE_VAL;
   }
-  if (c->cap_surv < q1 - q0) {
-    size_t ncap = c->cap_surv ? c->cap_surv : 64;
-    mp__pair_t *ns;
-    while (ncap < q1 - q0) ncap *= 2;
-    ns = realloc(c->surv, ncap * sizeof(*ns));
-    if (ns == NULL) return MP_ENOMEM;
-    c->surv = ns;
-    c->cap_surv = ncap;
-  }
+  MP__GROW(c->surv, c->cap_surv, q1 - q0, 64);
   pos = mp__first_k_above(S, 0, n, mp__sadd(P[q0].k, mw));
   for (q = q0; q < q1; q++) {
     uint64_t nk = mp__sadd(P[q].k, mw), step = mp__sadd(P[q].k, cost);
@@ -1651,7 +1611,7 @@ static int mp__relax(mp__dp_t *c, mp__mode_t mode, mp__bound_t *bd, size_t j,
     n.from_pair = (uint32_t)(off + q);
     if (mode == MP__FRONTIER) {
       c->cand[c->n_cand++] = n;
-    } else if ((rc = mp__stair_insert(c, mode, &n)) != 0) {
+    } else if ((rc = mp__keep_least_kept(c, &n)) != 0) { /* MINKEPT */
       return rc;
     }
   }
@@ -1661,15 +1621,7 @@ static int mp__relax(mp__dp_t *c, mp__mode_t mode, mp__bound_t *bd, size_t j,
 static int mp__append_front(mp__dp_t *c, size_t j) {
   size_t n = c->n_cand;
   if (c->n_arena + n > UINT32_MAX) return MP_ELIMIT;
-  if (c->n_arena + n > c->cap_arena) {
-    size_t ncap = c->cap_arena ? c->cap_arena : 1024;
-    mp__pair_t *na;
-    while (ncap < c->n_arena + n) ncap *= 2;
-    na = realloc(c->arena, ncap * sizeof(*na));
-    if (na == NULL) return MP_ENOMEM;
-    c->arena = na;
-    c->cap_arena = ncap;
-  }
+  MP__GROW(c->arena, c->cap_arena, c->n_arena + n, 1024);
   memcpy(c->arena + c->n_arena, c->cand, n * sizeof(*c->cand));
   c->front_off[j] = c->n_arena;
   c->front_len[j] = (uint32_t)n;
