@@ -132,6 +132,14 @@ typedef struct {
   uint32_t dlo, dhi;
 } mp__wset_t;
 
+/* What a forward pass's pairs hold at best over a set of lower sets: the
+ * least kept memory k and the least charged time so far c (t(L) - a) of
+ * any pair there (UINT64_MAX and HUGE_VAL: no pair). See mp__agg_fill. */
+typedef struct {
+  uint64_t k;
+  double c;
+} mp__agg_t;
+
 /* A cover edge L -> L \ {v} with what a walk needs of its lower end s, so
  * that reaching s reads nothing else: its bytes, cost term and own edges. */
 typedef struct {
@@ -179,6 +187,12 @@ typedef struct {
   uint64_t hq_cap;       /* ... exact up to this cap */
   mp__wset_t *wset;      /* exact family: per set, what its walks read */
   mp__dedge_t *dedge;    /* exact family: the cover edges */
+  mp__agg_t *eagg;       /* exact family, per cover edge, in a forward pass:
+                          * the pairs of the walk subtree below it (mp__agg_fill) */
+  mp__agg_t *pm;         /* ... per set s, from pm_base(s): its own pairs, then
+                          * with its edges' subtrees added one by one */
+  uint32_t *pmi;         /* ... per cover edge L -> s = L \ {v}: where in pm the
+                          * subtree the walk explores below s is */
   mp__rframe_t *rstack;  /* exact family: mp__reverse_q's walk, one per set */
   uint32_t *rvis;        /* exact family: steps mp__reverse_q walked into each set */
   size_t rvis_total;     /* ... and in all */
@@ -232,6 +246,9 @@ static void mp__dp_free_family(mp__dp_t *c) {
   free(c->rr);
   free(c->wset);
   free(c->dedge);
+  free(c->eagg);
+  free(c->pm);
+  free(c->pmi);
   free(c->rstack);
   free(c->rvis);
   free(c->live);
@@ -249,6 +266,9 @@ static void mp__dp_free_family(mp__dp_t *c) {
   c->rr = NULL;
   c->wset = NULL;
   c->dedge = NULL;
+  c->eagg = NULL;
+  c->pm = NULL;
+  c->pmi = NULL;
   c->rstack = NULL;
   c->rvis = NULL;
   c->live = NULL;
@@ -406,7 +426,11 @@ static int mp__dp_prepare(mp__dp_t *c) {
     c->rstack = malloc(ns * sizeof(*c->rstack));
     c->rvis = calloc(ns, sizeof(*c->rvis));
     c->live = malloc(ns * sizeof(*c->live));
-    if (!c->wset || !c->dedge || !c->rstack || !c->rvis || !c->live) goto out;
+    c->eagg = malloc((ne ? ne : 1) * sizeof(*c->eagg));
+    c->pm = malloc((ne + ns) * sizeof(*c->pm));
+    c->pmi = malloc((ne ? ne : 1) * sizeof(*c->pmi));
+    if (!c->wset || !c->dedge || !c->rstack || !c->rvis || !c->live || !c->eagg || !c->pm || !c->pmi)
+      goto out;
     for (i = 0; i < ns; i++) {
       c->wset[i].m = c->m[i];
       c->wset[i].csrc = c->acc == MP_ACCOUNTING_DEFAULT ? c->gsrc[i] : 0;
@@ -421,6 +445,14 @@ static int mp__dp_prepare(mp__dp_t *c) {
       c->dedge[k].csrc = c->wset[t].csrc;
       c->dedge[k].dlo = c->wset[t].dlo;
       c->dedge[k].dhi = c->wset[t].dhi;
+      /* the walk enters t by removing v and goes on removing nodes below
+       * v only: t's edges before the first one at v or above (they are
+       * sorted by node) */
+      {
+        uint32_t e = f->down_off[t];
+        while (e < f->down_off[t + 1] && f->down_node[e] < f->down_node[k]) e++;
+        c->pmi[k] = e + t; /* pm_base(t) + (e - down_off[t]) */
+      }
     }
   }
   rc = 0;
@@ -641,6 +673,9 @@ typedef struct {
   int nlag;
   const double *lam;
   double lagoff[MP__NLAM], lagbase[MP__NLAM];
+  /* Exact family's forward passes: per cover edge, the best the pairs in
+   * the walk's part below it hold (mp__agg_cut); NULL: none. */
+  const mp__agg_t *agg;
   double cut_ch;     /* out: least ch cut (HUGE_VAL: none) */
   uint64_t cut_mw;   /* out: least mw cut (UINT64_MAX: none) */
   double cut_t;      /* out: least bound cut by the Lagrangian cut */
@@ -652,6 +687,7 @@ static inline void mp__wlim_init(mp__wlim_t *wl, uint64_t budget, double chlim, 
   wl->mwlim = mwlim;
   wl->nlag = 0;
   wl->lam = NULL;
+  wl->agg = NULL;
   wl->cut_ch = HUGE_VAL;
   wl->cut_mw = UINT64_MAX;
   wl->cut_t = HUGE_VAL;
@@ -689,6 +725,39 @@ static inline int mp__walk_keep(mp__dp_t *c, mp__wlim_t *wl, size_t *nv, uint32_
   x->tw = tw;
   x->ch = ch;
   return 1;
+}
+
+/* Whether no pair in the part of the walk below a cover edge (`a`, see
+ * mp__agg_fill) can take the step into L_j that the edge leads to, or any
+ * step below it: mp__walk_keep's cuts with the part's least kept memory and
+ * least charged time so far added, which bound every pair there from below
+ * (and the step's own figures only grow below the edge). The time and kept
+ * memory cuts are recorded as mp__walk_keep records them. */
+static inline int mp__agg_cut(mp__wlim_t *wl, const mp__agg_t *a, uint64_t cost, uint64_t mw,
+                              double ch) {
+  uint64_t m;
+  double h;
+  int z;
+  if (a->k == UINT64_MAX) return 1; /* no pair at all */
+  if (mp__sadd(cost, a->k) > wl->budget) return 1;
+  m = mp__sadd(mw, a->k);
+  if (m > wl->mwlim) {
+    if (m < wl->cut_mw) wl->cut_mw = m;
+    return 1;
+  }
+  h = ch + a->c;
+  if (h > wl->chlim) {
+    if (h < wl->cut_ch) wl->cut_ch = h;
+    return 1;
+  }
+  for (z = 0; z < wl->nlag; z++) {
+    double u = h + wl->lam[z] * (double)m;
+    if (u > wl->lagoff[z]) {
+      if (u + wl->lagbase[z] < wl->cut_t) wl->cut_t = u + wl->lagbase[z];
+      return 1;
+    }
+  }
+  return 0;
 }
 
 /* The steps into L_j that pass the limits, in c->vis[0 .. *nv).
@@ -739,7 +808,7 @@ static void mp__walk(mp__dp_t *c, size_t j, mp__wlim_t *wl, size_t *nv_out) {
       for (e = W[pi].dlo; e < e_end; e++) {
         const mp__dedge_t *d = &D[e];
         uint32_t s = d->s, v = d->v;
-        uint64_t mw = pmw;
+        uint64_t mw = pmw, cost;
         double tw = ptw, ch = pch;
         if (v >= below) break;
         if (into_v) {
@@ -751,8 +820,9 @@ static void mp__walk(mp__dp_t *c, size_t j, mp__wlim_t *wl, size_t *nv_out) {
         } else {
           ch += c->nt[v];
         }
-        mp__walk_keep(c, wl, &nv, s, v, mp__sadd(mp__sadd(mp__sdbl(mj - d->m), d->csrc), tg), mw,
-                      tw, ch);
+        cost = mp__sadd(mp__sadd(mp__sdbl(mj - d->m), d->csrc), tg);
+        if (wl->agg && mp__agg_cut(wl, &wl->agg[e], cost, mw, ch)) continue;
+        mp__walk_keep(c, wl, &nv, s, v, cost, mw, tw, ch);
       }
     }
     c->work += nv;
@@ -1629,6 +1699,47 @@ static int mp__append_front(mp__dp_t *c, size_t j) {
   return 0;
 }
 
+/* ---- Walk parts without a useful pair ---------------------------------------
+ *
+ * The exact family's walk (mp__walk) reaches each subset of L_j along one
+ * tree: entering L_s by removing v, it goes on removing nodes below v only.
+ * So the part of the tree below a cover edge L -> s = L \ {v} is the edge's
+ * own, whatever j the walk started from: s, and for each edge of s at a node
+ * below v, the part below that edge. A forward pass finishes the sets in
+ * index order, a set after all its subsets, so when L_s is finished the best
+ * its pairs hold (mp__agg_t: least kept memory, least charged time so far)
+ * can be summed over each such part: pm[pm_base(s) + x] covers s and the
+ * parts below its first x edges (sorted by node), and an edge's eagg is its
+ * child's entry (pmi). A walk then skips a whole part that holds no pair, or
+ * none any cut would let through (mp__agg_cut). At GoogLeNet's least budget
+ * the pass at the optimum walked 57 million steps to sets of which 1.4
+ * million held a pair that took the step. */
+
+/* Before L_j's walk: the parts below its edges, from its children's sums. */
+static void mp__agg_edges(mp__dp_t *c, size_t j) {
+  uint32_t e;
+  for (e = c->fam.down_off[j]; e < c->fam.down_off[j + 1]; e++) c->eagg[e] = c->pm[c->pmi[e]];
+}
+
+/* Once L_j's pairs are final: its sums (its edges' parts from mp__agg_edges). */
+static void mp__agg_fill(mp__dp_t *c, size_t j) {
+  size_t b = c->fam.down_off[j] + j, n = c->front_len[j], q; /* pm_base(j) */
+  const mp__pair_t *P = c->arena + c->front_off[j];
+  mp__agg_t a = {UINT64_MAX, HUGE_VAL};
+  uint32_t e;
+  for (q = 0; q < n; q++) {
+    double ch = c->t[j] - P[q].a;
+    if (P[q].k < a.k) a.k = P[q].k;
+    if (ch < a.c) a.c = ch;
+  }
+  c->pm[b] = a;
+  for (e = c->fam.down_off[j]; e < c->fam.down_off[j + 1]; e++) {
+    if (c->eagg[e].k < a.k) a.k = c->eagg[e].k;
+    if (c->eagg[e].c < a.c) a.c = c->eagg[e].c;
+    c->pm[++b] = a;
+  }
+}
+
 static int mp__run(mp__dp_t *c, mp__mode_t mode, mp__bound_t *bd) {
   size_t ns = c->fam.n_sets, j, nv, q;
   int rc;
@@ -1645,6 +1756,7 @@ static int mp__run(mp__dp_t *c, mp__mode_t mode, mp__bound_t *bd) {
   c->cand[0].from_pair = UINT32_MAX;
   c->n_cand = 1;
   if ((rc = mp__append_front(c, 0)) != 0) return rc;
+  if (c->fam.exact) mp__agg_fill(c, 0);
   c->n_live = 0;
   if (c->live) c->live[c->n_live++] = 0;
   c->work = 0;
@@ -1698,8 +1810,10 @@ static int mp__run(mp__dp_t *c, mp__mode_t mode, mp__bound_t *bd) {
         mwlim = bd->rk - c->hk[j];
       }
     }
+    if (c->fam.exact) mp__agg_edges(c, j);
     if (!skip) {
       mp__wlim_init(&wl, bd->budget, chlim, mwlim);
+      wl.agg = c->fam.exact ? c->eagg : NULL;
       if (bd->rt != HUGE_VAL && c->nlam > 0) {
         /* a step's own ch and mw bound what any pair has after it */
         int z;
@@ -1738,6 +1852,7 @@ static int mp__run(mp__dp_t *c, mp__mode_t mode, mp__bound_t *bd) {
     }
     if (mode == MP__FRONTIER && (rc = mp__reduce3(c)) != 0) return rc;
     if ((rc = mp__append_front(c, j)) != 0) return rc;
+    if (c->fam.exact) mp__agg_fill(c, j);
     if (c->live && c->front_len[j] > 0) c->live[c->n_live++] = (uint32_t)j;
   }
   bd->work += c->work;
