@@ -24,7 +24,9 @@
  *    budget, cut at a charged time R that grows until V is reached (the
  *    answer is then the uncut DP's). At V the time objective takes the
  *    largest a (then least k), the memory objective the least k (then
- *    largest a; its passes are cut by kept memory instead).
+ *    largest a; its passes are cut by kept memory instead). The exact
+ *    family's walks skip whole parts of the subsets where no pair could
+ *    pass a cut (mp__agg_cut; at tight budgets most sets hold none).
  * The reverse pass holds for every budget up to its cap, so a session
  * (several budgets on one graph) does it once.
  *
