@@ -1815,7 +1815,7 @@ static int mp__run(mp__dp_t *c, mp__mode_t mode, mp__bound_t *bd) {
     if (c->fam.exact) mp__agg_edges(c, j);
     if (!skip) {
       mp__wlim_init(&wl, bd->budget, chlim, mwlim);
-      wl.agg = c->fam.exact ? c->eagg : NULL;
+      wl.agg = c->fam.exact && !(c->tuning & MP_DP_TUNE_NO_PARTS) ? c->eagg : NULL;
       if (bd->rt != HUGE_VAL && c->nlam > 0) {
         /* a step's own ch and mw bound what any pair has after it */
         int z;

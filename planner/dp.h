@@ -76,6 +76,8 @@ typedef struct mp_dp_options_s {
 #define MP_DP_TUNE_WALK 4u        /* exact family: always walk down the cover relation */
 #define MP_DP_TUNE_SCAN 8u        /* exact family: always scan the sets that have pairs */
 #define MP_DP_TUNE_STOP 16u       /* stop the first pass that may be stopped at once */
+#define MP_DP_TUNE_NO_PARTS 32u   /* exact family: forward walks do not skip the parts
+                                   * that hold no useful pair */
 
 #define MP_DP_DEFAULT_MAX_LOWER_SETS 200000
 

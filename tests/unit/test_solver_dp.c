@@ -1205,11 +1205,13 @@ END_TEST
 /* Every search path gives the same answer and plan: the pairs that cannot
  * finish kept or not, the Lagrangian bounds or ht alone, walking down the
  * cover relation or scanning the live sets, passes stopped at once and
- * retried. */
+ * retried, the walk's parts without a useful pair skipped or not. */
 START_TEST(test_tuning_variants_agree) {
   static const unsigned variants[] = {
       MP_DP_TUNE_NO_QCUT | MP_DP_TUNE_NO_LAGRANGE, MP_DP_TUNE_NO_QCUT, MP_DP_TUNE_NO_LAGRANGE,
-      MP_DP_TUNE_WALK, MP_DP_TUNE_SCAN, MP_DP_TUNE_STOP, MP_DP_TUNE_SCAN | MP_DP_TUNE_STOP};
+      MP_DP_TUNE_WALK, MP_DP_TUNE_SCAN, MP_DP_TUNE_STOP, MP_DP_TUNE_SCAN | MP_DP_TUNE_STOP,
+      MP_DP_TUNE_WALK | MP_DP_TUNE_NO_PARTS, MP_DP_TUNE_NO_PARTS | MP_DP_TUNE_NO_LAGRANGE,
+      MP_DP_TUNE_NO_PARTS | MP_DP_TUNE_STOP};
   tdag_t d;
   int seed, ex, oi, ai, bi;
   size_t vi;
@@ -1243,6 +1245,44 @@ START_TEST(test_tuning_variants_agree) {
             mp_dp_result_free(&r0);
           }
         }
+    mp_graph_free(g);
+  }
+}
+END_TEST
+
+/* The same on shipped graphs, where the parts skipped are many: the exact
+ * DP with and without skipping them, from the least budget up (U-Net,
+ * ResNet-50 and DenseNet; GoogLeNet's least budget takes seconds without). */
+START_TEST(test_parts_skip_agrees_shipped) {
+  static const char *const names[] = {"unet", "resnet50", "densenet"};
+  size_t i;
+  int k;
+  for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+    mp_graph_t *g = mp_test_load_shipped(names[i]);
+    mp_dp_options_t o;
+    mp_dp_result_t r0, r1;
+    mp_error_t err;
+    uint64_t lo, hi;
+    mp_dp_options_init(&o);
+    o.budget = 0;
+    ck_assert_int_eq(mp_dp_solve(g, &o, &r0, &err), 0);
+    ck_assert(!r0.feasible && r0.min_feasible_budget > 0);
+    lo = r0.min_feasible_budget;
+    mp_dp_result_free(&r0);
+    hi = g->const_bytes + 2 * g->activation_bytes;
+    for (k = 0; k <= 6; k++) {
+      char what[96];
+      o.budget = k == 0 ? lo : lo + (hi - lo) / 64 * (uint64_t)(1 << (k - 1));
+      o.tuning = 0;
+      ck_assert_int_eq(mp_dp_solve(g, &o, &r0, &err), 0);
+      o.tuning = MP_DP_TUNE_NO_PARTS;
+      ck_assert_int_eq(mp_dp_solve(g, &o, &r1, &err), 0);
+      ck_assert(r0.feasible && r0.exact_used);
+      snprintf(what, sizeof(what), "%s at %llu", names[i], (unsigned long long)o.budget);
+      same_result(&r0, &r1, what);
+      mp_dp_result_free(&r0);
+      mp_dp_result_free(&r1);
+    }
     mp_graph_free(g);
   }
 }
@@ -1367,6 +1407,7 @@ Suite *suite_solver_dp(void) {
   tcase_add_test(tc, test_session_by_hand);
   tcase_add_test(tc, test_session_matches_solve);
   tcase_add_test(tc, test_tuning_variants_agree);
+  tcase_add_test(tc, test_parts_skip_agrees_shipped);
   tcase_add_test(tc, test_staircase);
   suite_add_tcase(s, tc);
   tc = tcase_create("reference");
