@@ -423,6 +423,10 @@ static int mp__dp_prepare(mp__dp_t *c) {
   for (i = 0; i < ns; i++) c->ctgt[i] = c->acc == MP_ACCOUNTING_DEFAULT ? c->max_ws : c->back[i];
   if (f->exact) {
     size_t ne = f->down_off[ns];
+    if ((uint64_t)ne + ns > UINT32_MAX) { /* pmi indexes pm, ne + ns entries */
+      rc = MP_ELIMIT;
+      goto out;
+    }
     c->wset = malloc(ns * sizeof(*c->wset));
     c->dedge = malloc((ne ? ne : 1) * sizeof(*c->dedge));
     c->rstack = malloc(ns * sizeof(*c->rstack));
@@ -676,8 +680,11 @@ typedef struct {
   const double *lam;
   double lagoff[MP__NLAM], lagbase[MP__NLAM];
   /* Exact family's forward passes: per cover edge, the best the pairs in
-   * the walk's part below it hold (mp__agg_cut); NULL: none. */
+   * the walk's part below it hold (mp__agg_cut); NULL: none. agg_slack: the
+   * margin its time cuts keep beyond the per-pair ones, which sum the same
+   * times in another order. */
   const mp__agg_t *agg;
+  double agg_slack;
   double cut_ch;     /* out: least ch cut (HUGE_VAL: none) */
   uint64_t cut_mw;   /* out: least mw cut (UINT64_MAX: none) */
   double cut_t;      /* out: least bound cut by the Lagrangian cut */
@@ -690,6 +697,7 @@ static inline void mp__wlim_init(mp__wlim_t *wl, uint64_t budget, double chlim, 
   wl->nlag = 0;
   wl->lam = NULL;
   wl->agg = NULL;
+  wl->agg_slack = 0;
   wl->cut_ch = HUGE_VAL;
   wl->cut_mw = UINT64_MAX;
   wl->cut_t = HUGE_VAL;
@@ -734,13 +742,16 @@ static inline int mp__walk_keep(mp__dp_t *c, mp__wlim_t *wl, size_t *nv, uint32_
  * step below it: mp__walk_keep's cuts with the part's least kept memory and
  * least charged time so far added, which bound every pair there from below
  * (and the step's own figures only grow below the edge). The time and kept
- * memory cuts are recorded as mp__walk_keep records them. */
+ * memory cuts are recorded as mp__walk_keep records them. The time cuts
+ * keep a margin (agg_slack) so that rounding never skips a pair the
+ * per-pair check (mp__relax) would keep: a part is skipped only when every
+ * pair in it is cut by more than that. */
 static inline int mp__agg_cut(mp__wlim_t *wl, const mp__agg_t *a, uint64_t cost, uint64_t mw,
                               double ch) {
   uint64_t m;
   double h;
   int z;
-  if (a->k == UINT64_MAX) return 1; /* no pair at all */
+  if (a->c == HUGE_VAL) return 1; /* no pair at all (a pair's c is finite) */
   if (mp__sadd(cost, a->k) > wl->budget) return 1;
   m = mp__sadd(mw, a->k);
   if (m > wl->mwlim) {
@@ -748,13 +759,13 @@ static inline int mp__agg_cut(mp__wlim_t *wl, const mp__agg_t *a, uint64_t cost,
     return 1;
   }
   h = ch + a->c;
-  if (h > wl->chlim) {
+  if (h > wl->chlim + wl->agg_slack) {
     if (h < wl->cut_ch) wl->cut_ch = h;
     return 1;
   }
   for (z = 0; z < wl->nlag; z++) {
     double u = h + wl->lam[z] * (double)m;
-    if (u > wl->lagoff[z]) {
+    if (u > wl->lagoff[z] + wl->agg_slack) {
       if (u + wl->lagbase[z] < wl->cut_t) wl->cut_t = u + wl->lagbase[z];
       return 1;
     }
@@ -1816,6 +1827,7 @@ static int mp__run(mp__dp_t *c, mp__mode_t mode, mp__bound_t *bd) {
     if (!skip) {
       mp__wlim_init(&wl, bd->budget, chlim, mwlim);
       wl.agg = c->fam.exact && !(c->tuning & MP_DP_TUNE_NO_PARTS) ? c->eagg : NULL;
+      wl.agg_slack = c->tol;
       if (bd->rt != HUGE_VAL && c->nlam > 0) {
         /* a step's own ch and mw bound what any pair has after it */
         int z;
