@@ -190,7 +190,9 @@ typedef struct {
   mp__wset_t *wset;      /* exact family: per set, what its walks read */
   mp__dedge_t *dedge;    /* exact family: the cover edges */
   mp__agg_t *eagg;       /* exact family, per cover edge, in a forward pass:
-                          * the pairs of the walk subtree below it (mp__agg_fill) */
+                          * the pairs of the walk subtree below it (mp__agg_fill);
+                          * pm[pmi[e]] copied next to the edge, so the walk reads
+                          * it in edge order instead of at the child's pm */
   mp__agg_t *pm;         /* ... per set s, from pm_base(s): its own pairs, then
                           * with its edges' subtrees added one by one */
   uint32_t *pmi;         /* ... per cover edge L -> s = L \ {v}: where in pm the

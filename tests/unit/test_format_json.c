@@ -12,6 +12,7 @@
 
 #include "formats.h"
 #include "suites.h"
+#include "test_util.h"
 
 static const char tiny[] =
     "{\"format\": \"memplan.graph/1\", \"name\": \"tiny\", \"time_unit\": \"ms\", "
@@ -370,13 +371,6 @@ START_TEST(test_default_name) {
 }
 END_TEST
 
-static void write_file(const char *path, const char *text) {
-  FILE *f = fopen(path, "wb");
-  ck_assert_ptr_nonnull(f);
-  ck_assert_uint_eq(fwrite(text, 1, strlen(text), f), strlen(text));
-  ck_assert_int_eq(fclose(f), 0);
-}
-
 START_TEST(test_load_file) {
   const char *unnamed = "{\"format\":\"memplan.graph/1\",\"nodes\":[{\"id\":\"a\",\"bytes\":1}]}";
   char dir[] = "/tmp/memplan_fmt_XXXXXX";
@@ -391,9 +385,9 @@ START_TEST(test_load_file) {
   snprintf(p3, sizeof(p3), "%s/noext", dir);
   snprintf(p4, sizeof(p4), "%s/huge.json", dir);
   snprintf(p5, sizeof(p5), "%s/missing.json", dir);
-  write_file(p1, unnamed);
-  write_file(p2, tiny);
-  write_file(p3, unnamed);
+  mp_test_write_file(p1, unnamed);
+  mp_test_write_file(p2, tiny);
+  mp_test_write_file(p3, unnamed);
 
   /* Base name, last extension and the cg_ prefix removed. */
   ck_assert_int_eq(mp_graph_load_file(p1, MP_FORMAT_AUTO, NULL, &g, &used, &err), 0);

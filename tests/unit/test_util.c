@@ -19,10 +19,11 @@ char *mp_test_read_file(const char *path, size_t *len) {
 }
 
 void mp_test_write_file(const char *path, const char *text) {
-  FILE *f = fopen(path, "w");
+  FILE *f = fopen(path, "wb");
+  size_t n = strlen(text);
   ck_assert_msg(f != NULL, "cannot write %s", path);
-  fputs(text, f);
-  fclose(f);
+  ck_assert_msg(fwrite(text, 1, n, f) == n, "cannot write %s", path);
+  ck_assert_msg(fclose(f) == 0, "cannot write %s", path);
 }
 
 double mp_test_now_ms(void) {
