@@ -34,6 +34,11 @@
  * (charged time, peak) of what remains, in one reverse pass; at {} it is
  * the time objective's answer at every budget.
  *
+ * Reverse passes (mp__reverse_q, mp__staircase) may run on several threads
+ * (mp__par_run): the sets of one size push into smaller sets only, so each
+ * size is shared out, with a lock per target set and a barrier per size.
+ * The forward passes stay on the caller's thread.
+ *
  * The frontier pass (mp_dp_frontier): no budget, Pareto on (max a, min k,
  * min p). Dominance in all three is sound: a continuation's steps cost k +
  * (something independent of the pair), so a pair with more a, less k and a
@@ -50,6 +55,8 @@
 #include "dp.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,7 +130,8 @@ typedef struct {
   uint64_t hq;          /* least peak from the set with nothing kept */
   double ht;            /* least charged time, relaxed */
   double hl[MP__NLAM];  /* the Lagrangian bounds */
-  uint32_t qnext;       /* the step achieving hq */
+  uint32_t qnext;       /* the step achieving hq (ties: the largest) */
+  atomic_uchar lock;    /* held by a thread folding into the record */
 } mp__rrec_t;
 
 /* Exact family, per set, what a walk reads when it reaches the set as a
@@ -157,6 +165,14 @@ typedef struct {
   uint64_t mw, cost;
   double ch;
 } mp__rframe_t;
+
+/* What one thread's reverse walks write: the stack (one frame per set), the
+ * boundary marks (one per node) and the steps walked since it last polled. */
+typedef struct {
+  mp__rframe_t *stack;
+  uint32_t *fmark;
+  size_t work;
+} mp__rwalker_t;
 
 typedef struct {
   const mp_graph_t *g;
@@ -228,6 +244,11 @@ typedef struct {
   void *stop_arg;
   size_t work;
   double tol; /* slack for comparing sums of times */
+
+  /* reverse passes on several threads (mp__par_run) */
+  size_t threads;         /* 1 .. MP_DP_MAX_THREADS */
+  mp__rwalker_t *xwalk;   /* the walk state of threads 1 .. */
+  size_t n_xwalk;
 } mp__dp_t;
 
 static void mp__dp_free_family(mp__dp_t *c) {
@@ -258,6 +279,13 @@ static void mp__dp_free_family(mp__dp_t *c) {
   free(c->live);
   free(c->ctgt);
   free(c->hk);
+  while (c->n_xwalk > 0) {
+    c->n_xwalk--;
+    free(c->xwalk[c->n_xwalk].stack);
+    free(c->xwalk[c->n_xwalk].fmark);
+  }
+  free(c->xwalk);
+  c->xwalk = NULL;
   c->m = c->back = c->mr = c->gsrc = NULL;
   c->t = c->tr = NULL;
   c->fb_off = c->fb = c->approx_top = NULL;
@@ -297,6 +325,7 @@ static int mp__dp_init(mp__dp_t *c, const mp_graph_t *g, mp_accounting_t acc) {
   size_t v;
   int rc;
   memset(c, 0, sizeof(*c));
+  c->threads = 1;
   c->g = g;
   c->acc = acc;
   c->tol = 1e-9 * (g->fwd_time > 1 ? g->fwd_time : 1);
@@ -971,7 +1000,7 @@ static inline void mp__rq_fold(mp__dp_t *c, const mp__rrec_t *rj, int into_v, in
   mp__rrec_t *ri = &c->rr[i];
   uint64_t v = mw + rj->hq; /* <= qcap: no overflow */
   if (cost > v) v = cost;
-  if (v < ri->hq) {
+  if (v < ri->hq || (v == ri->hq && (uint32_t)(rj - c->rr) > ri->qnext)) {
     ri->hq = v;
     ri->qnext = (uint32_t)(rj - c->rr);
   }
@@ -1002,17 +1031,18 @@ typedef void (*mp__rvisit_t)(mp__dp_t *c, void *ctx, uint32_t i, uint64_t cost, 
 typedef void (*mp__rhook_t)(mp__dp_t *c, void *ctx, uint32_t i);
 
 static inline __attribute__((always_inline)) size_t
-mp__rwalk(mp__dp_t *c, size_t j, uint64_t qcap, uint64_t mwlim, double chlim, mp__rvisit_t visit,
-          mp__rhook_t found, void *ctx) {
+mp__rwalk(mp__dp_t *c, mp__rwalker_t *w, size_t j, uint64_t qcap, uint64_t mwlim, double chlim,
+          mp__rvisit_t visit, mp__rhook_t found, void *ctx) {
   size_t last = c->fam.n_sets - 1, nw = 0;
   int into_v = j == last, dflt = c->acc == MP_ACCOUNTING_DEFAULT;
   if (c->fam.exact) {
     const mp__dedge_t *D = c->dedge;
-    mp__rframe_t *st = c->rstack;
+    mp__rframe_t *st = w->stack;
+    uint32_t *fmark = w->fmark;
     uint64_t mj = c->wset[j].m, tg = c->ctgt[j];
     uint32_t mark = (uint32_t)(j + 1), e;
     size_t sp = 0;
-    for (e = c->fb_off[j]; e < c->fb_off[j + 1]; e++) c->fmark[c->fb[e]] = mark;
+    for (e = c->fb_off[j]; e < c->fb_off[j + 1]; e++) fmark[c->fb[e]] = mark;
     st[sp].dlo = c->wset[j].dlo;
     st[sp].dhi = c->wset[j].dhi;
     st[sp].node = UINT32_MAX;
@@ -1032,13 +1062,13 @@ mp__rwalk(mp__dp_t *c, size_t j, uint64_t qcap, uint64_t mwlim, double chlim, mp
         if (v >= par.node) break;
         if (into_v) {
           if (!dflt) ch += c->nt[v];
-        } else if (c->fmark[v] == mark || c->nofree[v]) {
+        } else if (fmark[v] == mark || c->nofree[v]) {
           mw = mp__sadd(mw, c->nm[v]);
         } else {
           ch += c->nt[v];
         }
         cost = mp__sadd(mp__sadd(mp__sdbl(mj - d->m), d->csrc), tg);
-        c->work++;
+        w->work++;
         if (cost > qcap || mw > mwlim || ch > chlim) continue; /* and every subset */
         if (found) found(c, ctx, d->s);
         __builtin_prefetch(&D[d->dlo]);
@@ -1059,12 +1089,218 @@ mp__rwalk(mp__dp_t *c, size_t j, uint64_t qcap, uint64_t mwlim, double chlim, mp
     size_t q;
     mp__wlim_init(&wl, qcap, chlim, mwlim);
     mp__walk(c, j, &wl, &nw);
+    w->work += nw;
     for (q = 0; q < nw; q++) {
       const mp__vis_t *x = &c->vis[q];
       visit(c, ctx, x->i, x->cost, x->mw, x->ch);
     }
   }
   return nw;
+}
+
+/* ---- Reverse passes on several threads --------------------------------------
+ *
+ * A reverse pass pushes each set's figures into its subsets, sets in
+ * decreasing index order. The family is sorted by size and a step goes
+ * from a set to a strictly larger one, so once every set of size > s has
+ * pushed, the sets of size s are complete: the sets of one size can push at
+ * the same time. mp__par_run shares each size's sources out to the threads
+ * one at a time (their walks differ a lot in length), the pass's visitor
+ * takes the target's lock for each push (two threads rarely want the same
+ * set), and a barrier closes each size. With one thread it is the same loop
+ * in the caller's thread, without locks or barrier.
+ *
+ * Only the exact family's walks run on several threads (the approximate
+ * family's walk writes c->vis, and its passes are short). Thread 0 is the
+ * caller's: it alone polls (should_stop need not be thread-safe). */
+typedef struct mp__par_s mp__par_t;
+
+typedef struct {
+  mp__par_t *p;
+  size_t t;          /* 0: the caller's thread */
+  mp__rwalker_t w;
+  void *ctx;         /* the pass's, per thread */
+  pthread_t tid;
+} mp__pw_t;
+
+struct mp__par_s {
+  mp__dp_t *c;
+  size_t nthreads;
+  size_t *lvl;           /* the sets of size s: [lvl[s], lvl[s + 1]) */
+  size_t nlvl;
+  atomic_size_t *next;   /* per size: the sources claimed so far */
+  atomic_int stop;       /* 0, or why the pass stops (an MP_E* code) */
+  pthread_barrier_t bar;
+  pthread_mutex_t mu;    /* the start gate: */
+  pthread_cond_t cv;
+  int go;                /* 0 wait, 1 run, -1 leave (not every thread started) */
+  /* the pass: push from source j (0 or an MP_E* code); after a size, on
+   * thread 0 before the barrier (a check: 0 or an MP_E* code), and on
+   * every thread after it (its share of the clean-up) */
+  int (*source)(mp__pw_t *w, size_t j);
+  int (*size_done)(mp__pw_t *w, size_t lo, size_t hi);
+  void (*size_after)(mp__pw_t *w, size_t lo, size_t hi);
+};
+
+static inline void mp__par_stop(mp__par_t *p, int rc) {
+  int zero = 0;
+  atomic_compare_exchange_strong(&p->stop, &zero, rc);
+}
+
+static inline int mp__par_stopped(mp__par_t *p) {
+  return atomic_load_explicit(&p->stop, memory_order_relaxed);
+}
+
+/* A spin lock of one set, held for one push. */
+static inline void mp__lock(atomic_uchar *l) {
+  while (atomic_exchange_explicit(l, 1, memory_order_acquire))
+    while (atomic_load_explicit(l, memory_order_relaxed)) {
+    }
+}
+
+static inline void mp__unlock(atomic_uchar *l) { atomic_store_explicit(l, 0, memory_order_release); }
+
+/* One thread's share of the pass, size by size from V's down to 1. */
+static void mp__par_sizes(mp__pw_t *me) {
+  mp__par_t *p = me->p;
+  mp__dp_t *c = p->c;
+  size_t s;
+  for (s = p->nlvl - 1; s >= 1; s--) {
+    size_t lo = p->lvl[s], hi = p->lvl[s + 1], k;
+    int rc;
+    while (mp__par_stopped(p) == 0 &&
+           (k = atomic_fetch_add_explicit(&p->next[s], 1, memory_order_relaxed)) < hi - lo) {
+      if ((rc = p->source(me, hi - 1 - k)) != 0) {
+        mp__par_stop(p, rc);
+        break;
+      }
+      if (me->t == 0 && me->w.work > (1u << 18)) {
+        me->w.work = 0;
+        if ((rc = mp__poll(c)) != 0) mp__par_stop(p, rc);
+      }
+    }
+    if (me->t == 0 && p->size_done != NULL && mp__par_stopped(p) == 0 &&
+        (rc = p->size_done(me, lo, hi)) != 0)
+      mp__par_stop(p, rc);
+    /* Once stopped, the sizes left are passed through without work rather
+     * than left: a thread that left could not tell whether another one had
+     * seen the stop before its barrier or after, and would leave it there. */
+    if (p->nthreads > 1) pthread_barrier_wait(&p->bar);
+    if (p->size_after != NULL) p->size_after(me, lo, hi);
+  }
+}
+
+static void *mp__par_thread(void *arg) {
+  mp__pw_t *me = arg;
+  mp__par_t *p = me->p;
+  int go;
+  pthread_mutex_lock(&p->mu);
+  while ((go = p->go) == 0) pthread_cond_wait(&p->cv, &p->mu);
+  pthread_mutex_unlock(&p->mu);
+  if (go > 0) mp__par_sizes(me);
+  return NULL;
+}
+
+/* The walk state of threads 1 .. threads - 1, kept in c across passes. */
+static int mp__par_walkers(mp__dp_t *c, size_t threads) {
+  size_t ns = c->fam.n_sets;
+  while (c->n_xwalk + 1 < threads) {
+    mp__rwalker_t *w, *nw = realloc(c->xwalk, (c->n_xwalk + 1) * sizeof(*nw));
+    if (nw == NULL) return MP_ENOMEM;
+    c->xwalk = nw;
+    w = &c->xwalk[c->n_xwalk];
+    w->stack = malloc(ns * sizeof(*w->stack));
+    w->fmark = calloc(c->dag.n ? c->dag.n : 1, sizeof(uint32_t));
+    w->work = 0;
+    if (w->stack == NULL || w->fmark == NULL) {
+      free(w->stack);
+      free(w->fmark);
+      return MP_ENOMEM;
+    }
+    c->n_xwalk++;
+  }
+  return 0;
+}
+
+/* Run the pass p (c, source, size_done, size_after set) on up to `threads`
+ * threads, ctx[t] being thread t's context; returns the code it stopped
+ * with (0: done). *used: the threads it ran on (their ctx only are used).
+ * Thread 0 polls from the start. If a thread cannot be started the pass
+ * runs on the caller's thread alone. */
+static int mp__par_run(mp__par_t *p, size_t threads, void **ctx, size_t *used) {
+  mp__dp_t *c = p->c;
+  size_t ns = c->fam.n_sets, last = ns - 1, j, t, started = 1;
+  mp__pw_t *wk = NULL;
+  int rc, sync = 0, gate = 0;
+  if (threads < 1 || !c->fam.exact) threads = 1;
+  *used = 1;
+  p->nlvl = (size_t)c->fam.card[last] + 1;
+  p->lvl = calloc(p->nlvl + 1, sizeof(*p->lvl));
+  p->next = malloc(p->nlvl * sizeof(*p->next));
+  wk = calloc(threads, sizeof(*wk));
+  if (!p->lvl || !p->next || !wk || mp__par_walkers(c, threads) != 0) {
+    rc = MP_ENOMEM;
+    goto done;
+  }
+  for (j = 0; j < ns; j++) p->lvl[c->fam.card[j] + 1]++;
+  for (j = 0; j < p->nlvl; j++) {
+    p->lvl[j + 1] += p->lvl[j];
+    atomic_init(&p->next[j], 0);
+  }
+  atomic_init(&p->stop, 0);
+  for (t = 0; t < threads; t++) {
+    wk[t].p = p;
+    wk[t].t = t;
+    wk[t].ctx = ctx[t];
+    if (t == 0) {
+      wk[t].w.stack = c->rstack;
+      wk[t].w.fmark = c->fmark;
+      wk[t].w.work = 0;
+    } else {
+      wk[t].w = c->xwalk[t - 1];
+    }
+  }
+  if ((rc = mp__poll(c)) != 0) goto done;
+  p->nthreads = 1;
+  if (threads > 1 && pthread_mutex_init(&p->mu, NULL) == 0) {
+    if (pthread_cond_init(&p->cv, NULL) == 0) {
+      gate = 1;
+      p->go = 0;
+      for (; started < threads; started++)
+        if (pthread_create(&wk[started].tid, NULL, mp__par_thread, &wk[started]) != 0) break;
+      /* the barrier counts the threads that started */
+      if (started > 1 && pthread_barrier_init(&p->bar, NULL, (unsigned)started) == 0) {
+        p->nthreads = started;
+        sync = 1;
+      }
+      pthread_mutex_lock(&p->mu);
+      p->go = sync ? 1 : -1;
+      pthread_cond_broadcast(&p->cv);
+      pthread_mutex_unlock(&p->mu);
+      if (!sync) {
+        for (t = 1; t < started; t++) pthread_join(wk[t].tid, NULL);
+        started = 1;
+      }
+    } else {
+      pthread_mutex_destroy(&p->mu);
+    }
+  }
+  *used = started;
+  mp__par_sizes(&wk[0]);
+  for (t = 1; t < started; t++) pthread_join(wk[t].tid, NULL);
+  if (sync) pthread_barrier_destroy(&p->bar);
+  if (gate) {
+    pthread_cond_destroy(&p->cv);
+    pthread_mutex_destroy(&p->mu);
+  }
+  rc = atomic_load(&p->stop);
+done:
+  free(wk);
+  free(p->lvl);
+  free(p->next);
+  p->lvl = NULL;
+  p->next = NULL;
+  return rc;
 }
 
 /* mp__reverse_q's visitor: fold the step i -> j into i's record. */
@@ -1079,10 +1315,50 @@ static inline void mp__rq_visit(mp__dp_t *c, void *ctx, uint32_t i, uint64_t cos
   mp__rq_fold(c, x->rj, x->into_v, x->timed, i, cost, mw, ch);
 }
 
+static inline void mp__rq_visit_locked(mp__dp_t *c, void *ctx, uint32_t i, uint64_t cost,
+                                       uint64_t mw, double ch) {
+  const mp__rq_ctx_t *x = ctx;
+  mp__lock(&c->rr[i].lock);
+  mp__rq_fold(c, x->rj, x->into_v, x->timed, i, cost, mw, ch);
+  mp__unlock(&c->rr[i].lock);
+}
+
 static inline void mp__rq_found(mp__dp_t *c, void *ctx, uint32_t i) {
   (void)ctx;
   __builtin_prefetch(&c->rr[i], 1);
 }
+
+/* mp__reverse_q's pass, per thread. */
+typedef struct {
+  uint64_t qcap;
+  double tcap;
+  int with_time, locked;
+  size_t total; /* steps walked */
+} mp__rq_thr_t;
+
+static int mp__rq_source(mp__pw_t *me, size_t j) {
+  mp__dp_t *c = me->p->c;
+  mp__rq_thr_t *r = me->ctx;
+  mp__rq_ctx_t x;
+  uint64_t hj = c->rr[j].hq;
+  double chlim;
+  size_t nw;
+  if (hj > r->qcap) return 0;
+  x.rj = &c->rr[j];
+  x.into_v = j == c->fam.n_sets - 1;
+  x.timed = r->with_time && x.rj->ht != HUGE_VAL;
+  if (c->hq_part && !x.timed) return 0; /* (ht(L_j) > tcap or V unreachable) */
+  chlim = c->hq_part ? r->tcap - x.rj->ht : HUGE_VAL;
+  if (r->locked)
+    nw = mp__rwalk(c, &me->w, j, r->qcap, r->qcap - hj, chlim, mp__rq_visit_locked, mp__rq_found,
+                   &x);
+  else
+    nw = mp__rwalk(c, &me->w, j, r->qcap, r->qcap - hj, chlim, mp__rq_visit, mp__rq_found, &x);
+  if (c->fam.exact) c->rvis[j] = nw > UINT32_MAX ? UINT32_MAX : (uint32_t)nw;
+  r->total += nw;
+  return 0;
+}
+
 
 /* hq and qnext up to qcap; with_time: also ht and the hl_z, for every
  * budget up to qcap, in the same walk.
@@ -1097,7 +1373,10 @@ static inline void mp__rq_found(mp__dp_t *c, void *ctx, uint32_t i) {
  * needs (its cuts only drop pairs that no such plan has), but hq is no
  * longer the least peak of every plan (c->hq_part says so). */
 static int mp__reverse_q(mp__dp_t *c, uint64_t qcap, int with_time, double tcap) {
-  size_t ns = c->fam.n_sets, last = ns - 1, j;
+  size_t ns = c->fam.n_sets, last = ns - 1, j, t, used;
+  mp__rq_thr_t thr[MP_DP_MAX_THREADS];
+  void *ctx[MP_DP_MAX_THREADS];
+  mp__par_t p;
   int rc, z;
   for (j = 0; j < ns; j++) {
     mp__rrec_t *r = &c->rr[j];
@@ -1105,6 +1384,7 @@ static int mp__reverse_q(mp__dp_t *c, uint64_t qcap, int with_time, double tcap)
     r->qnext = UINT32_MAX;
     r->ht = HUGE_VAL;
     for (z = 0; z < MP__NLAM; z++) r->hl[z] = HUGE_VAL;
+    atomic_init(&r->lock, 0);
   }
   c->rr[last].hq = 0;
   c->rvis_total = 0;
@@ -1118,28 +1398,19 @@ static int mp__reverse_q(mp__dp_t *c, uint64_t qcap, int with_time, double tcap)
     c->rr[last].ht = 0;
     for (z = 0; z < MP__NLAM; z++) c->rr[last].hl[z] = 0;
   }
-  c->work = 0;
-  if ((rc = mp__poll(c)) != 0) return rc;
-  for (j = last; j >= 1; j--) {
-    mp__rq_ctx_t x;
-    uint64_t hj = c->rr[j].hq;
-    size_t nw;
-    if (c->work > (1u << 18)) {
-      c->work = 0;
-      if ((rc = mp__poll(c)) != 0) return rc;
-    }
-    if (hj > qcap) continue;
-    x.rj = &c->rr[j];
-    x.into_v = j == last;
-    x.timed = with_time && x.rj->ht != HUGE_VAL;
-    if (c->hq_part && !x.timed) continue; /* (ht(L_j) > tcap or V unreachable) */
-    nw = mp__rwalk(c, j, qcap, qcap - hj, c->hq_part ? tcap - x.rj->ht : HUGE_VAL, mp__rq_visit,
-                   mp__rq_found, &x);
-    if (c->fam.exact) {
-      c->rvis[j] = nw > UINT32_MAX ? UINT32_MAX : (uint32_t)nw;
-      c->rvis_total += nw;
-    }
+  for (t = 0; t < c->threads; t++) {
+    thr[t].qcap = qcap;
+    thr[t].tcap = tcap;
+    thr[t].with_time = with_time;
+    thr[t].locked = c->threads > 1;
+    thr[t].total = 0;
+    ctx[t] = &thr[t];
   }
+  memset(&p, 0, sizeof(p));
+  p.c = c;
+  p.source = mp__rq_source;
+  if ((rc = mp__par_run(&p, c->threads, ctx, &used)) != 0) return rc;
+  for (t = 0; t < used; t++) c->rvis_total += thr[t].total;
   c->hq_done = 1;
   c->ht_done = with_time;
   c->hq_cap = qcap;
@@ -1256,6 +1527,7 @@ typedef struct {
 
 typedef struct {
   mp__cqh_t *H;          /* per set */
+  atomic_uchar *locks;   /* per set, when several threads push (else NULL) */
   const mp__cqh_t *hj;   /* the set being pushed */
   uint64_t qmax;
   double cmax;
@@ -1263,6 +1535,9 @@ typedef struct {
   mp__cq_t *surv, *tmp;  /* scratch */
   size_t cap_surv, cap_tmp;
   int rc;                /* MP_ENOMEM when a push failed */
+  size_t max_work;
+  atomic_size_t *cand_all; /* candidates so far, all threads */
+  size_t left, walked, mark_w, mark_c; /* thread 0: the projection */
 } mp__st_ctx_t;
 
 static int mp__cq_reserve(mp__cq_t **v, size_t *cap, size_t need) {
@@ -1300,15 +1575,13 @@ static inline void mp__cqh_summarise(mp__cqh_t *h) {
 /* Push H(L_j) through the step i -> j into H(L_i): filter the shifted pairs
  * against H(L_i) (read only, the position only moving forward), then merge
  * the survivors in one pass. */
-static inline void mp__st_visit(mp__dp_t *c, void *ctx, uint32_t i, uint64_t cost, uint64_t mw,
-                                double ch) {
-  mp__st_ctx_t *x = ctx;
+static inline void mp__st_push(mp__st_ctx_t *x, uint32_t i, uint64_t cost, uint64_t mw,
+                               double ch) {
   const mp__cq_t *J = x->hj->v;
   mp__cqh_t *hi = &x->H[i];
   size_t nj = x->hj->n, r0 = 0, r, pos = 0, nu = 0, lo, hi_, a, b, out, ncand = 0;
   double clim = x->cmax - ch, cbest;
   uint64_t q0;
-  (void)c;
   /* the pairs with mw + q' <= cost all give q = cost: only the last (least
    * c) of them counts; those with c' > cmax - ch are of no use */
   lo = 0;
@@ -1436,82 +1709,136 @@ static inline void mp__st_visit(mp__dp_t *c, void *ctx, uint32_t i, uint64_t cos
   }
 }
 
+/* The visitors: the push, under the set's lock when threads share the sets. */
+static inline void mp__st_visit(mp__dp_t *c, void *ctx, uint32_t i, uint64_t cost, uint64_t mw,
+                                double ch) {
+  (void)c;
+  mp__st_push(ctx, i, cost, mw, ch);
+}
+
+static inline void mp__st_visit_locked(mp__dp_t *c, void *ctx, uint32_t i, uint64_t cost,
+                                       uint64_t mw, double ch) {
+  mp__st_ctx_t *x = ctx;
+  (void)c;
+  mp__lock(&x->locks[i]);
+  mp__st_push(x, i, cost, mw, ch);
+  mp__unlock(&x->locks[i]);
+}
+
+static int mp__st_source(mp__pw_t *me, size_t j) {
+  mp__st_ctx_t *x = me->ctx;
+  mp__cqh_t *h = &x->H[j];
+  size_t before = x->cand, all;
+  if (h->n == 0) return 0;
+  x->hj = h;
+  if (x->locks != NULL)
+    mp__rwalk(me->p->c, &me->w, j, x->qmax, x->qmax - h->v[0].q, x->cmax - h->v[h->n - 1].c,
+              mp__st_visit_locked, mp__st_found, x);
+  else
+    mp__rwalk(me->p->c, &me->w, j, x->qmax, x->qmax - h->v[0].q, x->cmax - h->v[h->n - 1].c,
+              mp__st_visit, mp__st_found, x);
+  if (x->rc != 0) return x->rc;
+  all = atomic_fetch_add_explicit(x->cand_all, x->cand - before, memory_order_relaxed) +
+        (x->cand - before);
+  return all > x->max_work ? MP_ELIMIT : 0;
+}
+
+/* Thread 0, after each size: every 1/32 of the walk (counted in the
+ * reverse pass's steps, which this pass cuts further, so that rate and rest
+ * compare), project the rest at twice the recent rate of candidates per
+ * step (the sets grow towards {}), and give up early when that passes the
+ * limit. */
+static int mp__st_size_done(mp__pw_t *me, size_t lo, size_t hi) {
+  mp__dp_t *c = me->p->c;
+  mp__st_ctx_t *x = me->ctx;
+  size_t j, cand;
+  double rate;
+  if (!(c->fam.exact && c->hq_done)) return 0;
+  for (j = lo; j < hi; j++) {
+    x->left -= c->rvis[j];
+    x->walked += c->rvis[j];
+  }
+  if (x->walked - x->mark_w <= (x->walked + x->left) / 32) return 0;
+  cand = atomic_load_explicit(x->cand_all, memory_order_relaxed);
+  rate = (double)(cand - x->mark_c) / (double)(x->walked - x->mark_w);
+  if ((double)cand + 2 * rate * (double)x->left > (double)x->max_work) return MP_ELIMIT;
+  x->mark_w = x->walked;
+  x->mark_c = cand;
+  return 0;
+}
+
+/* Every thread, once a size is pushed: free its share of the size's sets. */
+static void mp__st_size_after(mp__pw_t *me, size_t lo, size_t hi) {
+  mp__st_ctx_t *x = me->ctx;
+  size_t j;
+  for (j = lo + me->t; j < hi; j += me->p->nthreads) {
+    free(x->H[j].v);
+    memset(&x->H[j], 0, sizeof(x->H[j]));
+  }
+}
+
 /* H({}) up to qmax, into *out (q ascending, c strictly decreasing), or
  * MP_ELIMIT once the candidates exceed max_work or are projected to (the
  * candidates per step so far, times the steps still to walk, known from the
- * reverse pass that counted them). */
+ * reverse pass that counted them). On c->threads threads (mp__par_run). */
 static int mp__staircase(mp__dp_t *c, uint64_t qmax, double cmax, size_t max_work, mp__cqs_t *out) {
-  size_t ns = c->fam.n_sets, last = ns - 1, j, left = 0, walked = 0, mark_w = 0, mark_c = 0;
-  mp__st_ctx_t x;
+  size_t ns = c->fam.n_sets, last = ns - 1, j, t, used = 0;
+  mp__st_ctx_t x[MP_DP_MAX_THREADS];
+  void *ctx[MP_DP_MAX_THREADS];
+  atomic_size_t cand_all;
+  atomic_uchar *locks = NULL;
+  mp__cqh_t *H;
+  mp__par_t p;
   int rc = 0;
-  memset(&x, 0, sizeof(x));
   memset(out, 0, sizeof(*out));
-  x.qmax = qmax;
-  x.cmax = cmax;
+  memset(x, 0, sizeof(x));
+  atomic_init(&cand_all, 0);
   /* one cache line per set (sizeof is 64) */
-  x.H = aligned_alloc(64, ns * sizeof(*x.H));
-  if (x.H == NULL) return MP_ENOMEM;
-  memset(x.H, 0, ns * sizeof(*x.H));
-  if ((x.H[last].v = malloc(sizeof(*x.H[last].v))) == NULL) {
+  H = aligned_alloc(64, ns * sizeof(*H));
+  if (H == NULL) return MP_ENOMEM;
+  memset(H, 0, ns * sizeof(*H));
+  if (c->threads > 1 && (locks = calloc(ns, sizeof(*locks))) == NULL) {
     rc = MP_ENOMEM;
     goto done;
   }
-  x.H[last].cap = 1;
-  x.H[last].v[0].c = 0;
-  x.H[last].v[0].q = 0;
-  x.H[last].n = 1;
-  mp__cqh_summarise(&x.H[last]);
-  if (c->fam.exact && c->hq_done)
-    for (j = 1; j < ns; j++) left += c->rvis[j];
-  c->work = 0;
-  if ((rc = mp__poll(c)) != 0) goto done;
-  for (j = last; j >= 1; j--) {
-    mp__cqh_t *h = &x.H[j];
-    /* progress in the reverse pass's steps (the ones this pass walks are
-     * fewer, cut by qmax and cmax), so that the rate and what is left
-     * compare */
-    if (c->fam.exact && c->hq_done) {
-      left -= c->rvis[j];
-      walked += c->rvis[j];
-    }
-    if (h->n > 0) {
-      x.hj = h;
-      mp__rwalk(c, j, qmax, qmax - h->v[0].q, cmax - h->v[h->n - 1].c, mp__st_visit,
-                mp__st_found, &x);
-      if ((rc = x.rc) != 0) goto done;
-    }
-    free(h->v);
-    memset(h, 0, sizeof(*h));
-    if (x.cand > max_work) {
-      rc = MP_ELIMIT;
-      goto done;
-    }
-    /* Every 1/32 of the walk: project the rest at twice the recent rate of
-     * candidates per step (the sets grow towards {}), give up early when
-     * that passes the limit. */
-    if (walked - mark_w > (walked + left) / 32) {
-      double rate = (double)(x.cand - mark_c) / (double)(walked - mark_w);
-      if ((double)x.cand + 2 * rate * (double)left > (double)max_work) {
-        rc = MP_ELIMIT;
-        goto done;
-      }
-      mark_w = walked;
-      mark_c = x.cand;
-    }
-    if (c->work > (1u << 18)) {
-      c->work = 0;
-      if ((rc = mp__poll(c)) != 0) goto done;
-    }
+  if ((H[last].v = malloc(sizeof(*H[last].v))) == NULL) {
+    rc = MP_ENOMEM;
+    goto done;
   }
-  out->v = x.H[0].v;
-  out->n = x.H[0].n;
-  out->cap = x.H[0].cap;
-  memset(&x.H[0], 0, sizeof(x.H[0]));
+  H[last].cap = 1;
+  H[last].v[0].c = 0;
+  H[last].v[0].q = 0;
+  H[last].n = 1;
+  mp__cqh_summarise(&H[last]);
+  for (t = 0; t < c->threads; t++) {
+    x[t].H = H;
+    x[t].locks = locks;
+    x[t].qmax = qmax;
+    x[t].cmax = cmax;
+    x[t].max_work = max_work;
+    x[t].cand_all = &cand_all;
+    ctx[t] = &x[t];
+  }
+  if (c->fam.exact && c->hq_done)
+    for (j = 1; j < ns; j++) x[0].left += c->rvis[j];
+  memset(&p, 0, sizeof(p));
+  p.c = c;
+  p.source = mp__st_source;
+  p.size_done = mp__st_size_done;
+  p.size_after = mp__st_size_after;
+  if ((rc = mp__par_run(&p, c->threads, ctx, &used)) != 0) goto done;
+  out->v = H[0].v;
+  out->n = H[0].n;
+  out->cap = H[0].cap;
+  memset(&H[0], 0, sizeof(H[0]));
 done:
-  for (j = 0; j < ns; j++) free(x.H[j].v);
-  free(x.H);
-  free(x.surv);
-  free(x.tmp);
+  for (j = 0; j < ns; j++) free(H[j].v);
+  for (t = 0; t < c->threads; t++) {
+    free(x[t].surv);
+    free(x[t].tmp);
+  }
+  free(H);
+  free(locks);
   return rc;
 }
 
@@ -2198,6 +2525,8 @@ static int mp__check_options(const mp_dp_options_t *o, mp_error_t *err) {
     return mp_error_set(err, MP_EINVAL, "$.objective", "unknown objective");
   if ((unsigned)o->accounting > MP_ACCOUNTING_REFERENCE)
     return mp_error_set(err, MP_EINVAL, "$.accounting", "unknown accounting");
+  if (o->threads > MP_DP_MAX_THREADS)
+    return mp_error_set(err, MP_EINVAL, "$.threads", "more threads than %d", MP_DP_MAX_THREADS);
   return 0;
 }
 
@@ -2301,6 +2630,7 @@ static int mp__session_open(mp_dp_session_t *s, const mp_graph_t *g, const mp_dp
   s->c.stop_arg = o->stop_arg;
   s->c.qcap_all = all;
   s->c.tuning = o->tuning;
+  s->c.threads = o->threads > 1 ? (o->threads < MP_DP_MAX_THREADS ? o->threads : MP_DP_MAX_THREADS) : 1;
   s->c.deadline_at = o->exact && o->deadline_ms > 0 ? t0 + o->deadline_ms : 0;
   return mp__load_family(&s->c, o, t0, s->reason, sizeof(s->reason), &s->exact_used);
 }
@@ -2578,6 +2908,7 @@ int mp_dp_frontier(const mp_graph_t *g, const mp_dp_options_t *opts, mp_dp_front
   c.should_stop = opts->should_stop;
   c.stop_arg = opts->stop_arg;
   c.deadline_at = opts->exact && opts->deadline_ms > 0 ? t0 + opts->deadline_ms : 0;
+  c.threads = opts->threads > 1 ? (opts->threads < MP_DP_MAX_THREADS ? opts->threads : MP_DP_MAX_THREADS) : 1;
   if ((rc = mp__load_family(&c, opts, t0, out->fallback_reason, sizeof(out->fallback_reason),
                             &exact_used)) != 0)
     goto fail;

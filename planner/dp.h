@@ -68,7 +68,12 @@ typedef struct mp_dp_options_s {
   void *stop_arg;
   unsigned tuning;           /* MP_DP_TUNE_* flags, for tests and diagnosis: they
                               * change how the answer is found, never the answer */
+  unsigned threads;          /* exact family: reverse passes (a solve's first, the
+                              * staircase) on up to this many threads; 0 or 1: the
+                              * caller's alone. The answer does not depend on it. */
 } mp_dp_options_t;
+
+#define MP_DP_MAX_THREADS 64
 
 /* Tuning flags (0, the default, lets the DP choose). */
 #define MP_DP_TUNE_NO_QCUT 1u     /* passes do not drop pairs that cannot finish */
@@ -181,7 +186,9 @@ long mp_dp_frontier_lookup(const mp_dp_frontier_t *f, uint64_t budget);
  * .. a billion), or is projected to, it gives up with
  * MP_ELIMIT, and the caller can sample budgets with mp_dp_session_solve
  * instead. Deadline and cancel as for a solve (MP_ETIMEDOUT: the exact DP
- * passed the deadline). */
+ * passed the deadline). The pass, and the reverse pass before it, run on the
+ * session's options' `threads` (the points do not depend on it; should_stop
+ * is only ever called from the caller's thread). */
 int mp_dp_session_staircase(mp_dp_session_t *s, uint64_t max_budget, size_t max_work,
                             mp_dp_point_t **points, size_t *n_points, mp_error_t *err);
 

@@ -235,6 +235,7 @@ int mp_frontier(const mp_graph_t *g, const mp_plan_options_t *o, mp_frontier_t *
     d.deadline_ms = o->deadline_ms;
     d.should_stop = o->should_stop;
     d.stop_arg = o->stop_arg;
+    d.threads = o->threads;
     if ((rc = mp__dp_points(g, &d, out, &cap, err)) != 0) goto fail;
     co.solver = MP_SOLVER_MEMONGER;
     co.deadline_ms = 0; /* the deadline bounds the exact DP, which fell back if it hit it */

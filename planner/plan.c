@@ -294,6 +294,7 @@ static int mp__dp_at(const mp_graph_t *g, const mp_plan_options_t *o, int exact,
   d.deadline_ms = o->deadline_ms;
   d.should_stop = o->should_stop;
   d.stop_arg = o->stop_arg;
+  d.threads = o->threads;
   return mp_dp_solve(g, &d, dr, err);
 }
 

@@ -69,6 +69,9 @@ typedef struct mp_plan_options_s {
   double deadline_ms;         /* <= 0: none */
   int (*should_stop)(void *arg);
   void *stop_arg;
+  unsigned threads;           /* the exact DP's reverse passes (its staircase for
+                               * the frontier, a solve's first pass) on up to this
+                               * many threads (dp.h); 0 or 1: the caller's alone */
   /* Data migration. `swap` lets `auto` use hybrid; the swap solvers always
    * migrate. `device` sizes and times the copies (mp_device_init defaults)
    * and every plan is simulated under it. A plan is feasible only if its

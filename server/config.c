@@ -40,6 +40,9 @@ static const srv__opt_t srv__opts[] = {
    "directory of the durable store (created if missing)"},
   {"workers", "MEMPLAN_WORKERS", SRV__UINT, SRV__F(workers), NULL, 1, 256,
    "planner worker threads (default: the number of cores)"},
+  {"planner-threads", "MEMPLAN_PLANNER_THREADS", SRV__UINT, SRV__F(planner_threads), "1", 1, 64,
+   "threads one exact plan or frontier may use for its reverse passes (the workers already "
+   "share the cores)"},
   {"queue-size", "MEMPLAN_QUEUE_SIZE", SRV__UINT, SRV__F(queue_size), "64", 1, 1000000,
    "plans waiting for a worker before new ones get 503"},
   {"plan-timeout", "MEMPLAN_PLAN_TIMEOUT", SRV__SECONDS, SRV__F(plan_timeout_s), "300", 0, 0,

@@ -19,6 +19,7 @@ typedef struct srv_config_s {
   uint16_t port;            /* 0 asks the kernel for a free port */
   char data_dir[SRV_PATH_MAX];
   unsigned workers;
+  unsigned planner_threads;
   unsigned queue_size;
   double plan_timeout_s;
   uint64_t cache_max_bytes;

@@ -590,6 +590,7 @@ static srv_job_status_t srv__run(srv_jobs_t *jobs, srv_job_t *job, char **text, 
   o.budget = job->p.budget;
   o.swap = job->p.swap;
   o.device = job->p.device;
+  o.threads = jobs->cfg.planner_threads;
   /* The per-plan deadline is enforced through should_stop, not through
    * o.deadline_ms: the planner's own deadline makes the exact DP fall back
    * to approx, which is a different, softer contract. --plan-timeout is a

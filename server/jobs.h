@@ -67,6 +67,7 @@ typedef struct srv_plan_params_s {
 
 typedef struct srv_jobs_config_s {
   unsigned workers;
+  unsigned planner_threads;  /* mp_plan_options_t.threads of every job */
   unsigned queue_size;
   double plan_timeout_s;
   mp_limits_t limits;        /* for graphs reloaded from the store */

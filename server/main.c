@@ -251,6 +251,7 @@ int main(int argc, char **argv) {
   }
   memset(&jc, 0, sizeof(jc));
   jc.workers = s->cfg.workers;
+  jc.planner_threads = s->cfg.planner_threads;
   jc.queue_size = s->cfg.queue_size;
   jc.plan_timeout_s = s->cfg.plan_timeout_s;
   mp_limits_default(&jc.limits);

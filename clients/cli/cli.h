@@ -36,6 +36,7 @@ typedef struct mp_cli_opts_s {
   const char *objective;
   const char *accounting;
   const char *plot;
+  unsigned threads; /* --threads (plan, frontier); 0: not given */
   /* data migration: --swap, --intra-layer-reuse, and the device values as
    * given (parsed by mp_cli_device) */
   int swap;
@@ -63,6 +64,10 @@ typedef struct mp_cli_opts_s {
  * MP_CLI_EXIT_USAGE. */
 int mp_cli_parse(int argc, char **argv, const char *allowed, int min_pos, int max_pos,
                  mp_cli_opts_t *o);
+
+/* The threads the exact DP's reverse passes may use: --threads, else one
+ * per online core (at most MP_DP_MAX_THREADS). */
+unsigned mp_cli_threads(const mp_cli_opts_t *o);
 
 /* The device model from the options (planner/device.h defaults for what is
  * not given). Returns 0, or prints "memplan: --flag: why" and returns

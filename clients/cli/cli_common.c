@@ -4,8 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "dp.h"
 #include "request_json.h"
 #include "units.h"
 
@@ -31,6 +33,14 @@ static int mp__parse_size(const char *opt, const char *val, size_t *out) {
 bad:
   fprintf(stderr, "memplan: %s takes a positive whole number, not '%s'\n", opt, val ? val : "");
   return MP_CLI_EXIT_USAGE;
+}
+
+unsigned mp_cli_threads(const mp_cli_opts_t *o) {
+  long n;
+  if (o->threads > 0) return o->threads;
+  n = sysconf(_SC_NPROCESSORS_ONLN);
+  if (n < 1) return 1;
+  return n > MP_DP_MAX_THREADS ? MP_DP_MAX_THREADS : (unsigned)n;
 }
 
 int mp_cli_parse(int argc, char **argv, const char *allowed, int min_pos, int max_pos,
@@ -121,6 +131,14 @@ int mp_cli_parse(int argc, char **argv, const char *allowed, int min_pos, int ma
       o->accounting = val;
     } else if (strcmp(name, "--plot") == 0) {
       o->plot = val;
+    } else if (strcmp(name, "--threads") == 0) {
+      size_t n;
+      if (mp__parse_size(name, val, &n)) return MP_CLI_EXIT_USAGE;
+      if (n > MP_DP_MAX_THREADS) {
+        fprintf(stderr, "memplan: --threads takes 1 to %d, not '%s'\n", MP_DP_MAX_THREADS, val);
+        return MP_CLI_EXIT_USAGE;
+      }
+      o->threads = (unsigned)n;
     } else if (strcmp(name, "--h2d-bandwidth") == 0) {
       o->h2d_bandwidth = val;
     } else if (strcmp(name, "--d2h-bandwidth") == 0) {

@@ -22,8 +22,9 @@ int mp_cli_frontier(int argc, char **argv) {
   int rc;
 
   memset(fr, 0, sizeof(fr));
-  if ((rc = mp_cli_parse(argc, argv, "--solver --plot --swap " MP_CLI_DEVICE_OPTS, 1, 1, &o)) != 0) return rc;
+  if ((rc = mp_cli_parse(argc, argv, "--solver --plot --swap --threads " MP_CLI_DEVICE_OPTS, 1, 1, &o)) != 0) return rc;
   mp_plan_options_init(&po);
+  po.threads = mp_cli_threads(&o);
   if ((rc = mp_cli_solver(&o, 1, &po.solver, &po.swap)) != 0) return rc;
   if ((rc = mp_cli_device(&o, &po.device)) != 0) return rc;
   if ((rc = mp_cli_load_graph(o.pos[0], &o, &g, NULL)) != 0) return rc;

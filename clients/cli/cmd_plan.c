@@ -18,7 +18,7 @@ int mp_cli_plan(int argc, char **argv) {
   int rc;
 
   if ((rc = mp_cli_parse(argc, argv,
-                         "--budget --solver --objective --accounting --summary --timeline --swap " MP_CLI_DEVICE_OPTS,
+                         "--budget --solver --objective --accounting --summary --timeline --swap --threads " MP_CLI_DEVICE_OPTS,
                          1, 1, &o)) != 0)
     return rc;
   mp_plan_options_init(&po);
@@ -27,6 +27,7 @@ int mp_cli_plan(int argc, char **argv) {
     return MP_CLI_EXIT_USAGE;
   }
   po.budget = o.budget;
+  po.threads = mp_cli_threads(&o);
   if ((rc = mp_cli_solver(&o, 0, &po.solver, &po.swap)) != 0) return rc;
   if (o.objective && mp_objective_parse(o.objective, &po.objective) != 0) {
     fprintf(stderr, "memplan: --objective must be time or memory, not '%s'\n", o.objective);

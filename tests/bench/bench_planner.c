@@ -35,8 +35,8 @@ static long peak_rss_kib(void) {
 }
 
 /* One mp_plan solve, described in `cell`; returns its wall-clock ms. */
-static double plan_at(const mp_graph_t *g, mp_solver_t solver, uint64_t budget, char *cell,
-                      size_t n) {
+static double plan_at(const mp_graph_t *g, mp_solver_t solver, uint64_t budget, unsigned threads,
+                      char *cell, size_t n) {
   mp_plan_options_t o;
   mp_plan_result_t r;
   mp_error_t err;
@@ -45,6 +45,7 @@ static double plan_at(const mp_graph_t *g, mp_solver_t solver, uint64_t budget, 
   mp_plan_options_init(&o);
   o.solver = solver;
   o.budget = budget;
+  o.threads = threads;
   rc = mp_plan(g, &o, &r, &err);
   dt = now_ms() - t0;
   if (rc != 0)
@@ -57,6 +58,9 @@ static double plan_at(const mp_graph_t *g, mp_solver_t solver, uint64_t budget, 
   mp_plan_result_free(&r);
   return dt;
 }
+
+/* The cores, for the runs on several threads (at most MP_DP_MAX_THREADS). */
+static unsigned nthreads = 1;
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -98,7 +102,7 @@ static void bench_graph(const char *label, mp_graph_t *g) {
   mp_dp_result_free(&dr);
   for (i = 0; i < 4; i++)
     for (k = 0; k < 3; k++) {
-      double dt = plan_at(g, solvers[k], b[i], cells[i][k], sizeof(cells[i][k]));
+      double dt = plan_at(g, solvers[k], b[i], 1, cells[i][k], sizeof(cells[i][k]));
       if (k == 0) ex[i] = dt;
     }
   printf("%-12s nodes %5zu  lower sets %8zu%s  frontier (auto) %9.1f ms, %zu points%s  peak RSS %ld MiB\n",
@@ -113,6 +117,32 @@ static void bench_graph(const char *label, mp_graph_t *g) {
   qsort(ex, 4, sizeof(ex[0]), cmp_double);
   printf("    frontier / exact solve: %.2fx the slowest, %.2fx the median of the four\n",
          ex[3] > 0 ? tf / ex[3] : 0, ex[1] + ex[2] > 0 ? tf / ((ex[1] + ex[2]) / 2) : 0);
+  /* The same on every core (mp_plan_options_t.threads): the frontier's
+   * staircase and each solve's first pass are reverse passes, which share
+   * out their sets; the solves' forward passes stay on one thread. */
+  if (nthreads > 1) {
+    mp_frontier_t f2;
+    double tf2, ex2[4], slow1 = 0;
+    char cell[64];
+    po.threads = nthreads;
+    t0 = now_ms();
+    if (mp_frontier(g, &po, &f2, &err) != 0) {
+      printf("    frontier on %u threads failed: %s\n", nthreads, err.message);
+    } else {
+      tf2 = now_ms() - t0;
+      for (i = 0; i < 4; i++) {
+        ex2[i] = plan_at(g, MP_SOLVER_EXACT, b[i], nthreads, cell, sizeof(cell));
+      }
+      qsort(ex2, 4, sizeof(ex2[0]), cmp_double);
+      slow1 = ex[3];
+      printf("    on %u threads: frontier %9.1f ms (%s), exact solves %.1f-%.1f ms; frontier / "
+             "exact solve: %.2fx the slowest (%.2fx the slowest on 1 thread), %.2fx the median\n",
+             nthreads, tf2, f2.n_points == f.n_points ? "same points" : "POINTS DIFFER", ex2[0],
+             ex2[3], ex2[3] > 0 ? tf2 / ex2[3] : 0, slow1 > 0 ? tf2 / slow1 : 0,
+             ex2[1] + ex2[2] > 0 ? tf2 / ((ex2[1] + ex2[2]) / 2) : 0);
+      mp_frontier_free(&f2);
+    }
+  }
   mp_frontier_free(&f);
 }
 
@@ -226,6 +256,8 @@ int main(int argc, char **argv) {
   static const char *const names[] = {"vgg19", "unet", "resnet50", "resnet152", "densenet",
                                       "googlenet", "pspnet"};
   size_t i;
+  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  nthreads = ncpu < 1 ? 1 : ncpu > MP_DP_MAX_THREADS ? MP_DP_MAX_THREADS : (unsigned)ncpu;
   if (argc > 2 && strcmp(argv[1], "sweep") == 0) return bench_sweep(argv[2]);
   printf("memplan planner benchmark (%s). rc = recomputation in the graph's time unit;\n"
          "* = exact fell back to approx; times are wall clock on this machine.\n\n",

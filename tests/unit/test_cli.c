@@ -145,6 +145,10 @@ START_TEST(test_errors_and_usage) {
   ck_assert_int_eq(run("plan tests/cli/tiny.json --budget 1GiB --solver magic", NULL), 2);
   ck_assert_int_eq(run("plan tests/cli/tiny.json --budget 1GiB --objective speed", NULL), 2);
   ck_assert_int_eq(run("inspect --max-nodes 2 tests/cli/tiny.json", NULL), 2);
+  ck_assert_int_eq(run("frontier tests/cli/tiny.json --threads 0", NULL), 2);
+  ck_assert_int_eq(run("frontier tests/cli/tiny.json --threads 65", NULL), 2);
+  ck_assert_int_eq(run("plan tests/cli/tiny.json --budget 1GiB --threads two", NULL), 2);
+  ck_assert_int_eq(run("inspect tests/cli/tiny.json --threads 2", NULL), 2); /* not an inspect option */
   /* the error line names the file, the path and the code */
   snprintf(cmd, sizeof(cmd), "%s simulate tests/cli/tiny.json tests/cli/tiny_bad.schedule.json 2>&1 >/dev/null",
            mp_test_cli());
@@ -206,6 +210,36 @@ START_TEST(test_frontier_and_plot) {
 }
 END_TEST
 
+/* --threads changes how fast, never what: the same frontier and plan on
+ * one thread and on three. */
+START_TEST(test_threads_same_answer) {
+  static const char *const args[] = {
+      "frontier tests/graphs/cg_densenet.txt --solver exact --compact --threads %d",
+      "plan tests/graphs/cg_resnet50.txt --solver exact --budget 1300000000 --summary --compact "
+      "--threads %d"};
+  size_t k;
+  for (k = 0; k < sizeof(args) / sizeof(args[0]); k++) {
+    json_t *o[2];
+    char *text[2];
+    int t;
+    for (t = 0; t < 2; t++) {
+      char a[512];
+      snprintf(a, sizeof(a), args[k], t == 0 ? 1 : 3);
+      ck_assert_int_eq(run(a, &o[t]), 0);
+      ck_assert_ptr_nonnull(o[t]);
+      json_object_del(o[t], "solve_ms");
+      text[t] = json_dumps(o[t], JSON_SORT_KEYS | JSON_COMPACT);
+    }
+    ck_assert_ptr_nonnull(strstr(text[0], k == 0 ? "\"points\"" : "\"feasible\":true"));
+    ck_assert_str_eq(text[0], text[1]);
+    for (t = 0; t < 2; t++) {
+      free(text[t]);
+      json_decref(o[t]);
+    }
+  }
+}
+END_TEST
+
 Suite *suite_cli(void) {
   Suite *s = suite_create("cli");
   TCase *tc = tcase_create("commands");
@@ -217,6 +251,7 @@ Suite *suite_cli(void) {
   tcase_add_test(tc, test_errors_and_usage);
   tcase_add_test(tc, test_convert_roundtrip);
   tcase_add_test(tc, test_frontier_and_plot);
+  tcase_add_test(tc, test_threads_same_answer);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -534,7 +534,8 @@ START_TEST(test_fit_frontier) {
   mp_test_daemon_t s;
   json_t *o = NULL, *b, *req;
   char *body, hash[80], path[200];
-  mp_test_daemon_start(&s, NULL, 0);
+  size_t i;
+  mp_test_daemon_start(&s, "--planner-threads 2", 0); /* (the exact frontier below on two) */
   req = json_pack("{s:o,s:[s,s,i],s:s}", "graph", shipped("cg_resnet50.txt"), "budgets", "3GiB", "5GiB", 1000,
                   "solver", "approx");
   body = json_dumps(req, JSON_COMPACT);
@@ -568,6 +569,15 @@ START_TEST(test_fit_frontier) {
   snprintf(path, sizeof(path), "/v1/graphs/%s/frontier?solver=memonger", hash);
   ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, NULL, &o, NULL), 200);
   ck_assert_str_eq(jstr(o, "cache"), "miss");
+  json_decref(o);
+  snprintf(path, sizeof(path), "/v1/graphs/%s/frontier?solver=exact", hash);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, NULL, &o, NULL), 200);
+  b = json_object_get(o, "points");
+  ck_assert_uint_gt(json_array_size(b), 1);
+  for (i = 1; i < json_array_size(b); i++)
+    ck_assert(json_integer_value(json_object_get(json_array_get(b, i - 1), "budget")) <
+              json_integer_value(json_object_get(json_array_get(b, i), "budget")));
+  ck_assert(json_is_true(json_object_get(o, "exact")));
   json_decref(o);
   snprintf(path, sizeof(path), "/v1/graphs/%s/frontier?solver=magic", hash);
   ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, NULL, &o, NULL), 400);
@@ -768,10 +778,15 @@ START_TEST(test_config_and_sighup) {
   ck_assert_int_eq(mp_test_run(cmd, &out), 0);
   ck_assert_ptr_nonnull(strstr(out, "MEMPLAN_LISTEN"));
   ck_assert_ptr_nonnull(strstr(out, "MEMPLAN_WORKERS"));
+  ck_assert_ptr_nonnull(strstr(out, "MEMPLAN_PLANNER_THREADS"));
   ck_assert_ptr_nonnull(strstr(out, "MEMPLAN_DATA_DIR"));
   ck_assert_ptr_nonnull(strstr(out, "--plan-timeout"));
   free(out);
   snprintf(cmd, sizeof(cmd), "%s --workers 0 2>/dev/null", mp_test_daemon_bin());
+  ck_assert_int_eq(mp_test_run(cmd, NULL), 2);
+  snprintf(cmd, sizeof(cmd), "%s --planner-threads 0 2>/dev/null", mp_test_daemon_bin());
+  ck_assert_int_eq(mp_test_run(cmd, NULL), 2);
+  snprintf(cmd, sizeof(cmd), "%s --planner-threads 65 2>/dev/null", mp_test_daemon_bin());
   ck_assert_int_eq(mp_test_run(cmd, NULL), 2);
 
   setenv("MEMPLAN_WORKERS", "3", 1);

@@ -1167,6 +1167,21 @@ START_TEST(test_staircase) {
         ck_assert_int_eq(mp_dp_session_staircase(s, top, 0, &pts, &n, &err), 0);
         ck_assert_uint_gt(n, 0);
         ck_assert_uint_le(pts[n - 1].budget, top);
+        { /* the same points from a pass on 3 threads */
+          mp_dp_session_t *s3 = NULL;
+          mp_dp_point_t *p3 = NULL;
+          size_t n3 = 0;
+          o.threads = 3;
+          ck_assert_int_eq(mp_dp_session_new(g, &o, &s3, &err), 0);
+          ck_assert_int_eq(mp_dp_session_staircase(s3, top, 0, &p3, &n3, &err), 0);
+          ck_assert_uint_eq(n3, n);
+          for (i = 0; i < n; i++) {
+            ck_assert_uint_eq(p3[i].budget, pts[i].budget);
+            ck_assert(p3[i].recompute_time == pts[i].recompute_time);
+          }
+          free(p3);
+          mp_dp_session_free(s3);
+        }
         for (i = 0; i < n; i++) {
           int t;
           if (i > 0) {
@@ -1242,6 +1257,18 @@ START_TEST(test_tuning_variants_agree) {
               same_result(&r0, &rv, what);
               mp_dp_result_free(&rv);
             }
+            o.tuning = 0;
+            for (vi = 2; vi <= 3; vi++) { /* the reverse pass on 2 and 3 threads */
+              mp_dp_result_t rv;
+              char what[96];
+              o.threads = (unsigned)vi;
+              ck_assert_int_eq(mp_dp_solve(g, &o, &rv, &err), 0);
+              snprintf(what, sizeof(what), "seed %d ex %d obj %d acc %d b %d threads %zu", seed,
+                       ex, oi, ai, bi, vi);
+              same_result(&r0, &rv, what);
+              mp_dp_result_free(&rv);
+            }
+            o.threads = 0;
             mp_dp_result_free(&r0);
           }
         }
@@ -1282,6 +1309,81 @@ START_TEST(test_parts_skip_agrees_shipped) {
       same_result(&r0, &r1, what);
       mp_dp_result_free(&r0);
       mp_dp_result_free(&r1);
+    }
+    mp_graph_free(g);
+  }
+}
+END_TEST
+
+/* Several threads on shipped graphs, where each size has many sets and two
+ * threads often push into the same one: the staircase (its points bit for
+ * bit) and the exact solve at the least budget equal one thread's; a work
+ * limit and a cancel stop a pass on two threads cleanly. */
+static int stop_on_second_poll(void *arg) {
+  int *calls = arg;
+  return ++*calls >= 2;
+}
+
+START_TEST(test_threads_agree_shipped) {
+  static const char *const names[] = {"unet", "resnet50", "densenet", "resnet152"};
+  size_t i, k;
+  for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+    mp_graph_t *g = mp_test_load_shipped(names[i]);
+    mp_dp_point_t *pts[2] = {NULL, NULL};
+    size_t n[2] = {0, 0};
+    mp_dp_result_t r[2];
+    uint64_t top = g->const_bytes + 2 * g->activation_bytes;
+    for (k = 0; k < 2; k++) {
+      mp_dp_options_t o;
+      mp_dp_session_t *s = NULL;
+      mp_error_t err;
+      mp_dp_options_init(&o);
+      o.threads = k == 0 ? 1 : 2;
+      ck_assert_int_eq(mp_dp_session_new(g, &o, &s, &err), 0);
+      ck_assert_int_eq(mp_dp_session_staircase(s, top, 0, &pts[k], &n[k], &err), 0);
+      ck_assert_uint_gt(n[k], 1);
+      o.budget = pts[k][0].budget;
+      ck_assert_int_eq(mp_dp_solve(g, &o, &r[k], &err), 0);
+      ck_assert(r[k].feasible && r[k].exact_used);
+      ck_assert_double_eq_tol(r[k].recompute_time, pts[k][0].recompute_time, 1e-9);
+      mp_dp_session_free(s);
+    }
+    ck_assert_uint_eq(n[1], n[0]);
+    for (k = 0; k < n[0]; k++) {
+      ck_assert_uint_eq(pts[1][k].budget, pts[0][k].budget);
+      ck_assert(pts[1][k].recompute_time == pts[0][k].recompute_time);
+    }
+    same_result(&r[0], &r[1], names[i]);
+    mp_dp_result_free(&r[0]);
+    mp_dp_result_free(&r[1]);
+    free(pts[0]);
+    free(pts[1]);
+    if (i == 2) { /* a work limit (DenseNet), then a cancel (PSPNet), on two threads */
+      mp_dp_options_t o;
+      mp_dp_session_t *s = NULL;
+      mp_dp_point_t *p = NULL;
+      size_t np = 0;
+      mp_error_t err;
+      int calls = 0;
+      mp_dp_options_init(&o);
+      o.threads = 2;
+      ck_assert_int_eq(mp_dp_session_new(g, &o, &s, &err), 0);
+      ck_assert_int_eq(mp_dp_session_staircase(s, top, 1000, &p, &np, &err), MP_ELIMIT);
+      ck_assert_ptr_null(p);
+      mp_dp_session_free(s);
+      /* PSPNet's reverse pass is long enough to poll between its steps:
+       * the cancel comes in the middle of a size, with thread 1 at work */
+      mp_graph_t *gp = mp_test_load_shipped("pspnet");
+      o.should_stop = stop_on_second_poll;
+      o.stop_arg = &calls;
+      calls = -1000000; /* (the session's own polls do not count) */
+      ck_assert_int_eq(mp_dp_session_new(gp, &o, &s, &err), 0);
+      calls = 0;
+      ck_assert_int_eq(mp_dp_session_staircase(s, UINT64_MAX, 0, &p, &np, &err), MP_ECANCELED);
+      ck_assert_ptr_null(p);
+      ck_assert_int_eq(calls, 2);
+      mp_dp_session_free(s);
+      mp_graph_free(gp);
     }
     mp_graph_free(g);
   }
@@ -1409,6 +1511,7 @@ Suite *suite_solver_dp(void) {
   tcase_add_test(tc, test_tuning_variants_agree);
   tcase_add_test(tc, test_parts_skip_agrees_shipped);
   tcase_add_test(tc, test_staircase);
+  tcase_add_test(tc, test_threads_agree_shipped);
   suite_add_tcase(s, tc);
   tc = tcase_create("reference");
   tcase_set_timeout(tc, 120);
