@@ -1566,8 +1566,9 @@ static inline void mp__cqh_summarise(mp__cqh_t *h) {
   int z;
   for (z = 0; z < MP__NSUM; z++) {
     const mp__cq_t *p = &h->v[mp__sum_at(h->n, z)];
-    /* (beyond 2^63 bytes no budget of interest is, and no q0 is below it) */
-    h->sq[z] = p->q > (UINT64_C(1) << 63) ? HUGE_VALF : mp__f_up((double)p->q);
+    /* (beyond 2^53 bytes a double may round below the exact q; no budget of
+     * interest is there, so such a pair is left out of the summary) */
+    h->sq[z] = p->q > (UINT64_C(1) << 53) ? HUGE_VALF : mp__f_up((double)p->q);
     h->sc[z] = mp__f_up(p->c);
   }
 }

@@ -1315,6 +1315,62 @@ START_TEST(test_parts_skip_agrees_shipped) {
 }
 END_TEST
 
+/* Sizes past 2^53 bytes, where a double no longer holds every size exactly
+ * (the staircase's summaries compare doubles and floats): every point and
+ * the byte below it against a direct solve, on 1 and 2 threads. Before the
+ * summaries left such sizes out, seed 73 found a point 3 bytes too high. */
+START_TEST(test_staircase_huge_sizes) {
+  tdag_t d;
+  int seed, v, t;
+  size_t i;
+  rng_state = 1618033;
+  for (seed = 0; seed < 80; seed++) {
+    mp_graph_t *g = random_medium(&d);
+    mp_graph_free(g);
+    /* multiples of 2^50 plus a few bytes: sums a double rounds to the
+     * same value (and a float holds exactly) differ by those bytes */
+    for (v = 0; v < d.n; v++) d.m[v] = (d.m[v] << 50) + rnd() % 4;
+    g = tdag_build(&d);
+    for (t = 1; t <= 2; t++) {
+      mp_dp_options_t o;
+      mp_dp_session_t *s = NULL;
+      mp_dp_point_t *pts = NULL;
+      mp_dp_result_t r;
+      mp_error_t err;
+      size_t n = 0;
+      mp_dp_options_init(&o);
+      o.threads = (unsigned)t;
+      ck_assert_int_eq(mp_dp_session_new(g, &o, &s, &err), 0);
+      ck_assert_int_eq(mp_dp_session_solve(s, UINT64_MAX, &r, &err), 0);
+      ck_assert_uint_gt(r.model_peak, UINT64_C(1) << 53);
+      ck_assert_int_eq(mp_dp_session_staircase(s, r.model_peak, 0, &pts, &n, &err), 0);
+      mp_dp_result_free(&r);
+      ck_assert_uint_gt(n, 0);
+      for (i = 0; i < n; i++) {
+        ck_assert_int_eq(mp_dp_session_solve(s, pts[i].budget, &r, &err), 0);
+        ck_assert_int_eq(r.feasible, 1);
+        ck_assert_double_eq_tol(r.recompute_time, pts[i].recompute_time, 1e-9);
+        ck_assert_msg(r.model_peak == pts[i].budget, "seed %d threads %d point %zu: %llu, not %llu",
+                      seed, t, i, (unsigned long long)r.model_peak,
+                      (unsigned long long)pts[i].budget);
+        mp_dp_result_free(&r);
+        ck_assert_int_eq(mp_dp_session_solve(s, pts[i].budget - 1, &r, &err), 0);
+        if (i == 0) {
+          ck_assert_int_eq(r.feasible, 0);
+        } else {
+          ck_assert_int_eq(r.feasible, 1);
+          ck_assert_double_eq_tol(r.recompute_time, pts[i - 1].recompute_time, 1e-9);
+        }
+        mp_dp_result_free(&r);
+      }
+      free(pts);
+      mp_dp_session_free(s);
+    }
+    mp_graph_free(g);
+  }
+}
+END_TEST
+
 /* Several threads on shipped graphs, where each size has many sets and two
  * threads often push into the same one: the staircase (its points bit for
  * bit) and the exact solve at the least budget equal one thread's; a work
@@ -1512,6 +1568,7 @@ Suite *suite_solver_dp(void) {
   tcase_add_test(tc, test_parts_skip_agrees_shipped);
   tcase_add_test(tc, test_staircase);
   tcase_add_test(tc, test_threads_agree_shipped);
+  tcase_add_test(tc, test_staircase_huge_sizes);
   suite_add_tcase(s, tc);
   tc = tcase_create("reference");
   tcase_set_timeout(tc, 120);
