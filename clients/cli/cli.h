@@ -66,7 +66,10 @@ int mp_cli_parse(int argc, char **argv, const char *allowed, int min_pos, int ma
                  mp_cli_opts_t *o);
 
 /* The threads the exact DP's reverse passes may use: --threads, else one
- * per online core (at most MP_DP_MAX_THREADS). */
+ * per online core, at most MP_CLI_DEFAULT_MAX_THREADS (each thread keeps a
+ * walk stack of one frame per lower set, and the passes are bound by
+ * memory, so more threads than that gain little). */
+#define MP_CLI_DEFAULT_MAX_THREADS 8
 unsigned mp_cli_threads(const mp_cli_opts_t *o);
 
 /* The device model from the options (planner/device.h defaults for what is

@@ -40,7 +40,7 @@ unsigned mp_cli_threads(const mp_cli_opts_t *o) {
   if (o->threads > 0) return o->threads;
   n = sysconf(_SC_NPROCESSORS_ONLN);
   if (n < 1) return 1;
-  return n > MP_DP_MAX_THREADS ? MP_DP_MAX_THREADS : (unsigned)n;
+  return n > MP_CLI_DEFAULT_MAX_THREADS ? MP_CLI_DEFAULT_MAX_THREADS : (unsigned)n;
 }
 
 int mp_cli_parse(int argc, char **argv, const char *allowed, int min_pos, int max_pos,
