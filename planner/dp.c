@@ -56,6 +56,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1134,9 +1135,9 @@ struct mp__par_s {
   pthread_mutex_t mu;    /* the start gate: */
   pthread_cond_t cv;
   int go;                /* 0 wait, 1 run, -1 leave (not every thread started) */
-  /* the pass: push from source j (0 or an MP_E* code); after a size, on
-   * thread 0 before the barrier (a check: 0 or an MP_E* code), and on
-   * every thread after it (its share of the clean-up) */
+  /* the pass: push from source j (0 or an MP_E* code); after a size's
+   * barrier, on thread 0 (a check: 0 or an MP_E* code, followed by another
+   * barrier), and on every thread (its share of the clean-up) */
   int (*source)(mp__pw_t *w, size_t j);
   int (*size_done)(mp__pw_t *w, size_t lo, size_t hi);
   void (*size_after)(mp__pw_t *w, size_t lo, size_t hi);
@@ -1151,11 +1152,14 @@ static inline int mp__par_stopped(mp__par_t *p) {
   return atomic_load_explicit(&p->stop, memory_order_relaxed);
 }
 
-/* A spin lock of one set, held for one push. */
+/* A spin lock of one set, held for one push (contended about once in 700
+ * pushes on GoogLeNet's staircase). After a while it yields the core: with
+ * more threads than cores the holder may be waiting for one. */
 static inline void mp__lock(atomic_uchar *l) {
+  unsigned spins = 0;
   while (atomic_exchange_explicit(l, 1, memory_order_acquire))
-    while (atomic_load_explicit(l, memory_order_relaxed)) {
-    }
+    while (atomic_load_explicit(l, memory_order_relaxed))
+      if (++spins % 1024 == 0) sched_yield();
 }
 
 static inline void mp__unlock(atomic_uchar *l) { atomic_store_explicit(l, 0, memory_order_release); }
@@ -1179,13 +1183,17 @@ static void mp__par_sizes(mp__pw_t *me) {
         if ((rc = mp__poll(c)) != 0) mp__par_stop(p, rc);
       }
     }
-    if (me->t == 0 && p->size_done != NULL && mp__par_stopped(p) == 0 &&
-        (rc = p->size_done(me, lo, hi)) != 0)
-      mp__par_stop(p, rc);
     /* Once stopped, the sizes left are passed through without work rather
      * than left: a thread that left could not tell whether another one had
      * seen the stop before its barrier or after, and would leave it there. */
     if (p->nthreads > 1) pthread_barrier_wait(&p->bar);
+    /* the size's figures are complete, the same for any thread count; a
+     * second barrier keeps the next size's from mixing in before the check */
+    if (p->size_done != NULL) {
+      if (me->t == 0 && mp__par_stopped(p) == 0 && (rc = p->size_done(me, lo, hi)) != 0)
+        mp__par_stop(p, rc);
+      if (p->nthreads > 1) pthread_barrier_wait(&p->bar);
+    }
     if (p->size_after != NULL) p->size_after(me, lo, hi);
   }
 }
@@ -1238,10 +1246,12 @@ static int mp__par_run(mp__par_t *p, size_t threads, void **ctx, size_t *used) {
   p->lvl = calloc(p->nlvl + 1, sizeof(*p->lvl));
   p->next = malloc(p->nlvl * sizeof(*p->next));
   wk = calloc(threads, sizeof(*wk));
-  if (!p->lvl || !p->next || !wk || mp__par_walkers(c, threads) != 0) {
+  if (!p->lvl || !p->next || !wk) {
     rc = MP_ENOMEM;
     goto done;
   }
+  if (threads > 1 && mp__par_walkers(c, threads) != 0)
+    threads = c->n_xwalk + 1; /* as many as have their walk state */
   for (j = 0; j < ns; j++) p->lvl[c->fam.card[j] + 1]++;
   for (j = 0; j < p->nlvl; j++) {
     p->lvl[j + 1] += p->lvl[j];
@@ -1580,7 +1590,7 @@ static inline void mp__st_push(mp__st_ctx_t *x, uint32_t i, uint64_t cost, uint6
                                double ch) {
   const mp__cq_t *J = x->hj->v;
   mp__cqh_t *hi = &x->H[i];
-  size_t nj = x->hj->n, r0 = 0, r, pos = 0, nu = 0, lo, hi_, a, b, out, ncand = 0;
+  size_t nj = x->hj->n, r0 = 0, r, pos = 0, nu = 0, lo, hi_, a, b, out;
   double clim = x->cmax - ch, cbest;
   uint64_t q0;
   /* the pairs with mw + q' <= cost all give q = cost: only the last (least
@@ -1601,12 +1611,22 @@ static inline void mp__st_push(mp__st_ctx_t *x, uint32_t i, uint64_t cost, uint6
   }
   r0 = lo;
   if (r0 >= nj) return;
+  /* The work counted: the candidates within qmax (r0 .. the first beyond),
+   * whatever H(L_i) holds, so that the count, and whether the work limit
+   * stops the pass, do not depend on the order of the pushes (threads). */
+  hi_ = nj;
+  while (lo < hi_) {
+    size_t mid = lo + (hi_ - lo) / 2;
+    if (mp__sadd(mw, J[mid].q) <= x->qmax) lo = mid + 1;
+    else hi_ = mid;
+  }
+  x->cand += lo - r0;
   /* Most steps add nothing (nine in ten on GoogLeNet). When a pair of
    * H(L_i) with q'' <= the least candidate peak has c'' <= the least
    * candidate time, it dominates every candidate. The summary's pairs are
    * tried first, from the cache line the walk has prefetched; then, when
    * H(L_i) is large enough for the summary to miss, a search. */
-  q0 = mw + J[r0].q;
+  q0 = mp__sadd(mw, J[r0].q);
   if (q0 < cost) q0 = cost;
   cbest = ch + J[nj - 1].c;
   if (hi->n > 0) {
@@ -1615,10 +1635,7 @@ static inline void mp__st_push(mp__st_ctx_t *x, uint32_t i, uint64_t cost, uint6
     double q0d = (double)q0;
     for (z = MP__NSUM - 1; z >= 0; z--)
       if ((double)hi->sq[z] <= q0d) break;
-    if (z >= 0 && (double)hi->sc[z] <= cbest) {
-      x->cand++;
-      return;
-    }
+    if (z >= 0 && (double)hi->sc[z] <= cbest) return;
     /* The first pair with q'' > q0 is past the summary's z-th entry (its
      * rounded q is <= q0, so its exact one is), and usually at most at the
      * next entry (its rounded q is above q0, but the exact one may not be). */
@@ -1636,10 +1653,7 @@ static inline void mp__st_push(mp__st_ctx_t *x, uint32_t i, uint64_t cost, uint6
       if (hi->v[mid].q <= q0) lo = mid + 1;
       else hi_ = mid;
     }
-    if (lo > 0 && hi->v[lo - 1].c <= cbest) {
-      x->cand++;
-      return;
-    }
+    if (lo > 0 && hi->v[lo - 1].c <= cbest) return;
     pos = lo; /* where the candidates' filter starts (their q >= q0) */
   }
   if (mp__cq_reserve(&x->surv, &x->cap_surv, nj - r0) != 0) {
@@ -1647,11 +1661,10 @@ static inline void mp__st_push(mp__st_ctx_t *x, uint32_t i, uint64_t cost, uint6
     return;
   }
   for (r = r0; r < nj; r++) {
-    uint64_t q = mw + J[r].q;
+    uint64_t q = mp__sadd(mw, J[r].q);
     double cc = ch + J[r].c;
     if (q < cost) q = cost;
     if (q > x->qmax) break;
-    ncand++;
     if (pos < hi->n && hi->v[pos].q <= q) { /* gallop to the first q'' > q */
       size_t l = pos + 1, h2 = pos + 1, width = 1;
       while (h2 < hi->n && hi->v[h2].q <= q) {
@@ -1676,7 +1689,6 @@ static inline void mp__st_push(mp__st_ctx_t *x, uint32_t i, uint64_t cost, uint6
     x->surv[nu].q = q;
     nu++;
   }
-  x->cand += ncand;
   if (nu == 0) return;
   if ((size_t)hi->n + nu > UINT32_MAX) {
     x->rc = MP_ELIMIT; /* (the work limit is far below) */
@@ -1739,6 +1751,10 @@ static int mp__st_source(mp__pw_t *me, size_t j) {
     mp__rwalk(me->p->c, &me->w, j, x->qmax, x->qmax - h->v[0].q, x->cmax - h->v[h->n - 1].c,
               mp__st_visit, mp__st_found, x);
   if (x->rc != 0) return x->rc;
+  if (me->p->nthreads == 1) { /* read no more (with threads: after the size) */
+    free(h->v);
+    memset(h, 0, sizeof(*h));
+  }
   all = atomic_fetch_add_explicit(x->cand_all, x->cand - before, memory_order_relaxed) +
         (x->cand - before);
   return all > x->max_work ? MP_ELIMIT : 0;
@@ -2823,7 +2839,7 @@ int mp_dp_session_staircase(mp_dp_session_t *s, uint64_t max_budget, size_t max_
   if (c->rr[0].hq > qmax) return 0; /* no plan up to max_budget */
   cmax = mp__qchain_charged(c) + c->tol;
   if (max_work == 0) {
-    double w = 8.0 * (double)(c->fam.exact ? c->rvis_total : (last + 1) * (last + 1));
+    double w = 12.0 * (double)(c->fam.exact ? c->rvis_total : (last + 1) * (last + 1));
     if (w < 64e6) w = 64e6;
     max_work = w > 1e9 ? (size_t)1e9 : (size_t)w;
   }

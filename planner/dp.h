@@ -70,7 +70,11 @@ typedef struct mp_dp_options_s {
                               * change how the answer is found, never the answer */
   unsigned threads;          /* exact family: reverse passes (a solve's first, the
                               * staircase) on up to this many threads; 0 or 1: the
-                              * caller's alone. The answer does not depend on it. */
+                              * caller's alone. The answer does not depend on it,
+                              * nor does a work limit's verdict. Each extra thread
+                              * keeps a walk stack of 32 bytes per lower set while
+                              * the session lives; should_stop is polled by the
+                              * caller's thread alone, between its own walks. */
 } mp_dp_options_t;
 
 #define MP_DP_MAX_THREADS 64
@@ -181,8 +185,8 @@ long mp_dp_frontier_lookup(const mp_dp_frontier_t *f, uint64_t budget);
  * points when nothing fits max_budget. The pass has no budget to cut its
  * sets with (on the shipped graphs it costs about one solve at the graph's
  * hardest budget, but nothing bounds it in general): once its work passes
- * max_work candidate pairs (0: a default of 8 times the reverse walk's steps
- * for the exact family, 8 n_sets^2 for the approx one, clamped to 64 million
+ * max_work candidate pairs (0: a default of 12 times the reverse walk's steps
+ * for the exact family, 12 n_sets^2 for the approx one, clamped to 64 million
  * .. a billion), or is projected to, it gives up with
  * MP_ELIMIT, and the caller can sample budgets with mp_dp_session_solve
  * instead. Deadline and cancel as for a solve (MP_ETIMEDOUT: the exact DP

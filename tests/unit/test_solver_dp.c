@@ -1315,6 +1315,56 @@ START_TEST(test_parts_skip_agrees_shipped) {
 }
 END_TEST
 
+/* The staircase's work limit gives the same verdict on any number of
+ * threads: its count does not depend on the order of the pushes, and its
+ * projection is taken once each size is complete. On U-Net and ResNet-50
+ * the least limit one thread passes is found by bisection; at it 2 and 3
+ * threads pass, one below it they stop, ten times each (a review found 3
+ * threads stopping there in 2 runs of 30 when the count depended on what
+ * the target set held). */
+static int staircase_rc(const mp_graph_t *g, unsigned threads, size_t max_work) {
+  mp_dp_options_t o;
+  mp_dp_session_t *s = NULL;
+  mp_dp_point_t *p = NULL;
+  mp_error_t err;
+  size_t n = 0;
+  int rc;
+  mp_dp_options_init(&o);
+  o.threads = threads;
+  ck_assert_int_eq(mp_dp_session_new(g, &o, &s, &err), 0);
+  rc = mp_dp_session_staircase(s, UINT64_MAX, max_work, &p, &n, &err);
+  ck_assert(rc == 0 || rc == MP_ELIMIT);
+  ck_assert(rc == 0 ? n > 0 : p == NULL);
+  free(p);
+  mp_dp_session_free(s);
+  return rc;
+}
+
+START_TEST(test_threads_same_work_verdict) {
+  static const char *const names[] = {"unet", "resnet50"};
+  size_t i;
+  for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+    mp_graph_t *g = mp_test_load_shipped(names[i]);
+    size_t lo = 1, hi = 1u << 30; /* the least passing limit is in (lo, hi] */
+    int rep;
+    unsigned t;
+    ck_assert_int_eq(staircase_rc(g, 1, hi), 0);
+    ck_assert_int_eq(staircase_rc(g, 1, lo), MP_ELIMIT);
+    while (hi - lo > 1) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (staircase_rc(g, 1, mid) == 0) hi = mid;
+      else lo = mid;
+    }
+    for (t = 2; t <= 3; t++)
+      for (rep = 0; rep < 10; rep++) {
+        ck_assert_int_eq(staircase_rc(g, t, hi), 0);
+        ck_assert_int_eq(staircase_rc(g, t, lo), MP_ELIMIT);
+      }
+    mp_graph_free(g);
+  }
+}
+END_TEST
+
 /* Sizes past 2^53 bytes, where a double no longer holds every size exactly
  * (the staircase's summaries compare doubles and floats): every point and
  * the byte below it against a direct solve, on 1 and 2 threads. Before the
@@ -1569,6 +1619,7 @@ Suite *suite_solver_dp(void) {
   tcase_add_test(tc, test_staircase);
   tcase_add_test(tc, test_threads_agree_shipped);
   tcase_add_test(tc, test_staircase_huge_sizes);
+  tcase_add_test(tc, test_threads_same_work_verdict);
   suite_add_tcase(s, tc);
   tc = tcase_create("reference");
   tcase_set_timeout(tc, 120);
