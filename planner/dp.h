@@ -69,7 +69,9 @@ typedef struct mp_dp_options_s {
   unsigned tuning;           /* MP_DP_TUNE_* flags, for tests and diagnosis: they
                               * change how the answer is found, never the answer */
   unsigned threads;          /* exact family: reverse passes (a solve's first, the
-                              * staircase) on up to this many threads; 0 or 1: the
+                              * staircase) on up to this many threads, when the
+                              * family has enough sets per size to gain from them
+                              * (thousands of sets, dozens per size); 0 or 1: the
                               * caller's alone. The answer does not depend on it,
                               * nor does a work limit's verdict. Each extra thread
                               * keeps a walk stack of 32 bytes per lower set while
@@ -87,6 +89,9 @@ typedef struct mp_dp_options_s {
 #define MP_DP_TUNE_STOP 16u       /* stop the first pass that may be stopped at once */
 #define MP_DP_TUNE_NO_PARTS 32u   /* exact family: forward walks do not skip the parts
                                    * that hold no useful pair */
+#define MP_DP_TUNE_THREADS_ALWAYS 64u /* reverse passes use the threads asked for even
+                                   * on families too small or with too few sets per
+                                   * size to gain from them (dp.c, MP__PAR_MIN_SETS) */
 
 #define MP_DP_DEFAULT_MAX_LOWER_SETS 200000
 

@@ -1172,6 +1172,7 @@ START_TEST(test_staircase) {
           mp_dp_point_t *p3 = NULL;
           size_t n3 = 0;
           o.threads = 3;
+          o.tuning = MP_DP_TUNE_THREADS_ALWAYS; /* (these families are small) */
           ck_assert_int_eq(mp_dp_session_new(g, &o, &s3, &err), 0);
           ck_assert_int_eq(mp_dp_session_staircase(s3, top, 0, &p3, &n3, &err), 0);
           ck_assert_uint_eq(n3, n);
@@ -1257,7 +1258,7 @@ START_TEST(test_tuning_variants_agree) {
               same_result(&r0, &rv, what);
               mp_dp_result_free(&rv);
             }
-            o.tuning = 0;
+            o.tuning = MP_DP_TUNE_THREADS_ALWAYS;
             for (vi = 2; vi <= 3; vi++) { /* the reverse pass on 2 and 3 threads */
               mp_dp_result_t rv;
               char what[96];
@@ -1269,6 +1270,7 @@ START_TEST(test_tuning_variants_agree) {
               mp_dp_result_free(&rv);
             }
             o.threads = 0;
+            o.tuning = 0;
             mp_dp_result_free(&r0);
           }
         }
@@ -1331,6 +1333,7 @@ static int staircase_rc(const mp_graph_t *g, unsigned threads, size_t max_work) 
   int rc;
   mp_dp_options_init(&o);
   o.threads = threads;
+  o.tuning = MP_DP_TUNE_THREADS_ALWAYS;
   ck_assert_int_eq(mp_dp_session_new(g, &o, &s, &err), 0);
   rc = mp_dp_session_staircase(s, UINT64_MAX, max_work, &p, &n, &err);
   ck_assert(rc == 0 || rc == MP_ELIMIT);
@@ -1390,6 +1393,7 @@ START_TEST(test_staircase_huge_sizes) {
       size_t n = 0;
       mp_dp_options_init(&o);
       o.threads = (unsigned)t;
+      o.tuning = MP_DP_TUNE_THREADS_ALWAYS;
       ck_assert_int_eq(mp_dp_session_new(g, &o, &s, &err), 0);
       ck_assert_int_eq(mp_dp_session_solve(s, UINT64_MAX, &r, &err), 0);
       ck_assert_uint_gt(r.model_peak, UINT64_C(1) << 53);
@@ -1445,6 +1449,7 @@ START_TEST(test_threads_agree_shipped) {
       mp_error_t err;
       mp_dp_options_init(&o);
       o.threads = k == 0 ? 1 : 2;
+      o.tuning = MP_DP_TUNE_THREADS_ALWAYS; /* (only PSPNet and GoogLeNet need no flag) */
       ck_assert_int_eq(mp_dp_session_new(g, &o, &s, &err), 0);
       ck_assert_int_eq(mp_dp_session_staircase(s, top, 0, &pts[k], &n[k], &err), 0);
       ck_assert_uint_gt(n[k], 1);
@@ -1473,6 +1478,7 @@ START_TEST(test_threads_agree_shipped) {
       int calls = 0;
       mp_dp_options_init(&o);
       o.threads = 2;
+      o.tuning = MP_DP_TUNE_THREADS_ALWAYS;
       ck_assert_int_eq(mp_dp_session_new(g, &o, &s, &err), 0);
       ck_assert_int_eq(mp_dp_session_staircase(s, top, 1000, &p, &np, &err), MP_ELIMIT);
       ck_assert_ptr_null(p);
