@@ -252,6 +252,9 @@ typedef struct {
   size_t n_xwalk;
 } mp__dp_t;
 
+/* The threads an options struct asks for (mp__check_options bounds it). */
+static size_t mp__opt_threads(const mp_dp_options_t *o) { return o->threads > 1 ? o->threads : 1; }
+
 static void mp__dp_free_family(mp__dp_t *c) {
   if (c->have_fam) mp_lowerset_family_free(&c->fam);
   c->have_fam = 0;
@@ -1237,8 +1240,23 @@ static int mp__par_walkers(mp__dp_t *c, size_t threads) {
   return 0;
 }
 
+/* The threads a pass asked for `want` runs on: one for the approximate
+ * family, and for families with too few sets, or sets per size, to gain
+ * from more (each size costs a barrier or two, and a thread start costs
+ * about as much as a small family's whole pass: DenseNet, one set per size,
+ * 50 ms on one thread, 109 ms on two). Fewer still if a thread's walk
+ * state or start fails (mp__par_run). */
+static size_t mp__par_threads(const mp__dp_t *c, size_t want) {
+  size_t ns = c->fam.n_sets, nlvl = (size_t)c->fam.card[ns - 1] + 1;
+  if (want <= 1 || !c->fam.exact) return 1;
+  if (!(c->tuning & MP_DP_TUNE_THREADS_ALWAYS) &&
+      (ns < MP__PAR_MIN_SETS || ns < MP__PAR_MIN_PER_SIZE * nlvl))
+    return 1;
+  return want;
+}
+
 /* Run the pass p (c, source, size_done, size_after set) on up to `threads`
- * threads, ctx[t] being thread t's context; returns the code it stopped
+ * threads (mp__par_threads), ctx[t] being thread t's context; returns the code it stopped
  * with (0: done). *used: the threads it ran on (their ctx only are used).
  * Thread 0 polls from the start. If a thread cannot be started the pass
  * runs on the caller's thread alone. */
@@ -1247,16 +1265,9 @@ static int mp__par_run(mp__par_t *p, size_t threads, void **ctx, size_t *used) {
   size_t ns = c->fam.n_sets, last = ns - 1, j, t, started = 1;
   mp__pw_t *wk = NULL;
   int rc, sync = 0, gate = 0;
-  if (threads < 1 || !c->fam.exact) threads = 1;
+  threads = mp__par_threads(c, threads);
   *used = 1;
   p->nlvl = (size_t)c->fam.card[last] + 1;
-  /* Threads pay only on families with many sets per size: each size costs
-   * a barrier or two, and a thread start costs about as much as a small
-   * family's whole pass (DenseNet, one set per size: 50 ms on one thread,
-   * 109 ms on two). */
-  if (threads > 1 && !(c->tuning & MP_DP_TUNE_THREADS_ALWAYS) &&
-      (ns < MP__PAR_MIN_SETS || ns < MP__PAR_MIN_PER_SIZE * p->nlvl))
-    threads = 1;
   p->lvl = calloc(p->nlvl + 1, sizeof(*p->lvl));
   p->next = malloc(p->nlvl * sizeof(*p->next));
   wk = calloc(threads, sizeof(*wk));
@@ -1356,7 +1367,7 @@ static inline void mp__rq_found(mp__dp_t *c, void *ctx, uint32_t i) {
 typedef struct {
   uint64_t qcap;
   double tcap;
-  int with_time, locked;
+  int with_time;
   size_t total; /* steps walked */
 } mp__rq_thr_t;
 
@@ -1373,7 +1384,7 @@ static int mp__rq_source(mp__pw_t *me, size_t j) {
   x.timed = r->with_time && x.rj->ht != HUGE_VAL;
   if (c->hq_part && !x.timed) return 0; /* (ht(L_j) > tcap or V unreachable) */
   chlim = c->hq_part ? r->tcap - x.rj->ht : HUGE_VAL;
-  if (r->locked)
+  if (me->p->nthreads > 1)
     nw = mp__rwalk(c, &me->w, j, r->qcap, r->qcap - hj, chlim, mp__rq_visit_locked, mp__rq_found,
                    &x);
   else
@@ -1382,7 +1393,6 @@ static int mp__rq_source(mp__pw_t *me, size_t j) {
   r->total += nw;
   return 0;
 }
-
 
 /* hq and qnext up to qcap; with_time: also ht and the hl_z, for every
  * budget up to qcap, in the same walk.
@@ -1426,7 +1436,6 @@ static int mp__reverse_q(mp__dp_t *c, uint64_t qcap, int with_time, double tcap)
     thr[t].qcap = qcap;
     thr[t].tcap = tcap;
     thr[t].with_time = with_time;
-    thr[t].locked = c->threads > 1;
     thr[t].total = 0;
     ctx[t] = &thr[t];
   }
@@ -1551,7 +1560,7 @@ typedef struct {
 
 typedef struct {
   mp__cqh_t *H;          /* per set */
-  atomic_uchar *locks;   /* per set, when several threads push (else NULL) */
+  atomic_uchar *locks;   /* per set, when the pass may run on several threads */
   const mp__cqh_t *hj;   /* the set being pushed */
   uint64_t qmax;
   double cmax;
@@ -1604,7 +1613,7 @@ static inline void mp__st_push(mp__st_ctx_t *x, uint32_t i, uint64_t cost, uint6
                                double ch) {
   const mp__cq_t *J = x->hj->v;
   mp__cqh_t *hi = &x->H[i];
-  size_t nj = x->hj->n, r0 = 0, r, pos = 0, nu = 0, lo, hi_, a, b, out;
+  size_t nj = x->hj->n, r0 = 0, rend, r, pos = 0, nu = 0, lo, hi_, a, b, out;
   double clim = x->cmax - ch, cbest;
   uint64_t q0;
   /* the pairs with mw + q' <= cost all give q = cost: only the last (least
@@ -1634,7 +1643,8 @@ static inline void mp__st_push(mp__st_ctx_t *x, uint32_t i, uint64_t cost, uint6
     if (mp__sadd(mw, J[mid].q) <= x->qmax) lo = mid + 1;
     else hi_ = mid;
   }
-  x->cand += lo - r0;
+  rend = lo;
+  x->cand += rend - r0;
   /* Most steps add nothing (nine in ten on GoogLeNet). When a pair of
    * H(L_i) with q'' <= the least candidate peak has c'' <= the least
    * candidate time, it dominates every candidate. The summary's pairs are
@@ -1670,15 +1680,14 @@ static inline void mp__st_push(mp__st_ctx_t *x, uint32_t i, uint64_t cost, uint6
     if (lo > 0 && hi->v[lo - 1].c <= cbest) return;
     pos = lo; /* where the candidates' filter starts (their q >= q0) */
   }
-  if (mp__cq_reserve(&x->surv, &x->cap_surv, nj - r0) != 0) {
+  if (mp__cq_reserve(&x->surv, &x->cap_surv, rend - r0) != 0) {
     x->rc = MP_ENOMEM;
     return;
   }
-  for (r = r0; r < nj; r++) {
+  for (r = r0; r < rend; r++) { /* (cost <= qmax: the walk's cap) */
     uint64_t q = mp__sadd(mw, J[r].q);
     double cc = ch + J[r].c;
     if (q < cost) q = cost;
-    if (q > x->qmax) break;
     if (pos < hi->n && hi->v[pos].q <= q) { /* gallop to the first q'' > q */
       size_t l = pos + 1, h2 = pos + 1, width = 1;
       while (h2 < hi->n && hi->v[h2].q <= q) {
@@ -1758,7 +1767,7 @@ static int mp__st_source(mp__pw_t *me, size_t j) {
   size_t before = x->cand, all;
   if (h->n == 0) return 0;
   x->hj = h;
-  if (x->locks != NULL)
+  if (me->p->nthreads > 1)
     mp__rwalk(me->p->c, &me->w, j, x->qmax, x->qmax - h->v[0].q, x->cmax - h->v[h->n - 1].c,
               mp__st_visit_locked, mp__st_found, x);
   else
@@ -1828,7 +1837,7 @@ static int mp__staircase(mp__dp_t *c, uint64_t qmax, double cmax, size_t max_wor
   H = aligned_alloc(64, ns * sizeof(*H));
   if (H == NULL) return MP_ENOMEM;
   memset(H, 0, ns * sizeof(*H));
-  if (c->threads > 1 && (locks = calloc(ns, sizeof(*locks))) == NULL) {
+  if (mp__par_threads(c, c->threads) > 1 && (locks = calloc(ns, sizeof(*locks))) == NULL) {
     rc = MP_ENOMEM;
     goto done;
   }
@@ -2661,7 +2670,7 @@ static int mp__session_open(mp_dp_session_t *s, const mp_graph_t *g, const mp_dp
   s->c.stop_arg = o->stop_arg;
   s->c.qcap_all = all;
   s->c.tuning = o->tuning;
-  s->c.threads = o->threads > 1 ? (o->threads < MP_DP_MAX_THREADS ? o->threads : MP_DP_MAX_THREADS) : 1;
+  s->c.threads = mp__opt_threads(o);
   s->c.deadline_at = o->exact && o->deadline_ms > 0 ? t0 + o->deadline_ms : 0;
   return mp__load_family(&s->c, o, t0, s->reason, sizeof(s->reason), &s->exact_used);
 }
@@ -2939,7 +2948,7 @@ int mp_dp_frontier(const mp_graph_t *g, const mp_dp_options_t *opts, mp_dp_front
   c.should_stop = opts->should_stop;
   c.stop_arg = opts->stop_arg;
   c.deadline_at = opts->exact && opts->deadline_ms > 0 ? t0 + opts->deadline_ms : 0;
-  c.threads = opts->threads > 1 ? (opts->threads < MP_DP_MAX_THREADS ? opts->threads : MP_DP_MAX_THREADS) : 1;
+  c.threads = mp__opt_threads(opts);
   if ((rc = mp__load_family(&c, opts, t0, out->fallback_reason, sizeof(out->fallback_reason),
                             &exact_used)) != 0)
     goto fail;
