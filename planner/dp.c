@@ -346,6 +346,10 @@ static int mp__dp_init(mp__dp_t *c, const mp_graph_t *g, mp_accounting_t acc) {
     c->nofree[v] = acc == MP_ACCOUNTING_DEFAULT && !nd->recompute;
     if (acc == MP_ACCOUNTING_DEFAULT && nd->workspace_bytes > c->max_ws) c->max_ws = nd->workspace_bytes;
   }
+  /* Saved bytes (graph.h), for now as a constant term: every step may hold
+   * all of them at once, so the model peak still bounds the simulated one.
+   * Exact but looser than it needs to be; a per-set term is to come. */
+  if (acc == MP_ACCOUNTING_DEFAULT) c->max_ws = mp__sadd(c->max_ws, g->saved_bytes);
   return 0;
 }
 

@@ -262,6 +262,13 @@ int mp_graph_add_node(mp_graph_t *g, const mp_node_spec_t *spec, const mp_limits
                         "node '%s' of kind %s must not have inputs (inputs and params are sources)",
                         spec->id, mp_kind_name(spec->kind));
   }
+  if (spec->kind != MP_KIND_ACTIVATION && spec->saved_bytes > 0) {
+    mp__subpath(path, sizeof(path), spec->where, ".saved_bytes");
+    return mp_error_set(err, MP_EINVAL, path,
+                        "node '%s' of kind %s must not have saved_bytes (inputs and params have "
+                        "no backward)",
+                        spec->id, mp_kind_name(spec->kind));
+  }
   if ((rc = mp__check_time(spec->time, spec->where, "time", err)) != 0) return rc;
   if (spec->has_bwd_time && (rc = mp__check_time(spec->bwd_time, spec->where, "bwd_time", err)) != 0)
     return rc;
@@ -298,6 +305,7 @@ int mp_graph_add_node(mp_graph_t *g, const mp_node_spec_t *spec, const mp_limits
   b->n_refs += spec->n_inputs;
   n->bytes = spec->bytes;
   n->workspace_bytes = spec->workspace_bytes;
+  n->saved_bytes = spec->saved_bytes;
   n->time = spec->time;
   n->has_bwd_time = spec->has_bwd_time;
   n->bwd_time = spec->has_bwd_time ? spec->bwd_time : MP_DEFAULT_BWD_FACTOR * spec->time;
@@ -479,6 +487,7 @@ int mp_graph_finalize(mp_graph_t *g, const mp_limits_t *lim, mp_error_t *err) {
   /* Sums in 64 bits, refusing overflow rather than wrapping. */
   g->n_activations = 0;
   g->activation_bytes = 0;
+  g->saved_bytes = 0;
   g->const_bytes = g->param_bytes;
   g->fwd_time = 0;
   g->bwd_time = 0;
@@ -491,6 +500,13 @@ int mp_graph_finalize(mp_graph_t *g, const mp_limits_t *lim, mp_error_t *err) {
       return mp_error_set(err, MP_EOVERFLOW, path,
                           "total bytes overflow 64 bits at node '%s'", nd->id);
     }
+    if (nd->kind == MP_KIND_ACTIVATION &&
+        __builtin_add_overflow(g->saved_bytes, nd->saved_bytes, &g->saved_bytes)) {
+      char path[MP_ERROR_PATH_MAX];
+      mp__subpath(path, sizeof(path), b->where[v], ".saved_bytes");
+      return mp_error_set(err, MP_EOVERFLOW, path,
+                          "total saved bytes overflow 64 bits at node '%s'", nd->id);
+    }
     if (nd->kind == MP_KIND_ACTIVATION) {
       g->n_activations++;
       g->fwd_time += nd->time;
@@ -500,9 +516,11 @@ int mp_graph_finalize(mp_graph_t *g, const mp_limits_t *lim, mp_error_t *err) {
   {
     uint64_t all;
     if (__builtin_add_overflow(g->activation_bytes, g->const_bytes, &all) ||
-        __builtin_add_overflow(all, g->activation_bytes, &all))
+        __builtin_add_overflow(all, g->activation_bytes, &all) ||
+        __builtin_add_overflow(all, g->saved_bytes, &all))
       return mp_error_set(err, MP_EOVERFLOW, "$.nodes",
-                          "activations plus their gradients plus constant memory overflow 64 bits");
+                          "activations plus their gradients, saved bytes and constant memory "
+                          "overflow 64 bits");
   }
   if (!isfinite(g->fwd_time) || !isfinite(g->bwd_time))
     return mp_error_set(err, MP_EOVERFLOW, "$.nodes", "total time is not a finite number");

@@ -63,6 +63,9 @@ typedef struct mp_node_spec_s {
   const char *stage;             /* memonger's mirror_stage hint, may be NULL */
   mp_bwd_reads_t bwd_reads;
   uint64_t workspace_bytes;      /* scratch memory while the op runs (optional) */
+  uint64_t saved_bytes;          /* what the op saves for its backward beyond its
+                                  * inputs' and its own output's values (dropout
+                                  * masks, max-pool indices); default 0 */
   int grad_inplace;              /* 1: this node's gradient may be written over
                                   * its value once the value is dead (device.h,
                                   * intra-layer reuse); default 0 */
@@ -78,6 +81,7 @@ typedef struct mp_node_s {
   char *stage;                   /* NULL when none was given */
   uint64_t bytes;
   uint64_t workspace_bytes;
+  uint64_t saved_bytes;          /* see mp_node_spec_t; simulator.c says when it is held */
   double time;
   double bwd_time;               /* explicit, or MP_DEFAULT_BWD_FACTOR * time */
   int has_bwd_time;              /* whether bwd_time was given */
@@ -109,6 +113,7 @@ typedef struct mp_graph_s {
 
   size_t n_activations;          /* nodes of kind activation */
   uint64_t activation_bytes;     /* sum of bytes over activations */
+  uint64_t saved_bytes;          /* sum of saved_bytes over activations */
   uint64_t const_bytes;          /* param_bytes + bytes of input/param nodes */
   double fwd_time;               /* sum of time over activations */
   double bwd_time;               /* sum of bwd_time over activations */

@@ -10,11 +10,14 @@
  *   omitted one), flags, bwd_reads, stage (presence byte + string), and
  *   the ids of its inputs in operand order.
  *
- * flags is recompute (0 or 1) plus 2 when grad_inplace is set. The field was
+ * flags is recompute (0 or 1) plus 2 when grad_inplace is set, plus 4 when
+ * saved_bytes is non-zero, in which case saved_bytes follows the flags as a
+ * 64-bit integer. The field was
  * recompute alone before grad_inplace existed; folding the new flag into the
  * same word as a bit that is 0 when unset keeps the hash of every graph that
  * does not set it unchanged (cached plans and stored graphs keep their keys),
- * while a graph that sets it hashes differently and unambiguously.
+ * while a graph that sets it hashes differently and unambiguously. The same
+ * reasoning covers saved_bytes: absent (0), it adds nothing to the stream.
  *
  * Strings are a 64-bit little-endian length then the bytes; integers are
  * 64-bit little-endian; times are IEEE-754 bit patterns with -0 folded to 0.
@@ -81,7 +84,9 @@ int mp_graph_hash(const mp_graph_t *g, char out_hex[65]) {
     ok = mp__put_str(c, nd->id) && mp__put_str(c, nd->op) && mp__put_u64(c, nd->kind) &&
          mp__put_u64(c, nd->bytes) && mp__put_u64(c, nd->workspace_bytes) &&
          mp__put_f64(c, nd->time) && mp__put_f64(c, nd->bwd_time) &&
-         mp__put_u64(c, (uint64_t)(nd->recompute ? 1 : 0) | (nd->grad_inplace ? 2u : 0u)) &&
+         mp__put_u64(c, (uint64_t)(nd->recompute ? 1 : 0) | (nd->grad_inplace ? 2u : 0u) |
+                            (nd->saved_bytes ? 4u : 0u)) &&
+         (nd->saved_bytes == 0 || mp__put_u64(c, nd->saved_bytes)) &&
          mp__put_u64(c, nd->bwd_reads) &&
          mp__put_u64(c, nd->stage != NULL) && mp__put_str(c, nd->stage ? nd->stage : "") &&
          mp__put_u64(c, nd->n_inputs);

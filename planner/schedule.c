@@ -324,13 +324,16 @@ out:
  * backpropagated). At the transient moment of that compute step the values
  * of all of v's activation inputs are present (precondition), v's value has
  * just been allocated and its workspace is live: these are distinct buffers,
- * so live >= const + F(v). Every activation v is also backpropagated once. At
+ * so live >= const + F(v); its saved bytes are live too, held or transient.
+ * Every activation v is also backpropagated once. At
  * the transient moment of that step: v's gradient exists (seeded by the step
  * or created by the backward of a successor, and only freed after the step);
  * the gradient of every activation input u exists (created by this step or
  * earlier, and u's gradient is freed only by u's own backward, which must
  * come after v's since v is a successor of u); the values the step reads are
- * present (precondition); its workspace is live. Values and gradients are
+ * present (precondition); its workspace is live, and so are its saved bytes
+ * (held by the last computation of v before this step, which exists since v
+ * was computed). Values and gradients are
  * different buffers and the nodes involved are distinct, so live >=
  * const + B(v). The peak is the maximum over all such moments. */
 int mp_min_budget(const mp_graph_t *g, uint64_t *out) {
@@ -349,9 +352,11 @@ int mp_min_budget(const mp_graph_t *g, uint64_t *out) {
     }
     ov |= __builtin_add_overflow(in, nd->bytes, &fwd);
     ov |= __builtin_add_overflow(fwd, nd->workspace_bytes, &fwd);
-    /* gradient of v + gradients of the inputs + workspace ... */
+    ov |= __builtin_add_overflow(fwd, nd->saved_bytes, &fwd);
+    /* gradient of v + gradients of the inputs + workspace + saved bytes ... */
     ov |= __builtin_add_overflow(nd->bytes, in, &bwd);
     ov |= __builtin_add_overflow(bwd, nd->workspace_bytes, &bwd);
+    ov |= __builtin_add_overflow(bwd, nd->saved_bytes, &bwd);
     /* ... + the values the backward reads */
     if (nd->bwd_reads == MP_BWD_READS_INPUTS || nd->bwd_reads == MP_BWD_READS_BOTH)
       ov |= __builtin_add_overflow(bwd, in, &bwd);

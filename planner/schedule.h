@@ -109,10 +109,10 @@ int mp_schedule_from_strategy(const mp_graph_t *g, const mp_strategy_t *st, mp_s
  * gradient may share its input's value buffer, so the backward need below
  * can overstate what a step holds): const_bytes + the largest, over activations v, of
  *   forward need  = bytes of v's distinct activation inputs + bytes(v)
- *                   + workspace(v),
+ *                   + workspace(v) + saved(v),
  *   backward need = bytes(v) (its gradient) + bytes of v's distinct
  *                   activation inputs (their gradients) + the values its
- *                   backward reads + workspace(v).
+ *                   backward reads + workspace(v) + saved(v).
  * A budget below it is infeasible in this model (proof in schedule.c).
  * 0, MP_EINVAL (not finalized) or MP_EOVERFLOW. */
 int mp_min_budget(const mp_graph_t *g, uint64_t *out);

@@ -12,12 +12,21 @@
  * forward value (bytes(v)) and at most one gradient buffer (bytes(v)) at a
  * time, and at most one host copy (bytes(v) of pinned host memory).
  * Weight gradients are not modelled (count them in param_bytes).
+ * Saved bytes. saved_bytes(v) is what v's operation stashes for its backward
+ * beyond the values of its inputs and output (a dropout mask, max-pool
+ * indices). The last compute or recompute of v before its backward step
+ * allocates them and v's backward step frees them (after its transient
+ * moment); any earlier computation of v, one that is recomputed before its
+ * backward (a forward inside a recomputed segment), only holds them during
+ * its own transient moment. They stay on the device when v is swapped out.
  *
  * Steps (live = device bytes of every present value and gradient, of values
  * whose swap-out copy has not ended yet, plus constants):
  *  compute v    v not computed before, no backward has run yet, the values of
- *               all activation inputs of v readable. Allocates v's value;
- *               transient moment: live + workspace(v). Once per activation.
+ *               all activation inputs of v readable. Allocates v's value
+ *               and, when this is v's last computation before its backward,
+ *               saved(v); transient moment: live + workspace(v) (+ saved(v)
+ *               when not held). Once per activation.
  *  recompute v  v computed before, v->recompute true, v's value absent, the
  *               values of all activation inputs readable. Same memory effect.
  *  free v       v's value present; drops it.
@@ -30,7 +39,7 @@
  *               gradient of each activation input that has none yet
  *               (accumulating into an existing one costs nothing); the
  *               transient moment is live + workspace(v); then v's gradient
- *               is freed and v is marked backpropagated.
+ *               and saved(v) are freed and v is marked backpropagated.
  *  swap_out v   v's value present (possibly still arriving from a swap_in)
  *               and v has no host copy. Starts a device-to-host copy; from
  *               this step on v's value is neither readable nor freeable, but
@@ -168,6 +177,10 @@ typedef struct mp__sim_s {
    * (NULL when reuse is off). */
   size_t *dead_after;
   size_t n_reused;
+
+  /* Saved bytes: hold_at[v] == i + 1 when step i is v's last computation
+   * before its backward (NULL when no node has saved_bytes). */
+  size_t *hold_at;
 } mp__sim_t;
 
 /* Error for step i: "step i (op 'node'): reason" at "$.steps[i]". */
@@ -346,7 +359,17 @@ static int mp__do_forward(mp__sim_t *sm, size_t i, uint32_t v, int re, long firs
   if ((rc = mp__inputs_readable(sm, i, v, "", &start)) != 0) return rc;
   mp__begin(sm, start);
   if ((rc = mp__alloc(sm, i, nd->bytes)) != 0) return rc;
-  if ((rc = mp__moment(sm, i, nd->workspace_bytes)) != 0) return rc;
+  if (nd->saved_bytes == 0) {
+    if ((rc = mp__moment(sm, i, nd->workspace_bytes)) != 0) return rc;
+  } else if (sm->hold_at[v] == i + 1) {
+    if ((rc = mp__alloc(sm, i, nd->saved_bytes)) != 0) return rc;
+    if ((rc = mp__moment(sm, i, nd->workspace_bytes)) != 0) return rc;
+  } else {
+    uint64_t extra;
+    if (__builtin_add_overflow(nd->workspace_bytes, nd->saved_bytes, &extra))
+      return mp__step_error(sm, MP_EOVERFLOW, i, "workspace plus saved bytes overflow 64 bits");
+    if ((rc = mp__moment(sm, i, extra)) != 0) return rc;
+  }
   *f |= MP__F_PRESENT | (re ? MP__F_RECOMPUTED : MP__F_COMPUTED);
   if (sm->ready) sm->ready[v] = 0; /* made by the compute queue: ready for every later step */
   sm->now += nd->time;
@@ -412,6 +435,9 @@ static int mp__do_backward(mp__sim_t *sm, size_t i, uint32_t v) {
   }
   if ((rc = mp__moment(sm, i, nd->workspace_bytes)) != 0) return rc;
   sm->live -= nd->bytes;
+  /* v is computed (checked above), so its last computation before this step
+   * holds the saved bytes. */
+  sm->live -= nd->saved_bytes;
   *f = (uint8_t)((*f & ~MP__F_GRAD) | MP__F_DONE);
   for (k = g->pred_off[v]; k < g->pred_off[v + 1]; k++) {
     uint32_t u = g->pred[k];
@@ -577,6 +603,26 @@ int mp_simulate_ex(const mp_graph_t *g, const mp_schedule_t *s, const mp_sim_opt
   if (sm.dev->intra_layer_reuse) {
     sm.dead_after = calloc(n, sizeof(size_t));
     if (sm.dead_after == NULL) goto nomem;
+  }
+  if (g->saved_bytes > 0) {
+    /* Which computation of each node holds its saved bytes: the last one
+     * before its first backward step. Steps naming bad nodes are skipped here
+     * and reported by the main loop. */
+    uint8_t *bwd_seen = calloc(n, 1);
+    sm.hold_at = calloc(n, sizeof(size_t));
+    if (bwd_seen == NULL || sm.hold_at == NULL) {
+      free(bwd_seen);
+      goto nomem;
+    }
+    for (i = 0; i < ns; i++) {
+      const mp_step_t *st = &s->steps[i];
+      if (st->node >= n) continue;
+      if (st->op == MP_STEP_BACKWARD)
+        bwd_seen[st->node] = 1;
+      else if ((st->op == MP_STEP_COMPUTE || st->op == MP_STEP_RECOMPUTE) && !bwd_seen[st->node])
+        sm.hold_at[st->node] = i + 1;
+    }
+    free(bwd_seen);
   }
   if (s->auto_free) {
     for (i = 0; i < ns; i++)
@@ -760,6 +806,7 @@ out:
   free(sm.copy_end);
   free(sm.heap);
   free(sm.dead_after);
+  free(sm.hold_at);
   free(free_off);
   free(free_node);
   free(timeline);

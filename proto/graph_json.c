@@ -166,11 +166,11 @@ static const char *const mp__graph_keys[] = {"format", "name", "time_unit", "par
 static const char *const mp__node_keys[] = {"id",       "op",        "inputs",    "bytes",
                                             "time",     "bwd_time",  "kind",      "recompute",
                                             "stage",    "bwd_reads", "workspace_bytes",
-                                            "grad_inplace", NULL};
+                                            "saved_bytes", "grad_inplace", NULL};
 #define MP__GRAPH_KEY_LIST "format, name, time_unit, param_bytes, nodes"
 #define MP__NODE_KEY_LIST                                                                     \
   "id, op, inputs, bytes, time, bwd_time, kind, recompute, stage, bwd_reads, workspace_bytes, " \
-  "grad_inplace"
+  "saved_bytes, grad_inplace"
 
 /* Parse one node object and hand it to the builder. `where` is its path. */
 static int mp__parse_node(mp_graph_t *g, json_t *node, const char *where, const mp_limits_t *lim,
@@ -264,6 +264,10 @@ static int mp__parse_node(mp_graph_t *g, json_t *node, const char *where, const 
   if ((v = json_object_get(node, "workspace_bytes")) != NULL) {
     mp__join(path, sizeof(path), where, ".workspace_bytes");
     if ((rc = mp__get_u64(v, path, "workspace_bytes", &s.workspace_bytes, err)) != 0) return rc;
+  }
+  if ((v = json_object_get(node, "saved_bytes")) != NULL) {
+    mp__join(path, sizeof(path), where, ".saved_bytes");
+    if ((rc = mp__get_u64(v, path, "saved_bytes", &s.saved_bytes, err)) != 0) return rc;
   }
 
   if ((v = json_object_get(node, "inputs")) != NULL) {
@@ -425,6 +429,7 @@ static json_t *mp__node_json(const mp_graph_t *g, const mp_node_t *nd) {
     bad |= mp_json_set(o, "bwd_reads", json_string(mp_bwd_reads_name(nd->bwd_reads)));
   if (nd->workspace_bytes != 0)
     bad |= mp_json_set(o, "workspace_bytes", mp_json_u64(nd->workspace_bytes));
+  if (nd->saved_bytes != 0) bad |= mp_json_set(o, "saved_bytes", mp_json_u64(nd->saved_bytes));
   if (nd->grad_inplace) bad |= mp_json_set(o, "grad_inplace", json_true());
   if (bad) {
     json_decref(o);

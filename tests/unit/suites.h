@@ -16,6 +16,7 @@
   X(format_nodelink)  \
   X(cases)            \
   X(simulator)        \
+  X(saved_bytes)      \
   X(shipped)          \
   X(cli)              \
   X(malformed)        \
