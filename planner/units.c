@@ -1,4 +1,5 @@
-/* units.c - exact parsing of byte quantities with SI and IEC suffixes. */
+/* units.c - byte quantities as people and schedulers write them: SI and IEC
+ * suffixes, Kubernetes quantities and decimal exponents, exact to the byte. */
 #include "units.h"
 
 #include <ctype.h>
@@ -7,87 +8,130 @@
 #include <strings.h>
 
 typedef struct {
-  const char *name;
+  const char *name; /* lower case; matched case-insensitively */
   uint64_t mult;
 } mp__unit_t;
+
+#define MP__K 1000ULL
+#define MP__KI 1024ULL
 
 static const mp__unit_t mp__units[] = {
     {"", 1},
     {"b", 1},
-    {"kb", 1000ULL},
-    {"mb", 1000000ULL},
-    {"gb", 1000000000ULL},
-    {"tb", 1000000000000ULL},
-    {"pb", 1000000000000000ULL},
-    {"kib", 1ULL << 10},
-    {"mib", 1ULL << 20},
-    {"gib", 1ULL << 30},
-    {"tib", 1ULL << 40},
-    {"pib", 1ULL << 50},
+    {"k", MP__K},          {"kb", MP__K},
+    {"m", MP__K * MP__K}, /* "M"; a lone lower-case "m" (milli) is refused first */
+    {"mb", MP__K * MP__K},
+    {"g", MP__K * MP__K * MP__K},  {"gb", MP__K * MP__K * MP__K},
+    {"t", MP__K * MP__K * MP__K * MP__K}, {"tb", MP__K * MP__K * MP__K * MP__K},
+    {"p", MP__K * MP__K * MP__K * MP__K * MP__K},
+    {"pb", MP__K * MP__K * MP__K * MP__K * MP__K},
+    {"e", MP__K * MP__K * MP__K * MP__K * MP__K * MP__K},
+    {"eb", MP__K * MP__K * MP__K * MP__K * MP__K * MP__K},
+    {"ki", MP__KI},        {"kib", MP__KI},
+    {"mi", MP__KI << 10},  {"mib", MP__KI << 10},
+    {"gi", MP__KI << 20},  {"gib", MP__KI << 20},
+    {"ti", MP__KI << 30},  {"tib", MP__KI << 30},
+    {"pi", MP__KI << 40},  {"pib", MP__KI << 40},
+    {"ei", MP__KI << 50},  {"eib", MP__KI << 50},
 };
 
+/* Up to 20 significant digits: every uint64 fits, and digits times the
+ * largest unit (2^60) stays below 2^128. */
+#define MP__MAX_SIG 20
+
+/* The grammar (README "Budgets and sizes"):
+ *   quantity := number [ ("e"|"E") ["+"|"-"] digits ] [ unit ]
+ *   number   := digits [ "." digits ] | "." digits
+ * with blanks allowed around the unit. The value is number * 10^exponent *
+ * unit, rounded down to a whole byte: a budget is a limit, and its floor is
+ * the largest byte count within it. The rounded value is what every answer
+ * echoes as its budget. An exponent and a unit cannot be combined ("1e3KiB"
+ * reads as nothing anyone writes). */
 int mp_parse_bytes(const char *s, uint64_t *out, mp_error_t *err) {
   const char *p = s;
-  uint64_t ip = 0, frac = 0, frac_den = 1, mult = 0, whole, part;
-  int ndig = 0, nfrac = 0;
-  size_t i;
+  unsigned __int128 d = 0, v;
+  long e10 = 0, ex = 0;
+  uint64_t mult = 0;
+  int nsig = 0, ndig = 0, has_exp = 0, mseen = 0;
+  size_t i, ulen = 0;
   char unit[8];
-  size_t ulen = 0;
 
   if (s == NULL) return mp_error_set(err, MP_EINVAL, "", "missing byte quantity");
   while (isspace((unsigned char)*p)) p++;
-  for (; isdigit((unsigned char)*p); p++, ndig++) {
-    if (__builtin_mul_overflow(ip, 10, &ip) || __builtin_add_overflow(ip, (uint64_t)(*p - '0'), &ip))
-      return mp_error_set(err, MP_EOVERFLOW, "", "'%s' is more than 2^64-1 bytes", s);
-  }
-  if (*p == '.') {
-    p++;
-    for (; isdigit((unsigned char)*p); p++, nfrac++) {
-      if (nfrac >= 18)
-        return mp_error_set(err, MP_EINVAL, "", "'%s' has too many decimal places", s);
-      frac = frac * 10 + (uint64_t)(*p - '0');
-      frac_den *= 10;
+  /* Mantissa: all digits into d, the position of the point into e10. */
+  for (; isdigit((unsigned char)*p) || (*p == '.' && !mseen); p++) {
+    if (*p == '.') {
+      mseen = 1;
+      continue;
     }
+    ndig++;
+    if (d == 0 && *p == '0') {
+      if (mseen) e10--;
+      continue;
+    }
+    if (nsig == MP__MAX_SIG) {
+      /* More significant digits than any byte count needs: those after the
+       * point cannot change the floor by more than the limit allows, but we
+       * refuse rather than guess. */
+      if (!mseen) return mp_error_set(err, MP_EOVERFLOW, "", "'%s' is more than 2^64-1 bytes", s);
+      return mp_error_set(err, MP_EINVAL, "", "'%s' has too many digits", s);
+    }
+    d = d * 10 + (unsigned)(*p - '0');
+    nsig++;
+    if (mseen) e10--;
   }
-  if (ndig == 0 && nfrac == 0)
-    return mp_error_set(err, MP_EINVAL, "", "'%s' is not a byte quantity (expected e.g. 12GiB, 800MB or 1048576)", s);
+  if (ndig == 0)
+    return mp_error_set(err, MP_EINVAL, "",
+                        "'%s' is not a byte quantity (expected e.g. 12GiB, 2Gi, 1500M, 2e9 or 1048576)", s);
+  /* A decimal exponent: 'e' or 'E' followed by an optional sign and digits
+   * ("2E" alone is exabytes, the Kubernetes suffix). */
+  if ((*p == 'e' || *p == 'E') &&
+      (isdigit((unsigned char)p[1]) ||
+       ((p[1] == '+' || p[1] == '-') && isdigit((unsigned char)p[2])))) {
+    int neg = 0;
+    p++;
+    if (*p == '+' || *p == '-') neg = *p++ == '-';
+    for (; isdigit((unsigned char)*p); p++)
+      if (ex < 1000) ex = ex * 10 + (*p - '0');
+    e10 += neg ? -ex : ex;
+    has_exp = 1;
+  }
   while (isspace((unsigned char)*p)) p++;
   while (*p && !isspace((unsigned char)*p)) {
-    if (ulen + 1 >= sizeof(unit))
-      return mp_error_set(err, MP_EINVAL, "", "'%s' has an unknown unit", s);
-    unit[ulen++] = (char)tolower((unsigned char)*p++);
+    if (ulen + 1 >= sizeof(unit)) return mp_error_set(err, MP_EINVAL, "", "'%s' has an unknown unit", s);
+    unit[ulen++] = *p++;
   }
   unit[ulen] = '\0';
   while (isspace((unsigned char)*p)) p++;
   if (*p != '\0') return mp_error_set(err, MP_EINVAL, "", "'%s' has trailing characters", s);
+  if (strcmp(unit, "m") == 0)
+    return mp_error_set(err, MP_EINVAL, "",
+                        "'%s': 'm' is milli in Kubernetes quantities (a thousandth of a byte); "
+                        "write M or MB for megabytes", s);
   for (i = 0; i < sizeof(mp__units) / sizeof(mp__units[0]); i++)
-    if (strcmp(unit, mp__units[i].name) == 0) mult = mp__units[i].mult;
+    if (strcasecmp(unit, mp__units[i].name) == 0) mult = mp__units[i].mult;
   if (mult == 0)
     return mp_error_set(err, MP_EINVAL, "",
-                        "'%s' has an unknown unit '%s' (use B, kB, MB, GB, TB, PB, KiB, MiB, GiB, TiB or PiB)",
+                        "'%s' has an unknown unit '%s' (use B, k/kB, M/MB, G/GB, T/TB, P/PB, "
+                        "E/EB, Ki/KiB, Mi/MiB, Gi/GiB, Ti/TiB, Pi/PiB or Ei/EiB)",
                         s, unit);
-  if (__builtin_mul_overflow(ip, mult, &whole))
-    return mp_error_set(err, MP_EOVERFLOW, "", "'%s' is more than 2^64-1 bytes", s);
-  /* frac/frac_den * mult must be a whole number of bytes. frac < frac_den
-   * <= 10^18 and mult <= 2^50, so reduce the fraction first to avoid
-   * overflow: divide both by their common factors of 2 and 5. */
-  while (frac_den > 1 && frac % 10 == 0) {
-    frac /= 10;
-    frac_den /= 10;
+  if (has_exp && ulen > 0)
+    return mp_error_set(err, MP_EINVAL, "",
+                        "'%s' has both an exponent and a unit (write 2e9 or 2GB)", s);
+  /* value = floor(d * mult * 10^e10), d < 10^20 and mult <= 2^60. */
+  v = d * mult;
+  if (v == 0) {
+    *out = 0;
+    return 0;
   }
-  {
-    uint64_t m = mult, f = frac, d = frac_den;
-    while (d % 2 == 0 && m % 2 == 0) d /= 2, m /= 2;
-    while (d % 5 == 0 && m % 5 == 0) d /= 5, m /= 5;
-    while (d % 2 == 0 && f % 2 == 0) d /= 2, f /= 2;
-    while (d % 5 == 0 && f % 5 == 0) d /= 5, f /= 5;
-    if (d != 1)
-      return mp_error_set(err, MP_EINVAL, "", "'%s' is not a whole number of bytes", s);
-    if (__builtin_mul_overflow(f, m, &part))
-      return mp_error_set(err, MP_EOVERFLOW, "", "'%s' is more than 2^64-1 bytes", s);
+  for (; e10 > 0; e10--) {
+    if (v > (unsigned __int128)UINT64_MAX) break;
+    v *= 10;
   }
-  if (__builtin_add_overflow(whole, part, out))
+  for (; e10 < 0 && v > 0; e10++) v /= 10;
+  if (v > (unsigned __int128)UINT64_MAX)
     return mp_error_set(err, MP_EOVERFLOW, "", "'%s' is more than 2^64-1 bytes", s);
+  *out = (uint64_t)v;
   return 0;
 }
 

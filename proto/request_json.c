@@ -28,6 +28,20 @@ int mp_json_budget(const json_t *v, const char *path, uint64_t *out, mp_error_t 
     *out = (uint64_t)x;
     return 0;
   }
+  if (json_is_real(v)) {
+    /* 2e9, as Python and JavaScript print large numbers. A double holds every
+     * integer up to 2^53 exactly; above that the number read may not be the
+     * one written, so such budgets must be integers or strings. A fraction
+     * is rounded down, as in strings. */
+    double x = json_real_value(v);
+    if (!(x >= 0)) return mp_error_set(err, MP_EINVAL, path, "a budget cannot be negative");
+    if (x >= 9007199254740992.0)
+      return mp_error_set(err, MP_EINVAL, path,
+                          "a budget of 2^53 bytes or more must be written as an integer or a "
+                          "string such as \"12PiB\" (a JSON real is not exact there)");
+    *out = (uint64_t)x;
+    return 0;
+  }
   if (json_is_string(v)) {
     mp_error_t e;
     int rc = mp_parse_bytes(json_string_value(v), out, &e);
@@ -35,7 +49,7 @@ int mp_json_budget(const json_t *v, const char *path, uint64_t *out, mp_error_t 
     return 0;
   }
   return mp_error_set(err, MP_EINVAL, path,
-                      "a budget is an integer number of bytes or a string such as \"12GiB\"");
+                      "a budget is a number of bytes or a string such as \"12GiB\" or \"2Gi\"");
 }
 
 /* ---- device values as text ---- */

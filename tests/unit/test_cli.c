@@ -141,7 +141,8 @@ START_TEST(test_errors_and_usage) {
   ck_assert_int_eq(run("inspect --format xml tests/cli/tiny.json", NULL), 2);
   ck_assert_int_eq(run("inspect /nonexistent/graph.json", NULL), 2);
   ck_assert_int_eq(run("plan tests/cli/tiny.json", NULL), 2);            /* no budget */
-  ck_assert_int_eq(run("plan tests/cli/tiny.json --budget 12G", NULL), 2); /* ambiguous unit */
+  ck_assert_int_eq(run("plan tests/cli/tiny.json --budget 12Q", NULL), 2); /* unknown unit */
+  ck_assert_int_eq(run("plan tests/cli/tiny.json --budget 1500m", NULL), 2); /* Kubernetes milli */
   ck_assert_int_eq(run("plan tests/cli/tiny.json --budget 1GiB --solver magic", NULL), 2);
   ck_assert_int_eq(run("plan tests/cli/tiny.json --budget 1GiB --objective speed", NULL), 2);
   ck_assert_int_eq(run("inspect --max-nodes 2 tests/cli/tiny.json", NULL), 2);

@@ -185,8 +185,9 @@ static const struct {
   {"\"device\": {\"copy_engines\": 1.5}", "$.device.copy_engines", "or 2"},
   {"\"device\": {\"copy_engines\": \"2\"}", "$.device.copy_engines", "or 2"},
   {"\"device\": {\"host_budget\": -5}", "$.device.host_budget", "cannot be negative"},
-  {"\"device\": {\"host_budget\": \"12G\"}", "$.device.host_budget", "has an unknown unit 'g'"},
-  {"\"device\": {\"host_budget\": 1.5}", "$.device.host_budget", "integer number of bytes"},
+  {"\"device\": {\"host_budget\": \"12Q\"}", "$.device.host_budget", "has an unknown unit 'Q'"},
+  {"\"device\": {\"host_budget\": true}", "$.device.host_budget", "is a number of bytes"},
+  {"\"device\": {\"host_budget\": 1e300}", "$.device.host_budget", "must be written as an integer"},
   {"\"device\": {\"time_unit_seconds\": -0.5}", "$.device.time_unit_seconds", "non-negative"},
   {"\"device\": {\"time_unit_seconds\": \"soon\"}", "$.device.time_unit_seconds", "not a duration"},
   {"\"device\": {\"intra_layer_reuse\": \"yes\"}", "$.device.intra_layer_reuse", "true or false"},
@@ -252,7 +253,9 @@ START_TEST(test_rate_and_seconds_text) {
   ck_assert_int_eq(mp_parse_rate("-3", &d, &err), MP_EINVAL);
   ck_assert_int_eq(mp_parse_rate("inf", &d, &err), MP_EINVAL);
   ck_assert_int_eq(mp_parse_rate("GB/s", &d, &err), MP_EINVAL);
-  ck_assert_int_eq(mp_parse_rate("12G", &d, &err), MP_EINVAL); /* ambiguous, as for budgets */
+  ck_assert_int_eq(mp_parse_rate("12G", &d, &err), 0); /* a Kubernetes quantity, as for budgets */
+  ck_assert(d == 12e9);
+  ck_assert_int_eq(mp_parse_rate("12Q", &d, &err), MP_EINVAL);
   ck_assert_int_eq(mp_parse_rate("", &d, &err), MP_EINVAL);
   ck_assert_int_eq(mp_parse_seconds("10us", &d, &err), 0);
   ck_assert_double_eq_tol(d, 1e-5, 1e-20);

@@ -423,7 +423,7 @@ START_TEST(test_bad_inputs) {
     {"POST", "/v1/plans", "[1]", 400, "invalid_request", "$"},
     {"POST", "/v1/plans", "{\"a\":1,\"a\":2}", 400, "invalid_json", "$"},
     {"POST", "/v1/plans", "{\"graph\": \"2 1\\n\"}", 400, "invalid_request", "$.budget"},
-    {"POST", "/v1/plans", "{\"graph\": \"x\", \"budget\": \"12G\"}", 400, "invalid_request", "$.budget"},
+    {"POST", "/v1/plans", "{\"graph\": \"x\", \"budget\": \"12Q\"}", 400, "invalid_request", "$.budget"},
     {"POST", "/v1/plans", "{\"graph\": \"x\", \"budget\": -5}", 400, "invalid_request", "$.budget"},
     {"POST", "/v1/plans", "{\"graph\": \"x\", \"budjet\": 5}", 400, "invalid_request", "$.budjet"},
     {"POST", "/v1/plans", "{\"graph\": \"x\", \"budget\": 5, \"solver\": \"fast\"}", 400, "invalid_request",
