@@ -29,6 +29,7 @@ static int mp__path_err(mp_error_t *err, int code, const char *base, const char 
 int mp_schedule_from_json(const mp_graph_t *g, json_t *root, const char *base,
                           mp_schedule_t **out, mp_error_t *err) {
   json_t *fmt, *steps, *af;
+  const char *key_path = ".steps";
   mp_schedule_t *s;
   size_t i, n;
   int auto_free = 0;
@@ -56,10 +57,23 @@ int mp_schedule_from_json(const mp_graph_t *g, json_t *root, const char *base,
     auto_free = json_is_true(af);
   }
   steps = json_object_get(root, "steps");
-  if (steps == NULL)
-    return mp_error_set(err, MP_EINVAL, base, "missing field 'steps'");
+  if (steps == NULL) {
+    /* A plan answer is a schedule too: `memplan plan` and POST /v1/plans give
+     * its steps, explicit frees included, as "schedule"; GET /v1/plans/{id}
+     * nests that answer under "result". */
+    json_t *res = json_object_get(root, "result");
+    if ((steps = json_object_get(root, "schedule")) != NULL) {
+      key_path = ".schedule";
+    } else if (json_is_object(res) && (steps = json_object_get(res, "schedule")) != NULL) {
+      key_path = ".result.schedule";
+    } else {
+      return mp_error_set(err, MP_EINVAL, base,
+                          "missing field 'steps' (a schedule document, or a plan answer with "
+                          "its 'schedule')");
+    }
+  }
   if (!json_is_array(steps))
-    return mp__path_err(err, MP_EINVAL, base, ".steps", "%s", "steps must be an array");
+    return mp__path_err(err, MP_EINVAL, base, key_path, "%s must be an array", key_path + 1);
 
   s = mp_schedule_new();
   if (s == NULL) return mp_error_set(err, MP_ENOMEM, "", "out of memory");
@@ -74,7 +88,7 @@ int mp_schedule_from_json(const mp_graph_t *g, json_t *root, const char *base,
     long v;
     int rc;
 
-    snprintf(sfx, sizeof(sfx), ".steps[%zu]", i);
+    snprintf(sfx, sizeof(sfx), "%s[%zu]", key_path, i);
     if (!json_is_object(st)) {
       rc = mp__path_err(err, MP_EINVAL, base, sfx, "%s",
                         "a step must be an object {\"op\": ..., \"node\": ...}");
@@ -97,7 +111,7 @@ int mp_schedule_from_json(const mp_graph_t *g, json_t *root, const char *base,
       rc = mp__path_err(err, MP_EINVAL, base, sfx, "%s", "missing field 'node'");
       goto fail;
     }
-    snprintf(sfx, sizeof(sfx), ".steps[%zu].op", i);
+    snprintf(sfx, sizeof(sfx), "%s[%zu].op", key_path, i);
     if (!json_is_string(jop)) {
       rc = mp__path_err(err, MP_EINVAL, base, sfx, "%s",
                         "op must be a string: compute, recompute, free, backward, swap_out, "
@@ -116,7 +130,7 @@ int mp_schedule_from_json(const mp_graph_t *g, json_t *root, const char *base,
                         "explicit free in an auto_free schedule (the simulator inserts frees)");
       goto fail;
     }
-    snprintf(sfx, sizeof(sfx), ".steps[%zu].node", i);
+    snprintf(sfx, sizeof(sfx), "%s[%zu].node", key_path, i);
     if (!json_is_string(jnode)) {
       rc = mp__path_err(err, MP_EINVAL, base, sfx, "%s", "node must be a string (a node id)");
       goto fail;

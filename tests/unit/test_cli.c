@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "suites.h"
 #include "test_util.h"
@@ -104,6 +105,47 @@ START_TEST(test_simulate) {
   for (i = 0; i < 11; i++) ck_assert_int_eq(json_integer_value(json_array_get(tl, i)), expect[i]);
   ck_assert_str_eq(json_string_value(json_array_get(json_object_get(o, "recomputed"), 0)), "a");
   json_decref(o);
+}
+END_TEST
+
+/* `plan`'s own answer is a schedule `simulate` reads (the README's example),
+ * and so is the daemon's GET answer, whose plan sits under "result": the
+ * re-simulated peak and times are the plan's. */
+START_TEST(test_simulate_plan_answer) {
+  json_t *p, *o, *wrapped;
+  char path[] = "/tmp/memplan-plan-XXXXXX", path2[] = "/tmp/memplan-get-XXXXXX", cmd[512];
+  char *text = NULL;
+  int fd;
+  snprintf(cmd, sizeof(cmd), "%s plan tests/graphs/cg_resnet50.txt --budget 2GiB --solver hybrid",
+           mp_test_cli());
+  ck_assert_int_eq(mp_test_run(cmd, &text), 0);
+  ck_assert_int_ge(fd = mkstemp(path), 0);
+  close(fd);
+  mp_test_write_file(path, text);
+  p = json_loads(text, 0, NULL);
+  ck_assert_ptr_nonnull(p);
+  free(text);
+  snprintf(cmd, sizeof(cmd), "simulate tests/graphs/cg_resnet50.txt %s", path);
+  ck_assert_int_eq(run(cmd, &o), 0);
+  ck_assert_int_eq(jint(o, "peak_bytes"), jint(p, "peak_bytes"));
+  ck_assert_int_eq(jint(o, "host_peak_bytes"), jint(p, "host_peak_bytes"));
+  ck_assert_double_eq(jnum(json_object_get(o, "time"), "total"),
+                      jnum(json_object_get(p, "time"), "total"));
+  json_decref(o);
+  wrapped = json_pack("{s:s, s:O}", "status", "done", "result", p);
+  ck_assert_int_ge(fd = mkstemp(path2), 0);
+  close(fd);
+  text = json_dumps(wrapped, 0);
+  mp_test_write_file(path2, text);
+  free(text);
+  snprintf(cmd, sizeof(cmd), "simulate tests/graphs/cg_resnet50.txt %s", path2);
+  ck_assert_int_eq(run(cmd, &o), 0);
+  ck_assert_int_eq(jint(o, "peak_bytes"), jint(p, "peak_bytes"));
+  json_decref(o);
+  json_decref(wrapped);
+  json_decref(p);
+  unlink(path);
+  unlink(path2);
 }
 END_TEST
 
@@ -248,6 +290,7 @@ Suite *suite_cli(void) {
   tcase_add_test(tc, test_inspect_tiny);
   tcase_add_test(tc, test_inspect_shipped);
   tcase_add_test(tc, test_simulate);
+  tcase_add_test(tc, test_simulate_plan_answer);
   tcase_add_test(tc, test_plan_none);
   tcase_add_test(tc, test_errors_and_usage);
   tcase_add_test(tc, test_convert_roundtrip);
