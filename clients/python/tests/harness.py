@@ -91,11 +91,9 @@ class Daemon:
         t0 = time.monotonic()
         while self.url is None:
             if self.proc.poll() is not None:
-                self.stop()
-                raise RuntimeError("memplan-server exited during start-up (%s)" % " ".join(argv))
+                raise RuntimeError("memplan-server exited during start-up: %s" % self.stop())
             if time.monotonic() - t0 > 30:
-                self.stop()
-                raise RuntimeError("memplan-server did not become healthy")
+                raise RuntimeError("memplan-server did not become healthy: %s" % self.stop())
             self.url = self._healthy(portfile)
             if self.url is None:
                 time.sleep(0.02)
@@ -131,7 +129,9 @@ class Daemon:
         return total
 
     def stop(self):
-        """SIGTERM, reap (SIGKILL after 60 s), remove the temp dir."""
+        """SIGTERM, reap (SIGKILL after 60 s), remove the temp dir. Returns
+        a complaint ("" when none): an unclean exit, which under the
+        sanitizers also means a leak, or a sanitizer report on stderr."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
@@ -140,7 +140,14 @@ class Daemon:
                 self.proc.kill()
                 self.proc.wait()
         self._stderr.close()
+        with open(self._stderr.name, "rb") as f:
+            err = f.read().decode("utf-8", "replace")
         shutil.rmtree(self.dir, ignore_errors=True)
+        if "Sanitizer" in err or "runtime error" in err:
+            return "memplan-server reported:\n" + err
+        if self.proc.returncode != 0:
+            return "memplan-server exited with %d:\n%s" % (self.proc.returncode, err)
+        return ""
 
 
 class DaemonTestCase(summary.SummarisedTestCase):
@@ -159,7 +166,9 @@ class DaemonTestCase(summary.SummarisedTestCase):
 
     @classmethod
     def tearDownClass(cls):
-        cls.daemon.stop()
+        complaint = cls.daemon.stop()
         super().tearDownClass()
+        if complaint:
+            raise AssertionError(complaint)
 
 
