@@ -4,6 +4,8 @@
 OPTIMIZATION ?= -O2
 CC ?= cc
 B ?= build
+# The Debian interpreter (with python3-torch); not whatever `python3` is first on PATH.
+PYTHON ?= /usr/bin/python3
 # `make V=1` shows the full compiler lines.
 ifeq ($(V),1)
 Q :=
@@ -46,7 +48,7 @@ TESTS := $(B)/check_all
 BENCH := $(B)/bench_planner
 SRV   := $(B)/memplan-server
 
-.PHONY: all deps run test test-only asan bench fuzz clean
+.PHONY: all deps run test test-only test-python asan bench fuzz clean
 
 all: $(LIBA) $(CLI) $(SRV)
 
@@ -98,12 +100,20 @@ $(BENCH): $(BENCH_SRC:%.c=$(B)/%.o) $(LIBA)
 	$(Q)$(CC) $(FINAL_LDFLAGS) -o $@ $(BENCH_SRC:%.c=$(B)/%.o) $(LIBA) $(LIBS)
 
 # The whole suite: unit tests, data-driven cases, shipped graphs, CLI checks
-# and the malformed-input sweep all run inside one Check runner (one summary).
+# and the malformed-input sweep all run inside one Check runner (one summary),
+# then the Python package's tests against the real daemon (test-python).
 test: deps
 	@$(MAKE) --no-print-directory test-only
 
 test-only: $(LIBA) $(CLI) $(SRV) $(TESTS)
 	MEMPLAN_CLI=$(CURDIR)/$(CLI) MEMPLAN_SERVER=$(CURDIR)/$(SRV) ./$(TESTS)
+	@$(MAKE) --no-print-directory test-python
+
+# clients/python/tests (stdlib unittest) start the built daemon themselves
+# and end with one summary line.
+test-python: $(CLI) $(SRV)
+	MEMPLAN_CLI=$(CURDIR)/$(CLI) MEMPLAN_SERVER=$(CURDIR)/$(SRV) PYTHONPATH=$(CURDIR)/clients/python \
+	  $(PYTHON) -m unittest discover -s clients/python/tests -v
 
 # Sanitizer build in its own tree; the same runner under ASan+UBSan, which
 # runs the planner 2-4x slower: Check's per-test timeouts are scaled to match.

@@ -1,0 +1,73 @@
+"""Turning what a Python caller holds into the daemon's request fields.
+
+A graph goes out as ``graph`` (a native or node-link JSON object, or
+Kusumoto text as a JSON string) or, when it is a graph hash, as
+``graph_hash``. Budgets go out as the daemon takes them: integers of bytes or
+strings such as "2GiB", which the daemon parses itself so that units mean
+the same as on its command line; only integer-like objects (numpy integers,
+integral floats) are turned into plain ints here. Everything else is left to
+the daemon, whose error names the field at fault.
+"""
+
+import json
+import os
+import re
+
+_HASH = re.compile(r"[0-9a-f]{64}")
+
+
+def is_graph_hash(value):
+    """Is ``value`` a graph hash (64 lowercase hexadecimal digits)?"""
+    return isinstance(value, str) and _HASH.fullmatch(value) is not None
+
+
+def _from_text(text):
+    """JSON text becomes its object; anything else is Kusumoto text."""
+    if text.lstrip().startswith("{"):
+        return json.loads(text)
+    return text
+
+
+def _read(path):
+    with open(path, "r", encoding="utf-8") as f:
+        return _from_text(f.read())
+
+
+def graph_fields(graph):
+    """The request fields naming ``graph``: {"graph": ...} or {"graph_hash": ...}.
+
+    ``graph`` is a dict (native memplan.graph/1 or networkx node-link), a
+    graph hash, Kusumoto or JSON text (str or bytes), or a file holding one
+    (an os.PathLike, or a str of one line naming an existing file).
+    """
+    if isinstance(graph, dict):
+        return {"graph": graph}
+    if isinstance(graph, (bytes, bytearray)):
+        graph = bytes(graph).decode("utf-8")
+    if isinstance(graph, str):
+        if is_graph_hash(graph):
+            return {"graph_hash": graph}
+        if "\n" not in graph and os.path.isfile(graph):
+            return {"graph": _read(graph)}
+        return {"graph": _from_text(graph)}
+    if isinstance(graph, os.PathLike):
+        return {"graph": _read(graph)}
+    raise TypeError("graph must be a dict, a graph hash, graph text or a path, not %s" % type(graph).__name__)
+
+
+def budget_value(budget):
+    """A budget as JSON: bytes as an int, or the caller's string ("2GiB")."""
+    if isinstance(budget, (str, bool)):
+        return budget
+    if isinstance(budget, float) and budget.is_integer():
+        return int(budget)
+    if hasattr(budget, "__index__"):
+        return budget.__index__()
+    return budget
+
+
+def budget_list(budgets):
+    """One budget or an iterable of them, as a JSON list."""
+    if isinstance(budgets, (str, bytes, int, float)) or hasattr(budgets, "__index__"):
+        return [budget_value(budgets)]
+    return [budget_value(b) for b in budgets]
