@@ -63,7 +63,7 @@ class ClientPlanTest(harness.DaemonTestCase):
         self.assertGreater(res["min_feasible_budget"], GIB)
 
     def test_bad_budget(self):
-        for budget in ("lots", "-3GiB", -1, True, 1e300, "1500m"):
+        for budget in ("lots", "-3GiB", -1, True, "1500m"):
             with self.assertRaises(memplan.MemplanError) as cm:
                 self.client.plan(harness.VGG19, budget)
             e = cm.exception
