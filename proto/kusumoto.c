@@ -1,5 +1,5 @@
 /* kusumoto.c - reader for the plain-text graph format of Kusumoto et al.'s
- * reference solver (ALGORITHMS.md, section 9), producing a planning graph.
+ * reference solver (docs/model.md, "Kusumoto graphs"), producing a planning graph.
  *
  * Layout: a header `N M`; N variable lines `id bytes name`; M function records
  * (the first M/2 forward, the other M/2 their backward mirrors), each made of a
@@ -434,7 +434,7 @@ static int mp__parse_record(mp__ku_t *p, uint64_t r) {
     int out_r = mp__retains(attrs, "_output_indexes_to_retain");
     int in_r = mp__retains(attrs, "_input_indexes_to_retain");
     f.bwd_reads = out_r ? (in_r ? MP_BWD_READS_BOTH : MP_BWD_READS_OUTPUT) : MP_BWD_READS_INPUTS;
-    /* Section 6's reference time convention. */
+    /* The reference's time convention (docs/model.md). */
     f.time = (f.type_len >= 4 && memcmp(f.type, "Conv", 4) == 0) ? 10.0 : 1.0;
     /* Re-running a random op (dropout) gives a different result. */
     f.recompute = !(f.type_len >= 7 && memcmp(f.type, "Dropout", 7) == 0);

@@ -63,7 +63,7 @@ START_TEST(test_inspect_tiny) {
 END_TEST
 
 /* Shipped graphs through the CLI. The no-recomputation peaks are the
- * simulator's; ALGORITHMS.md section 4 quotes the activation part of two of
+ * simulator's; docs/reference-figures.md quotes the activation part of two of
  * them (VGG19 2.13 GB, ResNet50 3.47 GB), which these reproduce. */
 START_TEST(test_inspect_shipped) {
   json_t *o;

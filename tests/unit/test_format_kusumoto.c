@@ -84,7 +84,7 @@ START_TEST(test_vgg19) {
   ck_assert_uint_eq(g->activation_bytes, 4004508676ULL);
   ck_assert_uint_eq(g->const_bytes, 593936672ULL);
   ck_assert_uint_eq(g->param_bytes, 0);
-  ck_assert_double_eq(g->fwd_time, 190); /* ALGORITHMS.md section 10 */
+  ck_assert_double_eq(g->fwd_time, 190); /* docs/reference-figures.md */
   ck_assert_uint_eq(g->n_edges, 85);
   ck_assert_uint_eq(c.by_reads[MP_BWD_READS_INPUTS], 23);
   ck_assert_uint_eq(c.by_reads[MP_BWD_READS_OUTPUT], 18); /* the 18 ReLUs */
@@ -132,7 +132,7 @@ START_TEST(test_resnet50) {
   ck_assert_uint_eq(c.inputs, 2);
   ck_assert_uint_eq(g->activation_bytes, 4605604868ULL);
   ck_assert_uint_eq(g->const_bytes, 121496096ULL);
-  ck_assert_double_eq(g->fwd_time, 653); /* ALGORITHMS.md section 10 */
+  ck_assert_double_eq(g->fwd_time, 653); /* docs/reference-figures.md */
   ck_assert_uint_eq(g->n_edges, 355);
   ck_assert_uint_eq(c.by_reads[MP_BWD_READS_INPUTS], 125);
   ck_assert_uint_eq(c.by_reads[MP_BWD_READS_OUTPUT], 49);

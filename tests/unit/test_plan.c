@@ -3,8 +3,8 @@
  *
  * - On every shipped graph, at budgets swept from the cheap lower bound to
  *   above the no-recomputation peak, the schedule built from a DP strategy
- *   simulates to a peak no higher than the DP's model peak (ALGORITHMS.md
- *   section 3): a counterexample is a bug in the model or in the schedule.
+ *   simulates to a peak no higher than the DP's model peak (docs/model.md,
+ *   "The DP's memory model"): a counterexample is a bug in the model or in the schedule.
  * - mp_plan's reported figures are the simulator's: replaying the returned
  *   schedule gives the same peak and times, and a feasible plan fits.
  */

@@ -3,7 +3,7 @@
  * brute force over every chain of lower sets on random DAGs, exact <= approx,
  * the frontier against direct solves, the fallback and cancellation paths,
  * multi-budget sessions, the tuning variants (every search path gives the
- * same answer), and the reference figures of ALGORITHMS.md section 10. */
+ * same answer), and the reference figures of docs/reference-figures.md. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -1502,7 +1502,7 @@ START_TEST(test_threads_agree_shipped) {
 }
 END_TEST
 
-/* ---- ALGORITHMS.md section 10 ------------------------------------------------ */
+/* ---- docs/reference-figures.md ----------------------------------------------- */
 
 typedef struct {
   const char *graph;
