@@ -20,6 +20,7 @@
 #include "metrics.h"
 #include "plan_json.h"
 #include "store.h"
+#include "util.h"
 
 /* Why a running solver was asked to stop (job->stop). */
 enum { SRV__RUN = 0, SRV__STOP_CANCEL = 1, SRV__STOP_DEADLINE = 2, SRV__STOP_SHUTDOWN = 3 };

@@ -22,6 +22,7 @@
 #include "metrics.h"
 #include "request_json.h"
 #include "store.h"
+#include "util.h"
 
 /* The dashboard page, embedded by server/dashboard_asset.S. */
 extern const char srv_dashboard_html[];

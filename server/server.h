@@ -73,15 +73,6 @@ typedef struct srv_server_s {
   double start_ms;         /* wall clock at start, for uptime */
 } srv_server_t;
 
-/* Wall-clock milliseconds since the epoch, and a monotonic clock. */
-double srv_now_ms(void);
-double srv_mono_ms(void);
-
-/* Write the n bytes of raw as 2*n lowercase hex digits plus a NUL. */
-void srv_hex(const unsigned char *raw, size_t n, char *out);
-/* Fill buf with 2*nbytes lowercase hex digits of randomness (plus NUL). */
-void srv_random_hex(char *buf, size_t nbytes);
-
 /* Print the route table as JSON ([{"method","path"}]), for --routes. */
 void srv_routes_print(FILE *f);
 
