@@ -38,7 +38,8 @@ enum {
   SRV_EDRAINING = -4,  /* shutting down: no new work */
   SRV_ESTORE = -5,     /* the durable store failed */
   SRV_ECONFLICT = -6,  /* the state does not allow it (cancel a finished job) */
-  SRV_EINVAL = -7
+  SRV_EINVAL = -7,
+  SRV_EBADRESULT = -8  /* a result or frontier kept earlier does not read back */
 };
 
 struct MHD_Daemon;
