@@ -7,8 +7,10 @@
 #ifndef SRV_GRAPHS_H
 #define SRV_GRAPHS_H
 
+#include <jansson.h>
 #include <stddef.h>
 
+#include "error.h"
 #include "graph.h"
 #include "server.h"
 
@@ -20,5 +22,16 @@ int srv_graphs_known(srv_server_t *s, const char *hash);
  * store does not hold `hash` yet, for the caller to store with its job row;
  * *json NULL when it does (it is not rendered again). 0 or SRV_ENOMEM. */
 int srv_graphs_render_new(srv_server_t *s, const mp_graph_t *g, const char *hash, char **json, size_t *len);
+
+/* Store `g` under `hash` unless the store holds it already, so that a
+ * worker can reload it and later requests can name it. 0, or SRV_ENOMEM
+ * when it could not be rendered (a failed write is the store's to log). */
+int srv_graphs_keep(srv_server_t *s, const mp_graph_t *g, const char *hash);
+
+/* The figures of `memplan inspect` for a stored graph, with its
+ * "graph_hash": 0 with *out (a new reference); SRV_ESTORE when the stored
+ * graph cannot be read; SRV_EINVAL when it cannot be measured (err says
+ * why); SRV_ENOMEM. */
+int srv_graphs_stats(srv_server_t *s, const char *hash, json_t **out, mp_error_t *err);
 
 #endif

@@ -1,8 +1,11 @@
 /* routes.c - the API: the route table and one handler per route.
  *
- * Handlers run on libmicrohttpd's threads. They parse and validate, talk to
- * jobs.c and the store, and either answer at once or park the connection
- * (srv_suspend) with a function that answers when it resumes. Every 4xx
+ * Handlers run on libmicrohttpd's threads. Each parses and validates the
+ * request (a graph named by hash must be one the store holds), makes one
+ * call to a service (plans.c, frontiers.c, graphs.c), and answers with
+ * what it returns, or parks the connection (srv_suspend) with a function
+ * that answers when the job it waits for is over. They choose the status
+ * codes, headers and error bodies; the services never see HTTP. Every 4xx
  * carries {"error": {"code", "message", "path"}}, the path naming the field
  * at fault in the request ("$.graph.nodes[3].bytes", "$.budget") or the
  * query parameter ("?limit"). */
@@ -14,10 +17,8 @@
 
 #include "cache.h"
 #include "formats.h"
-#include "frontier.h"
-#include "graph_stats_json.h"
+#include "frontiers.h"
 #include "graphs.h"
-#include "json_util.h"
 #include "metrics.h"
 #include "plans.h"
 #include "request_json.h"
@@ -351,115 +352,17 @@ static enum MHD_Result srv__plans_list(srv_req_t *r) {
 
 /* ---- frontiers and fit ---- */
 
-typedef struct {
-  char key[256];
-  char graph_hash[65];
-  uint64_t *budgets;  /* NULL for the frontier route */
-  size_t n_budgets;
-  const char *cache;
-} srv__frontier_ctx_t;
-
-static void srv__frontier_ctx_free(void *p) {
-  srv__frontier_ctx_t *c = p;
-  if (c == NULL) return;
-  free(c->budgets);
-  free(c);
-}
-
-/* Answer a fit from the frontier text: for each budget, the point that
- * applies (mp_frontier_lookup over the cached curve). */
-static enum MHD_Result srv__fit_answer(srv_req_t *r, srv__frontier_ctx_t *c, const char *text, size_t len) {
-  json_t *fr = json_loadb(text, len, 0, NULL), *pts, *out, *arr, *pt;
-  mp_frontier_t f;
-  size_t i;
-  if (fr == NULL || !json_is_array(pts = json_object_get(fr, "points"))) {
-    json_decref(fr);
-    return srv_respond_error(r, 500, "internal", "", "the frontier is unreadable");
-  }
-  memset(&f, 0, sizeof(f));
-  f.n_points = json_array_size(pts);
-  f.points = calloc(f.n_points ? f.n_points : 1, sizeof(*f.points));
-  out = json_object();
-  arr = json_array();
-  if (f.points == NULL || out == NULL || arr == NULL) {
-    free(f.points);
-    json_decref(out);
-    json_decref(arr);
-    json_decref(fr);
-    return srv_respond_error(r, 500, "internal", "", "out of memory");
-  }
-  /* A migration frontier (it carries its device) costs extra time, not
-   * only recomputation. */
-  f.migrate = json_is_object(json_object_get(fr, "device"));
-  json_array_foreach(pts, i, pt) {
-    json_t *b = json_object_get(pt, "budget");
-    f.points[i].budget = json_is_integer(b) ? (uint64_t)json_integer_value(b) : (uint64_t)json_number_value(b);
-    f.points[i].recompute = json_number_value(json_object_get(pt, "recompute"));
-    f.points[i].overhead_pct = json_number_value(json_object_get(pt, "overhead_pct"));
-    f.points[i].extra_time = json_number_value(json_object_get(pt, "extra_time"));
-    f.points[i].stall = json_number_value(json_object_get(pt, "stall"));
-    b = json_object_get(pt, "host_peak_bytes");
-    f.points[i].host_peak_bytes = json_is_integer(b) ? (uint64_t)json_integer_value(b) : (uint64_t)json_number_value(b);
-  }
-  for (i = 0; i < c->n_budgets; i++) {
-    long k = mp_frontier_lookup(&f, c->budgets[i]);
-    json_t *e = json_object();
-    if (e == NULL) break;
-    mp_json_set(e, "budget", mp_json_u64(c->budgets[i]));
-    mp_json_set(e, "fits", json_boolean(k >= 0));
-    if (k >= 0) {
-      mp_json_set(e, "overhead_pct", mp_json_number(f.points[k].overhead_pct));
-      mp_json_set(e, "recompute", mp_json_number(f.points[k].recompute));
-      /* The point's budget is the memory the plan needs at most: an upper
-       * bound on its simulated peak. */
-      mp_json_set(e, "peak", mp_json_u64(f.points[k].budget));
-      if (f.migrate) {
-        mp_json_set(e, "extra_time", mp_json_number(f.points[k].extra_time));
-        mp_json_set(e, "stall", mp_json_number(f.points[k].stall));
-        mp_json_set(e, "host_peak_bytes", mp_json_u64(f.points[k].host_peak_bytes));
-      }
-    } else if (f.n_points > 0) {
-      mp_json_set(e, "min_budget", mp_json_u64(f.points[0].budget));
-    }
-    json_array_append_new(arr, e);
-  }
-  free(f.points);
-  json_object_set_new(out, "graph_hash", json_string(c->graph_hash));
-  json_object_set(out, "solver", json_object_get(fr, "solver"));
-  json_object_set(out, "solver_used", json_object_get(fr, "solver_used"));
-  json_object_set(out, "exact", json_object_get(fr, "exact"));
-  json_object_set(out, "peak_no_recompute", json_object_get(fr, "peak_no_recompute"));
-  if (f.migrate) json_object_set(out, "device", json_object_get(fr, "device"));
-  json_object_set_new(out, "cache", json_string(c->cache));
-  json_object_set_new(out, "budgets", arr);
-  json_decref(fr);
-  return srv_respond_json(r, 200, out);
-}
-
-static enum MHD_Result srv__frontier_answer(srv_req_t *r, srv__frontier_ctx_t *c, char *text, size_t len) {
-  enum MHD_Result ret;
-  if (c->budgets) {
-    ret = srv__fit_answer(r, c, text, len);
-    free(text);
-    return ret;
-  }
-  {
-    json_t *fr = json_loadb(text, len, 0, NULL);
-    free(text);
-    if (fr == NULL) return srv_respond_error(r, 500, "internal", "", "the frontier is unreadable");
-    json_object_set_new(fr, "cache", json_string(c->cache));
-    return srv_respond_json(r, 200, fr);
-  }
+/* The answer to a frontier service's failure. */
+static enum MHD_Result srv__frontier_failed(srv_req_t *r, int rc) {
+  return srv__failed(r, rc, "the frontier is unreadable");
 }
 
 static enum MHD_Result srv__frontier_resumed(srv_req_t *r) {
-  srv__frontier_ctx_t *c = r->ctx;
   srv_job_snapshot_t snap;
-  char *text = NULL;
-  size_t len;
-  srv_job_snapshot(r->job, &snap);
-  if (snap.status == SRV_JOB_DONE && srv_jobs_result(r->srv->jobs, c->key, &text, &len, NULL) == 0)
-    return srv__frontier_answer(r, c, text, len);
+  json_t *answer;
+  int rc = srv_frontiers_finish(r->srv, r->ctx, r->job, &snap, &answer);
+  if (rc == 0) return srv_respond_json(r, 200, answer);
+  if (rc != SRV_ENOTFOUND) return srv__frontier_failed(r, rc);
   if (snap.status == SRV_JOB_FAILED) {
     if (strcmp(snap.err_code, "deadline_exceeded") == 0)
       return srv_respond_error(r, 504, snap.err_code, "", "%s", snap.err_msg);
@@ -469,100 +372,58 @@ static enum MHD_Result srv__frontier_resumed(srv_req_t *r) {
                                "the frontier is not ready yet (the server may be shutting down)");
 }
 
-/* Shared by /v1/fit and the frontier route: answer from the cache or park
- * the request on the frontier computation of (c->graph_hash, solver, swap,
- * device). Takes *g. */
-static enum MHD_Result srv__frontier_run(srv_req_t *r, srv__frontier_ctx_t *c, mp_solver_t solver, int swap,
-                                         const mp_device_t *device, mp_graph_t **g) {
-  char *text = NULL;
-  size_t len = 0;
-  srv_job_t *job = NULL;
-  srv_plan_params_t p;
+/* Shared by /v1/fit and the frontier route: answer q at once, or park the
+ * request until its frontier is computed. *g: see srv_frontiers_get. */
+static enum MHD_Result srv__frontier_run(srv_req_t *r, const srv_frontier_query_t *q, mp_graph_t **g) {
+  srv_frontier_outcome_t o;
   enum MHD_Result ret;
-  int rc;
-
-  memset(&p, 0, sizeof(p));
-  memcpy(p.graph_hash, c->graph_hash, 65);
-  p.solver = solver;
-  p.swap = swap;
-  if (device)
-    p.device = *device;
-  else
-    mp_device_init(&p.device);
-  srv_jobs_frontier_key(&p, c->key);
-  memcpy(r->graph_hash, c->graph_hash, 65);
-  rc = srv_jobs_submit_frontier(r->srv->jobs, &p, c->key, g, &job, &text, &len);
-  if (rc < 0) {
-    srv__frontier_ctx_free(c);
-    return srv__failed(r, rc, NULL);
-  }
-  r->ctx = c;
-  r->ctx_free = srv__frontier_ctx_free;
-  if (rc == SRV_SUBMIT_CACHED) {
-    c->cache = r->cache = "hit";
-    return srv__frontier_answer(r, c, text, len);
-  }
-  c->cache = r->cache = rc == SRV_SUBMIT_JOINED ? "joined" : "miss";
+  int rc = srv_frontiers_get(r->srv, q, g, &o);
+  r->cache = o.cache;
+  if (rc < 0) return srv__frontier_failed(r, rc);
+  if (rc == SRV_SUBMIT_CACHED) return srv_respond_json(r, 200, o.answer);
+  r->ctx = o.pending;
+  r->ctx_free = srv_frontier_free;
   /* The worker stops the computation at --plan-timeout; wait a little
    * longer so the client hears the reason rather than a timeout. */
-  ret = srv_suspend(r, job, r->srv->cfg.plan_timeout_s + 5, srv__frontier_resumed);
-  srv_job_unref(job);
+  ret = srv_suspend(r, o.job, r->srv->cfg.plan_timeout_s + 5, srv__frontier_resumed);
+  srv_job_unref(o.job);
   return ret;
 }
 
 static enum MHD_Result srv__fit(srv_req_t *r) {
-  srv_server_t *s = r->srv;
   enum MHD_Result ret = MHD_NO;
   mp_fit_request_t req;
+  srv_frontier_query_t q;
   mp_error_t err;
   json_t *root;
   mp_graph_t *g = NULL;
-  srv__frontier_ctx_t *c;
-  char hash[65];
 
   if ((root = srv__body_json(r, &ret)) == NULL) return ret;
   mp_error_clear(&err);
-  if (mp_fit_request_parse(root, s->cfg.max_budgets, &req, &err) != 0) {
+  if (mp_fit_request_parse(root, r->srv->cfg.max_budgets, &req, &err) != 0) {
     ret = srv_respond_error(r, err.code == MP_ELIMIT ? 413 : 400, "invalid_request", err.path, "%s", err.message);
     json_decref(root);
     return ret;
   }
-  if (srv__request_graph(r, req.graph, req.graph_hash, &g, hash, &ret) != 0) {
+  memset(&q, 0, sizeof(q));
+  if (srv__request_graph(r, req.graph, req.graph_hash, &g, q.graph_hash, &ret) != 0) {
     mp_fit_request_free(&req);
     json_decref(root);
     return ret;
   }
-  if (g) {
-    char *canon = NULL;
-    size_t canon_len = 0;
-    /* The worker may need to reload it; and graph_hash works next time.
-     * A graph the store has already is not rendered again. */
-    if (srv_graphs_render_new(s, g, hash, &canon, &canon_len) != 0) {
-      mp_graph_free(g);
-      mp_fit_request_free(&req);
-      json_decref(root);
-      return srv_respond_error(r, 500, "internal", "", "out of memory");
-    }
-    if (canon) srv_store_put_graph(s->store, hash, canon, canon_len, g->n_nodes);
-    free(canon);
-  }
   json_decref(root);
-  c = calloc(1, sizeof(*c));
-  if (c == NULL) {
-    mp_graph_free(g);
-    mp_fit_request_free(&req);
-    return srv_respond_error(r, 500, "internal", "", "out of memory");
-  }
-  memcpy(c->graph_hash, hash, 65);
-  c->budgets = req.budgets; /* taken over */
-  c->n_budgets = req.n_budgets;
-  ret = srv__frontier_run(r, c, req.solver, req.swap, &req.device, &g);
+  q.solver = req.solver;
+  q.swap = req.swap;
+  q.device = &req.device;
+  q.budgets = req.budgets; /* taken over */
+  q.n_budgets = req.n_budgets;
+  ret = srv__frontier_run(r, &q, &g);
   mp_graph_free(g);
   return ret;
 }
 
 static int srv__hash_param(srv_req_t *r, enum MHD_Result *ret) {
-  if (!mp_is_graph_hash(r->params[0]) || !srv_store_has_graph(r->srv->store, r->params[0])) {
+  if (!mp_is_graph_hash(r->params[0]) || !srv_graphs_known(r->srv, r->params[0])) {
     *ret = srv_respond_error(r, 404, "not_found", "$.hash", "no graph with hash %.64s", r->params[0]);
     return -1;
   }
@@ -573,42 +434,31 @@ static int srv__hash_param(srv_req_t *r, enum MHD_Result *ret) {
 static enum MHD_Result srv__graph_frontier(srv_req_t *r) {
   enum MHD_Result ret;
   const char *sv = srv_req_arg(r, "solver");
-  mp_solver_t solver = MP_SOLVER_AUTO;
-  srv__frontier_ctx_t *c;
+  srv_frontier_query_t q;
   if (srv__hash_param(r, &ret) != 0) return ret;
-  if (sv && (mp_solver_parse(sv, &solver) != 0 || solver == MP_SOLVER_NONE))
+  memset(&q, 0, sizeof(q));
+  q.solver = MP_SOLVER_AUTO;
+  if (sv && (mp_solver_parse(sv, &q.solver) != 0 || q.solver == MP_SOLVER_NONE))
     return srv_respond_error(r, 400, "invalid_query", "?solver",
                              "solver must be auto, exact, approx, memonger, sqrt, swap, hybrid or layrub");
-  c = calloc(1, sizeof(*c));
-  if (c == NULL) return srv_respond_error(r, 500, "internal", "", "out of memory");
-  memcpy(c->graph_hash, r->params[0], 65);
+  memcpy(q.graph_hash, r->params[0], 65);
   /* the swap solvers under the default device; POST /v1/fit takes a device */
-  return srv__frontier_run(r, c, solver, mp_solver_swaps(solver), NULL, NULL);
+  q.swap = mp_solver_swaps(q.solver);
+  return srv__frontier_run(r, &q, NULL);
 }
 
 /* GET /v1/graphs/{hash}: the statistics of `memplan inspect`. */
 static enum MHD_Result srv__graph_get(srv_req_t *r) {
   enum MHD_Result ret;
-  char *text = NULL;
-  size_t len;
-  mp_graph_t *g = NULL;
   mp_error_t err;
-  json_t *o = NULL;
+  json_t *o;
   int rc;
   if (srv__hash_param(r, &ret) != 0) return ret;
-  if (srv_store_get_graph(r->srv->store, r->params[0], &text, &len) != 0 ||
-      mp_graph_load_buffer(text, len, MP_FORMAT_NATIVE, NULL, NULL, &g, NULL, &err) != 0) {
-    free(text);
-    return srv_respond_error(r, 500, "store_failed", "", "the stored graph could not be read");
-  }
-  free(text);
-  rc = mp_graph_stats_json(g, &o, &err);
-  mp_graph_free(g);
-  if (rc != 0) return srv_respond_error(r, 500, "internal", "", "the graph could not be measured: %s", err.message);
-  if (mp_json_set(o, "graph_hash", json_string(r->params[0])) != 0) {
-    json_decref(o);
-    return srv_respond_error(r, 500, "internal", "", "out of memory");
-  }
+  rc = srv_graphs_stats(r->srv, r->params[0], &o, &err);
+  if (rc == SRV_ESTORE) return srv_respond_error(r, 500, "store_failed", "", "the stored graph could not be read");
+  if (rc == SRV_EINVAL)
+    return srv_respond_error(r, 500, "internal", "", "the graph could not be measured: %s", err.message);
+  if (rc != 0) return srv_respond_error(r, 500, "internal", "", "out of memory");
   return srv_respond_json(r, 200, o);
 }
 
