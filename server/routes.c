@@ -2,28 +2,25 @@
  *
  * Handlers run on libmicrohttpd's threads. Each parses and validates the
  * request (a graph named by hash must be one the store holds), makes one
- * call to a service (plans.c, frontiers.c, graphs.c), and answers with
- * what it returns, or parks the connection (srv_suspend) with a function
- * that answers when the job it waits for is over. They choose the status
- * codes, headers and error bodies; the services never see HTTP. Every 4xx
- * carries {"error": {"code", "message", "path"}}, the path naming the field
- * at fault in the request ("$.graph.nodes[3].bytes", "$.budget") or the
- * query parameter ("?limit"). */
+ * call to a service (plans.c, frontiers.c, graphs.c, status.c), and
+ * answers with what it returns, or parks the connection (srv_suspend) with
+ * a function that answers when the job it waits for is over. Handlers
+ * choose the status codes, headers and error bodies; the services never
+ * see HTTP. Every 4xx carries {"error": {"code", "message", "path"}}, the
+ * path naming the field at fault in the request ("$.graph.nodes[3].bytes",
+ * "$.budget") or the query parameter ("?limit"). */
 #include "routes.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache.h"
 #include "formats.h"
 #include "frontiers.h"
 #include "graphs.h"
-#include "metrics.h"
 #include "plans.h"
 #include "request_json.h"
-#include "store.h"
-#include "util.h"
+#include "status.h"
 
 /* The dashboard page, embedded by server/dashboard_asset.S. */
 extern const char srv_dashboard_html[];
@@ -469,54 +466,21 @@ static enum MHD_Result srv__healthz(srv_req_t *r) {
 }
 
 static enum MHD_Result srv__readyz(srv_req_t *r) {
-  uint64_t q, cap, run, w;
-  srv_jobs_stats(r->srv->jobs, &q, &cap, &run, &w);
-  if (atomic_load(&r->srv->draining))
-    return srv_respond_json(r, 503, json_pack("{s:s}", "status", "draining"));
-  if (q >= cap) return srv_respond_json(r, 503, json_pack("{s:s}", "status", "queue_full"));
-  return srv_respond_json(r, 200, json_pack("{s:s}", "status", "ready"));
-}
-
-static void srv__gauges(srv_server_t *s, srv_gauges_t *g) {
-  memset(g, 0, sizeof(*g));
-  srv_jobs_stats(s->jobs, &g->queue_depth, &g->queue_capacity, &g->running, &g->workers);
-  srv_cache_stats(s->cache, &g->cache_entries, &g->cache_bytes, &g->cache_max_bytes);
-  g->draining = atomic_load(&s->draining);
-  g->uptime_s = (srv_now_ms() - s->start_ms) / 1000.0;
+  const char *st = srv_status_readiness(r->srv);
+  return srv_respond_json(r, strcmp(st, "ready") == 0 ? 200 : 503, json_pack("{s:s}", "status", st));
 }
 
 static enum MHD_Result srv__metrics(srv_req_t *r) {
-  srv_gauges_t g;
   size_t len;
-  char *text;
+  char *text = srv_status_metrics(r->srv, &len);
   enum MHD_Result ret;
-  srv__gauges(r->srv, &g);
-  text = srv_metrics_render(r->srv->metrics, &g, &len);
   if (text == NULL) return srv_respond_error(r, 500, "internal", "", "out of memory");
   ret = srv_respond_bytes(r, 200, "text/plain; version=0.0.4; charset=utf-8", text, len, NULL, NULL);
   free(text);
   return ret;
 }
 
-static enum MHD_Result srv__status(srv_req_t *r) {
-  srv_server_t *s = r->srv;
-  srv_gauges_t g;
-  uint64_t hits, misses, counts[5];
-  srv__gauges(s, &g);
-  srv_metrics_cache_counts(s->metrics, &hits, &misses);
-  srv_store_count_status(s->store, counts);
-  return srv_respond_json(
-      r, 200,
-      json_pack("{s:s,s:f,s:I,s:I,s:I,s:I,s:b,s:{s:I,s:I,s:I,s:I,s:I},s:{s:I,s:I,s:I,s:I,s:I}}", "version",
-                SRV_VERSION, "uptime_s", g.uptime_s, "workers", (json_int_t)g.workers, "running",
-                (json_int_t)g.running, "queue_depth", (json_int_t)g.queue_depth, "queue_capacity",
-                (json_int_t)g.queue_capacity, "draining", g.draining, "cache", "entries",
-                (json_int_t)g.cache_entries, "bytes", (json_int_t)g.cache_bytes, "max_bytes",
-                (json_int_t)(g.cache_max_bytes & INT64_MAX), "hits", (json_int_t)hits, "misses",
-                (json_int_t)misses, "plans", "queued", (json_int_t)counts[0], "running", (json_int_t)counts[1],
-                "done", (json_int_t)counts[2], "failed", (json_int_t)counts[3], "cancelled",
-                (json_int_t)counts[4]));
-}
+static enum MHD_Result srv__status(srv_req_t *r) { return srv_respond_json(r, 200, srv_status_json(r->srv)); }
 
 static enum MHD_Result srv__dashboard(srv_req_t *r) {
   return srv_respond_bytes(r, 200, "text/html; charset=utf-8", srv_dashboard_html,
