@@ -10,6 +10,7 @@
 #include "frontier.h"
 #include "graphs.h"
 #include "json_util.h"
+#include "results.h"
 
 struct srv_frontier_s {
   char key[256];
@@ -136,7 +137,7 @@ int srv_frontiers_get(srv_server_t *s, const srv_frontier_query_t *q, mp_graph_t
     p.device = *q->device;
   else
     mp_device_init(&p.device);
-  srv_jobs_frontier_key(&p, c->key);
+  srv_keys_frontier(&p, c->key);
   rc = srv_jobs_submit_frontier(s->jobs, &p, c->key, graph, &out->job, &text, &len);
   if (rc < 0) {
     srv_frontier_free(c);
@@ -161,7 +162,7 @@ int srv_frontiers_finish(srv_server_t *s, const srv_frontier_t *f, srv_job_t *jo
   int rc;
   *answer = NULL;
   srv_job_snapshot(job, snap);
-  if (snap->status != SRV_JOB_DONE || srv_jobs_result(s->jobs, f->key, &text, &len, NULL) != 0)
+  if (snap->status != SRV_JOB_DONE || srv_results_get(s->cache, s->store, f->key, &text, &len, NULL) != 0)
     return SRV_ENOTFOUND;
   rc = srv__answer(f, text, len, answer);
   free(text);

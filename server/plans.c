@@ -17,6 +17,7 @@
 #include "graphs.h"
 #include "json_util.h"
 #include "metrics.h"
+#include "results.h"
 #include "store.h"
 #include "util.h"
 
@@ -108,7 +109,7 @@ int srv_plans_submit(srv_server_t *s, const srv_plan_params_t *p, mp_graph_t **g
 
   /* A repeated submission is answered from the rendered response kept in
    * the LRU cache: no store, no result parsing, no serialisation. */
-  srv_jobs_plan_key(p, plan_key);
+  srv_keys_plan(p, plan_key);
   snprintf(resp_key, sizeof(resp_key), "resp|%d|%s", p->timeline ? 1 : 0, plan_key);
   if (srv_cache_get_blob(s->cache, resp_key, &sub->blob) == 0) {
     sub->cache = "hit";
@@ -169,7 +170,7 @@ static json_t *srv__plan_view(srv_server_t *s, const char *id, int with_timeline
   if (strcmp(row.status, "done") == 0) {
     char *text = NULL;
     size_t len;
-    if (srv_jobs_result(s->jobs, row.result_key, &text, &len, NULL) == 0) {
+    if (srv_results_get(s->cache, s->store, row.result_key, &text, &len, NULL) == 0) {
       json_t *res = srv__result_json(text, len, with_timeline);
       if (res) json_object_set_new(view, "result", res);
       free(text);

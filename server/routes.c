@@ -223,7 +223,8 @@ static enum MHD_Result srv__plan_accepted(srv_req_t *r, srv_job_t *job, int rc, 
   json_t *o;
   enum MHD_Result ret;
   srv_job_snapshot(job, &snap);
-  if (req->wait_s > 0 && !srv_job_is_final(job)) return srv__wait_plan(r, job, snap.id, req->timeline, 202, req->wait_s);
+  if (req->wait_s > 0 && !srv_job_is_final(job))
+    return srv__wait_plan(r, job, snap.id, req->timeline, 202, req->wait_s);
   if (req->wait_s > 0) return srv__answer_plan(r, snap.id, req->timeline, 202);
   /* A new job is reported as accepted ("queued") even if a worker already
    * picked it up; a joined one with its current status. */
