@@ -17,6 +17,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "routes.h"
+#include "util.h"
 #include "waits.h"
 
 enum { SRV__REQ_NEW = 0, SRV__REQ_SUSPENDED = 1, SRV__REQ_ANSWERED = 2 };

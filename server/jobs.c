@@ -12,14 +12,16 @@
 #include <string.h>
 #include <time.h>
 
-#include "cache.h"
 #include "formats.h"
 #include "frontier.h"
 #include "frontier_json.h"
+#include "keys.h"
 #include "log.h"
 #include "metrics.h"
 #include "plan_json.h"
+#include "results.h"
 #include "store.h"
+#include "util.h"
 
 /* Why a running solver was asked to stop (job->stop). */
 enum { SRV__RUN = 0, SRV__STOP_CANCEL = 1, SRV__STOP_DEADLINE = 2, SRV__STOP_SHUTDOWN = 3 };
@@ -77,108 +79,6 @@ int srv_job_status_parse(const char *name) {
   for (i = 0; name != NULL && i < SRV_JOB_NSTATUS; i++)
     if (strcmp(name, srv__status_names[i]) == 0) return i;
   return -1;
-}
-
-/* The shortest "%g" text that reads back as exactly `d` (at most 23
- * characters for the finite non-negative values a device holds). */
-static void srv__exact_g(char *buf, size_t n, double d) {
-  int prec;
-  for (prec = 1; prec < 17; prec++) {
-    snprintf(buf, n, "%.*g", prec, d);
-    if (strtod(buf, NULL) == d) return;
-  }
-  snprintf(buf, n, "%.17g", d);
-}
-
-/* The migration part of a key: "m<swap>|h2d|d2h|latency|engines|host|unit|
- * reuse", every field exact, then "|<k>" when swap-ins are issued k
- * backward steps ahead (prefetch_lookahead k > 0; none for just in time, so
- * keys written before the prefetch existed are still the keys of the same
- * plans, and read back as just in time). At most 2+4*24+2+21+2 = 123
- * characters, plus 5 for a prefetch of at most MP_DEVICE_MAX_PREFETCH (four
- * digits): 128, so a plan key (117 before it, 10 after) stays within 255.
- * (That is why the lookahead is capped at four digits: a %g field takes up
- * to 23 characters, as in 1.2345678901234567e-300, and the host budget 20.)
- * Read back by srv__key_device for jobs recovered from the store, whose rows
- * hold the key but no device columns. */
-_Static_assert(MP_DEVICE_MAX_PREFETCH <= 9999, "a plan key has room for a four-digit prefetch only");
-
-static void srv__device_key(char *buf, size_t n, int swap, const mp_device_t *d) {
-  char h2d[32], d2h[32], lat[32], unit[32], host[32], pf[16] = "";
-  srv__exact_g(h2d, sizeof(h2d), d->h2d_bytes_per_s);
-  srv__exact_g(d2h, sizeof(d2h), d->d2h_bytes_per_s);
-  srv__exact_g(lat, sizeof(lat), d->latency_s);
-  srv__exact_g(unit, sizeof(unit), d->time_unit_s);
-  if (d->host_bytes == UINT64_MAX)
-    snprintf(host, sizeof(host), "inf");
-  else
-    snprintf(host, sizeof(host), "%llu", (unsigned long long)d->host_bytes);
-  if (d->prefetch_lookahead != 0) snprintf(pf, sizeof(pf), "|%u", (unsigned)d->prefetch_lookahead);
-  if (snprintf(buf, n, "m%d|%s|%s|%s|%d|%s|%s|%d%s", swap ? 1 : 0, h2d, d2h, lat, d->copy_engines, host, unit,
-               d->intra_layer_reuse ? 1 : 0, pf) >= (int)n)
-    buf[0] = '\0'; /* cannot happen with n >= 129 (see above) */
-}
-
-/* The migration options of a plan key written by srv_jobs_plan_key: 0, or
- * -1 when they do not read back. A key from before migration (no device
- * part) gives the defaults; one from before the prefetch (no token after
- * reuse) gives just in time. */
-static int srv__key_device(const char *key, int *swap, mp_device_t *d) {
-  char buf[256], *tok[20], *save = NULL, *t, *end;
-  int n = 0;
-  mp_device_init(d);
-  *swap = 0;
-  snprintf(buf, sizeof(buf), "%s", key);
-  for (t = strtok_r(buf, "|", &save); t && n < 20; t = strtok_r(NULL, "|", &save)) tok[n++] = t;
-  if (n == 7) return 0; /* plan|hash|budget|solver|objective|accounting|version */
-  if ((n != 15 && n != 16) || tok[6][0] != 'm' || (tok[6][1] != '0' && tok[6][1] != '1') || tok[6][2] != '\0')
-    return -1;
-  *swap = tok[6][1] == '1';
-  d->h2d_bytes_per_s = strtod(tok[7], &end);
-  if (*end) return -1;
-  d->d2h_bytes_per_s = strtod(tok[8], &end);
-  if (*end) return -1;
-  d->latency_s = strtod(tok[9], &end);
-  if (*end) return -1;
-  if (strcmp(tok[10], "1") != 0 && strcmp(tok[10], "2") != 0) return -1;
-  d->copy_engines = tok[10][0] - '0';
-  if (strcmp(tok[11], "inf") == 0) {
-    d->host_bytes = UINT64_MAX;
-  } else {
-    d->host_bytes = strtoull(tok[11], &end, 10);
-    if (*end || tok[11][0] == '-') return -1;
-  }
-  d->time_unit_s = strtod(tok[12], &end);
-  if (*end) return -1;
-  if (strcmp(tok[13], "0") != 0 && strcmp(tok[13], "1") != 0) return -1;
-  d->intra_layer_reuse = tok[13][0] == '1';
-  if (n == 16) {
-    /* the writer's form only: 1 to 4 digits, no sign, no leading zero */
-    size_t len = strlen(tok[14]), i;
-    if (len == 0 || len > 4 || tok[14][0] == '0') return -1;
-    for (i = 0; i < len; i++)
-      if (tok[14][i] < '0' || tok[14][i] > '9') return -1;
-    d->prefetch_lookahead = (uint32_t)strtoul(tok[14], NULL, 10);
-  }
-  return mp_device_check(d, NULL) == 0 ? 0 : -1;
-}
-
-void srv_jobs_plan_key(const srv_plan_params_t *p, char key[256]) {
-  char dev[160];
-  srv__device_key(dev, sizeof(dev), p->swap, &p->device);
-  /* at most 117 + 128 + 10 characters (see srv__device_key) */
-  if (snprintf(key, 256, "plan|%s|%llu|%s|%s|%s|%s|%s", p->graph_hash, (unsigned long long)p->budget,
-               mp_solver_name(p->solver), mp_objective_name(p->objective), mp_accounting_name(p->accounting), dev,
-               SRV_PLANNER_VERSION) >= 256)
-    key[0] = '\0';
-}
-
-void srv_jobs_frontier_key(const srv_plan_params_t *p, char key[256]) {
-  char dev[160];
-  srv__device_key(dev, sizeof(dev), p->swap, &p->device);
-  if (snprintf(key, 256, "frontier|%s|%s|%s|%s", p->graph_hash, mp_solver_name(p->solver), dev,
-               SRV_PLANNER_VERSION) >= 256)
-    key[0] = '\0';
 }
 
 /* ---- references and the active list (callers hold mu) ---- */
@@ -263,54 +163,6 @@ static srv_job_t *srv__job_new(srv_jobs_t *j, srv_job_kind_t kind) {
 
 /* ---- lookups ---- */
 
-/* Keep a result in memory as "job_id\nresult" (best effort), the form
- * srv_jobs_result reads back. */
-static void srv__cache_result(srv_jobs_t *jobs, const char *key, const char *job_id, const char *text,
-                              size_t len) {
-  size_t il = strlen(job_id);
-  char *buf = malloc(il + 1 + len);
-  if (buf == NULL) return;
-  memcpy(buf, job_id, il);
-  buf[il] = '\n';
-  memcpy(buf + il + 1, text, len);
-  srv_cache_put(jobs->cfg.cache, key, buf, il + 1 + len);
-  free(buf);
-}
-
-int srv_jobs_result(srv_jobs_t *jobs, const char *key, char **out, size_t *len, char job_id[33]) {
-  int rc;
-  if (job_id) job_id[0] = '\0';
-  /* The cache keeps the computing job's id as a prefix line "id\n". */
-  if (srv_cache_get(jobs->cfg.cache, key, out, len) == 0) {
-    char *nl = memchr(*out, '\n', *len);
-    if (nl) {
-      size_t idl = (size_t)(nl - *out);
-      if (job_id && idl < 33) {
-        memcpy(job_id, *out, idl);
-        job_id[idl] = '\0';
-      }
-      memmove(*out, nl + 1, *len - idl - 1);
-      *len -= idl + 1;
-      (*out)[*len] = '\0';
-    }
-    return 0;
-  }
-  {
-    char jid[33];
-    rc = srv_store_get_result(jobs->cfg.store, key, out, len, jid);
-    if (rc != 0) return rc;
-    if (job_id) memcpy(job_id, jid, 33);
-    srv__cache_result(jobs, key, jid, *out, *len); /* refill memory */
-  }
-  return 0;
-}
-
-static int srv__remember(srv_jobs_t *jobs, const char *key, const char *job_id, const char *text, size_t len) {
-  int rc = srv_store_put_result(jobs->cfg.store, key, text, len, job_id);
-  srv__cache_result(jobs, key, job_id, text, len);
-  return rc;
-}
-
 srv_job_t *srv_jobs_find(srv_jobs_t *jobs, const char *id) {
   srv_job_t *job;
   pthread_mutex_lock(&jobs->mu);
@@ -381,7 +233,7 @@ static int srv__submit(srv_jobs_t *jobs, srv_job_kind_t kind, const srv_plan_par
   int rc;
 
   *out = NULL;
-  if (srv_jobs_result(jobs, key, result, result_len, result_job_id) == 0) {
+  if (srv_results_get(jobs->cfg.cache, jobs->cfg.store, key, result, result_len, result_job_id) == 0) {
     srv_metrics_cache(jobs->cfg.metrics, 1);
     return SRV_SUBMIT_CACHED;
   }
@@ -687,7 +539,8 @@ static void *srv__worker(void *arg) {
     t0 = srv_mono_ms();
     st = srv__run(jobs, job, &text, &len, code, sizeof(code), msg, sizeof(msg));
 
-    if (st == SRV_JOB_DONE && srv__remember(jobs, job->key, job->id, text, len) != 0) {
+    if (st == SRV_JOB_DONE &&
+        srv_results_put(jobs->cfg.cache, jobs->cfg.store, job->key, job->id, text, len) != 0) {
       st = SRV_JOB_FAILED;
       snprintf(code, sizeof(code), "store_failed");
       snprintf(msg, sizeof(msg), "the result could not be stored");
@@ -759,7 +612,7 @@ int srv_jobs_recover(srv_jobs_t *jobs, size_t *n) {
     if (mp_solver_parse(rows[i].solver, &job->p.solver) != 0 ||
         mp_objective_parse(rows[i].objective, &job->p.objective) != 0 ||
         mp_accounting_parse(rows[i].accounting, &job->p.accounting) != 0 ||
-        srv__key_device(rows[i].result_key, &job->p.swap, &job->p.device) != 0) {
+        srv_keys_device(rows[i].result_key, &job->p.swap, &job->p.device) != 0) {
       srv_store_update_job(jobs->cfg.store, job->id, "failed", 0, srv_now_ms(),
                            "{\"code\":\"bad_row\",\"message\":\"the stored job has unknown parameters\"}");
       srv__job_free(job);

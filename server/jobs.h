@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "graph.h"
+#include "keys.h"
 #include "plan.h"
 #include "server.h"
 
@@ -51,19 +52,6 @@ const char *srv_job_status_name(srv_job_status_t s);
 int srv_job_status_parse(const char *name);
 
 typedef struct srv_job_s srv_job_t;
-
-/* What a plan is keyed by (besides the planner version). */
-typedef struct srv_plan_params_s {
-  char graph_hash[65];
-  uint64_t budget;
-  mp_solver_t solver;
-  mp_objective_t objective;
-  mp_accounting_t accounting;
-  int timeline;
-  char request_id[80];
-  int swap;                  /* data migration on (1 for the swap solvers) */
-  mp_device_t device;        /* the device model; every field is in the keys */
-} srv_plan_params_t;
 
 typedef struct srv_jobs_config_s {
   unsigned workers;
@@ -89,14 +77,7 @@ int srv_jobs_start(srv_jobs_t *jobs);
 /* Outcomes of a submission (positive) or errors (negative SRV_E*). */
 enum { SRV_SUBMIT_CACHED = 1, SRV_SUBMIT_JOINED = 2, SRV_SUBMIT_QUEUED = 3 };
 
-/* The cache key of a plan (no longer than 255 bytes): graph hash, budget,
- * solver, objective, accounting, swap, every device field and the planner
- * version, so that different devices never share an answer. A frontier's
- * key uses graph_hash, solver, swap and the device of `p`. */
-void srv_jobs_plan_key(const srv_plan_params_t *p, char key[256]);
-void srv_jobs_frontier_key(const srv_plan_params_t *p, char key[256]);
-
-/* Submit a plan under `key`, which must be srv_jobs_plan_key(p) (the
+/* Submit a plan under `key`, which must be srv_keys_plan(p) (the
  * caller has it already: it looks the rendered answer up first). *graph (may be NULL when the graph is in the store) is
  * taken over when a job is created and set to NULL; otherwise it stays the
  * caller's. graph_json (the canonical native JSON, may be NULL when the
@@ -109,14 +90,10 @@ int srv_jobs_submit_plan(srv_jobs_t *jobs, const srv_plan_params_t *p, const cha
                          size_t *result_len, char result_job_id[33]);
 
 /* Submit a frontier computation for p's graph_hash, solver, swap and
- * device under `key`, which must be srv_jobs_frontier_key(p); the same
+ * device under `key`, which must be srv_keys_frontier(p); the same
  * outcomes (no job row). */
 int srv_jobs_submit_frontier(srv_jobs_t *jobs, const srv_plan_params_t *p, const char *key,
                              mp_graph_t **graph, srv_job_t **job, char **result, size_t *result_len);
-
-/* A result or frontier by cache key: memory, then the store (which refills
- * memory). 0 with a malloc'd copy, or SRV_ENOTFOUND. */
-int srv_jobs_result(srv_jobs_t *jobs, const char *key, char **out, size_t *len, char job_id[33]);
 
 /* An active (queued or running) plan by id, or NULL. New reference. */
 srv_job_t *srv_jobs_find(srv_jobs_t *jobs, const char *id);

@@ -38,7 +38,8 @@ enum {
   SRV_EDRAINING = -4,  /* shutting down: no new work */
   SRV_ESTORE = -5,     /* the durable store failed */
   SRV_ECONFLICT = -6,  /* the state does not allow it (cancel a finished job) */
-  SRV_EINVAL = -7
+  SRV_EINVAL = -7,
+  SRV_EBADRESULT = -8  /* a result or frontier kept earlier does not read back */
 };
 
 struct MHD_Daemon;
@@ -72,15 +73,6 @@ typedef struct srv_server_s {
   atomic_long in_flight;   /* requests between first byte and completion */
   double start_ms;         /* wall clock at start, for uptime */
 } srv_server_t;
-
-/* Wall-clock milliseconds since the epoch, and a monotonic clock. */
-double srv_now_ms(void);
-double srv_mono_ms(void);
-
-/* Write the n bytes of raw as 2*n lowercase hex digits plus a NUL. */
-void srv_hex(const unsigned char *raw, size_t n, char *out);
-/* Fill buf with 2*nbytes lowercase hex digits of randomness (plus NUL). */
-void srv_random_hex(char *buf, size_t nbytes);
 
 /* Print the route table as JSON ([{"method","path"}]), for --routes. */
 void srv_routes_print(FILE *f);

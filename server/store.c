@@ -13,6 +13,7 @@
 #include "jobs.h"
 #include "json_util.h"
 #include "log.h"
+#include "util.h"
 
 struct srv_store_s {
   pthread_mutex_t mu;

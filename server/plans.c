@@ -1,0 +1,263 @@
+/* plans.c - the plan service (see plans.h for the order a submission is
+ * answered in): the body and answer caches in front of jobs.c, the plan
+ * views and their cache, cancellation and the listing.
+ *
+ * Only final answers are kept in the LRU cache, and those never change:
+ * "body|<SHA-256 of the request's bytes>" and "resp|<timeline>|<plan key>"
+ * share one rendered answer, "view|<id>|<timeline>" holds a finished plan's
+ * view. A cached answer is sent from the cache's own bytes (srv_blob_t). */
+#include "plans.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+
+#include "graphs.h"
+#include "json_util.h"
+#include "metrics.h"
+#include "results.h"
+#include "store.h"
+#include "util.h"
+
+/* The result text (JSON) as an object; drops the timeline unless wanted. */
+static json_t *srv__result_json(const char *text, size_t len, int timeline) {
+  json_t *res = json_loadb(text, len, 0, NULL);
+  if (res && !timeline) json_object_del(res, "timeline");
+  return res;
+}
+
+/* The graph hash of a rendered answer, for the request log. */
+static void srv__hash_from_text(const char *text, char graph_hash[65]) {
+  const char *h = strstr(text, "\"graph_hash\":\"");
+  size_t n = 0;
+  if (h == NULL) return;
+  h += 14;
+  while (n + 1 < 65 && h[n] && h[n] != '"') n++;
+  memcpy(graph_hash, h, n);
+  graph_hash[n] = '\0';
+}
+
+/* ---- submissions ---- */
+
+/* Cache key of a request body's exact bytes: "body|" + SHA-256 in hex. A
+ * training job that POSTs the same body again (every restart does) finds
+ * its finished answer here without the JSON parse, graph import and hash
+ * that dominate a repeated submission (a 93 KB ResNet-50 body: ~6 ms of
+ * parsing against ~0.2 ms of hashing). 0, or -1 when hashing failed. */
+static int srv__body_key(const char *body, size_t len, char key[80]) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int mdlen = 0;
+  if (EVP_Digest(body, len, md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen != 32) return -1;
+  memcpy(key, "body|", 5);
+  srv_hex(md, mdlen, key + 5);
+  return 0;
+}
+
+int srv_plans_lookup_body(srv_server_t *s, const char *body, size_t len, srv_plan_submit_t *sub,
+                          char graph_hash[65]) {
+  memset(sub, 0, sizeof(*sub));
+  if (atomic_load(&s->draining)) return SRV_EDRAINING;
+  sub->have_body_key = len > 0 && srv__body_key(body, len, sub->body_key) == 0;
+  if (sub->have_body_key && srv_cache_get_blob(s->cache, sub->body_key, &sub->blob) == 0) {
+    sub->cache = "hit";
+    srv_metrics_cache(s->metrics, 1);
+    srv__hash_from_text(sub->blob->data, graph_hash);
+    return SRV_SUBMIT_CACHED;
+  }
+  return 0;
+}
+
+/* Render the answer to a plan whose result jobs.c had (computed by job
+ * `result_job`, "" when unknown), and keep it under resp_key and the body
+ * key, one value under both. */
+static int srv__answer_result(srv_server_t *s, const srv_plan_params_t *p, const char *result, size_t result_len,
+                              const char *result_job, const char *resp_key, srv_plan_submit_t *sub) {
+  json_t *res = srv__result_json(result, result_len, p->timeline);
+  json_t *o = json_object();
+  srv_blob_t *blob;
+  char *text;
+  if (res == NULL || o == NULL) {
+    json_decref(res);
+    json_decref(o);
+    return SRV_EBADRESULT;
+  }
+  if (result_job[0]) json_object_set_new(o, "id", json_string(result_job));
+  json_object_set_new(o, "status", json_string("done"));
+  json_object_set_new(o, "graph_hash", json_string(p->graph_hash));
+  json_object_set_new(o, "cache", json_string("hit"));
+  json_object_set_new(o, "result", res);
+  text = json_dumps(o, JSON_COMPACT);
+  json_decref(o);
+  if (text == NULL) return SRV_ENOMEM;
+  srv_cache_put(s->cache, resp_key, text, strlen(text)); /* best effort */
+  if (sub->have_body_key && srv_cache_get_blob(s->cache, resp_key, &blob) == 0) {
+    srv_cache_put_blob(s->cache, sub->body_key, blob); /* one value under both keys */
+    srv_blob_unref(blob);
+  }
+  sub->text = text;
+  sub->len = strlen(text);
+  return SRV_SUBMIT_CACHED;
+}
+
+int srv_plans_submit(srv_server_t *s, const srv_plan_params_t *p, mp_graph_t **graph, srv_plan_submit_t *sub) {
+  char plan_key[256], resp_key[300], result_job[33];
+  char *canon = NULL, *result = NULL;
+  size_t canon_len = 0, result_len = 0;
+  int rc;
+
+  /* A repeated submission is answered from the rendered response kept in
+   * the LRU cache: no store, no result parsing, no serialisation. */
+  srv_keys_plan(p, plan_key);
+  snprintf(resp_key, sizeof(resp_key), "resp|%d|%s", p->timeline ? 1 : 0, plan_key);
+  if (srv_cache_get_blob(s->cache, resp_key, &sub->blob) == 0) {
+    sub->cache = "hit";
+    srv_metrics_cache(s->metrics, 1);
+    if (sub->have_body_key) srv_cache_put_blob(s->cache, sub->body_key, sub->blob); /* best effort, shared */
+    return SRV_SUBMIT_CACHED;
+  }
+  /* Graphs are never removed from the store: one it holds is not rendered
+   * again for a new job row (the insert would be ignored), and a result
+   * computed before (srv_jobs_submit_plan answers SRV_SUBMIT_CACHED) was
+   * computed from a graph the store holds. */
+  if (*graph && srv_graphs_render_new(s, *graph, p->graph_hash, &canon, &canon_len) != 0) return SRV_ENOMEM;
+  rc = srv_jobs_submit_plan(s->jobs, p, plan_key, graph, canon, canon_len, &sub->job, &result, &result_len,
+                            result_job);
+  free(canon);
+  if (rc == SRV_SUBMIT_CACHED) {
+    sub->cache = "hit";
+    rc = srv__answer_result(s, p, result, result_len, result_job, resp_key, sub);
+    free(result);
+    return rc;
+  }
+  if (rc > 0) sub->cache = rc == SRV_SUBMIT_JOINED ? "joined" : "miss";
+  return rc;
+}
+
+/* ---- views ---- */
+
+/* The API view of a plan: parameters, status, timings, error and (when
+ * done) the result. *final says whether it reached a final status. NULL
+ * when unknown (404) or out of memory (*oom). */
+static json_t *srv__plan_view(srv_server_t *s, const char *id, int with_timeline, int *final, int *oom) {
+  srv_job_t *job = srv_jobs_find(s->jobs, id);
+  srv_job_row_t row;
+  json_t *view;
+  *final = 0;
+  *oom = 0;
+  if (job) {
+    int fin = srv_job_is_final(job);
+    if (!fin) {
+      view = srv_job_to_json(job);
+      srv_job_unref(job);
+      if (view == NULL) *oom = 1;
+      return view;
+    }
+    srv_job_unref(job); /* finished: the store row is authoritative */
+  }
+  if (srv_store_get_job(s->store, id, &row) != 0) return NULL;
+  view = srv_job_row_to_json(&row);
+  if (view == NULL) {
+    srv_job_row_clear(&row);
+    *oom = 1;
+    return NULL;
+  }
+  if (row.started_ms > 0)
+    json_object_set_new(view, "queue_ms", mp_json_number(row.started_ms - row.created_ms));
+  *final = strcmp(row.status, "done") == 0 || strcmp(row.status, "failed") == 0 ||
+           strcmp(row.status, "cancelled") == 0;
+  if (strcmp(row.status, "done") == 0) {
+    char *text = NULL;
+    size_t len;
+    if (srv_results_get(s->cache, s->store, row.result_key, &text, &len, NULL) == 0) {
+      json_t *res = srv__result_json(text, len, with_timeline);
+      if (res) json_object_set_new(view, "result", res);
+      free(text);
+    }
+  }
+  srv_job_row_clear(&row);
+  return view;
+}
+
+/* A finished plan never changes, so its rendered view is kept in the LRU
+ * cache: a repeated GET (dashboards, pollers) is a lookup, with no store
+ * read, no JSON parse and no serialisation. */
+int srv_plans_view(srv_server_t *s, const char *id, int timeline, srv_plan_view_t *v, char graph_hash[65]) {
+  int final, oom;
+  char key[160];
+  json_t *view;
+  const char *h;
+  memset(v, 0, sizeof(*v));
+  snprintf(key, sizeof(key), "view|%s|%d", id, timeline);
+  if (srv_cache_get_blob(s->cache, key, &v->blob) == 0) {
+    srv__hash_from_text(v->blob->data, graph_hash);
+    return 0;
+  }
+  view = srv__plan_view(s, id, timeline, &final, &oom);
+  if (view == NULL) return oom ? SRV_ENOMEM : SRV_ENOTFOUND;
+  h = json_string_value(json_object_get(view, "graph_hash"));
+  if (h) snprintf(graph_hash, 65, "%s", h);
+  if (!final) {
+    v->pending = view;
+    return 0;
+  }
+  v->text = json_dumps(view, JSON_COMPACT);
+  json_decref(view);
+  if (v->text == NULL) return SRV_ENOMEM;
+  v->len = strlen(v->text);
+  srv_cache_put(s->cache, key, v->text, v->len); /* best effort */
+  return 0;
+}
+
+srv_job_t *srv_plans_unfinished(srv_server_t *s, const char *id) {
+  srv_job_t *job = srv_jobs_find(s->jobs, id);
+  if (job && srv_job_is_final(job)) {
+    srv_job_unref(job);
+    return NULL;
+  }
+  return job;
+}
+
+int srv_plans_cancel(srv_server_t *s, const char *id, int *was_running) {
+  srv_job_t *job = srv_jobs_find(s->jobs, id);
+  *was_running = 0;
+  if (job) {
+    srv_job_snapshot_t snap;
+    srv_job_snapshot(job, &snap);
+    *was_running = snap.status == SRV_JOB_RUNNING;
+    srv_job_unref(job);
+  }
+  return srv_jobs_cancel(s->jobs, id);
+}
+
+int srv_plans_list(srv_server_t *s, const char *status, unsigned limit, const char *after, json_t **out) {
+  long long before = 0, last = 0;
+  json_t *arr, *o;
+  *out = NULL;
+  if (after) {
+    srv_job_row_t row;
+    if (srv_store_get_job(s->store, after, &row) != 0) return SRV_ENOTFOUND;
+    before = row.seq;
+    srv_job_row_clear(&row);
+  }
+  arr = json_array();
+  if (arr == NULL || srv_store_list_jobs(s->store, status, limit, before, arr, &last) != 0) {
+    json_decref(arr);
+    return SRV_ESTORE;
+  }
+  o = json_object();
+  if (o == NULL) {
+    json_decref(arr);
+    return SRV_ENOMEM;
+  }
+  json_object_set_new(o, "plans", arr);
+  if (json_array_size(arr) == limit) {
+    json_t *lastv = json_array_get(arr, json_array_size(arr) - 1);
+    json_object_set(o, "next", json_object_get(lastv, "id"));
+  } else {
+    json_object_set_new(o, "next", json_null());
+  }
+  *out = o;
+  return 0;
+}
