@@ -24,6 +24,7 @@ it), else build/memplan-server of this checkout. Run with /usr/bin/python3
 (Debian's, which has python3-yaml).
 """
 
+import ctypes
 import json
 import math
 import os
@@ -127,6 +128,14 @@ def parse_check(args, env):
     return p.returncode, p.stderr
 
 
+def _killed_with_test():
+    """In the child: SIGKILL once the test process is gone (PR_SET_PDEATHSIG)."""
+    try:
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+
+
 class Daemon:
     """memplan-server started with a deployment's args and environment,
     moved to a free loopback port and a temp store, token and log."""
@@ -146,7 +155,7 @@ class Daemon:
         self.argv = [SERVER, *args, *overrides]
         self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen(self.argv, env=clean_env(env), stdout=subprocess.DEVNULL,
-                                     stderr=self.log)
+                                     stderr=self.log, preexec_fn=_killed_with_test)
         self.port = self._wait_port()
 
     def _wait_port(self):
