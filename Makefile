@@ -115,6 +115,12 @@ test-python: $(CLI) $(SRV)
 	MEMPLAN_CLI=$(CURDIR)/$(CLI) MEMPLAN_SERVER=$(CURDIR)/$(SRV) PYTHONPATH=$(CURDIR)/clients/python \
 	  $(PYTHON) -m unittest discover -s clients/python/tests -v
 
+# deploy/ (Dockerfile, systemd unit, Kubernetes manifests) against the built
+# daemon: tests/deploy/test_manifests.py parses them and runs their settings.
+.PHONY: test-deploy
+test-deploy: $(SRV) $(CLI)
+	MEMPLAN_SERVER=$(CURDIR)/$(SRV) $(PYTHON) -m unittest discover -s tests/deploy -p 'test_*.py' -v
+
 # Sanitizer build in its own tree; the same runner under ASan+UBSan, which
 # runs the planner 2-4x slower: Check's per-test timeouts are scaled to match.
 asan: deps
