@@ -101,13 +101,15 @@ $(BENCH): $(BENCH_SRC:%.c=$(B)/%.o) $(LIBA)
 
 # The whole suite: unit tests, data-driven cases, shipped graphs, CLI checks
 # and the malformed-input sweep all run inside one Check runner (one summary),
-# then the Python package's tests against the real daemon (test-python).
+# then the Python package's tests against the real daemon (test-python) and
+# the deployment files against the real daemon (test-deploy).
 test: deps
 	@$(MAKE) --no-print-directory test-only
 
 test-only: $(LIBA) $(CLI) $(SRV) $(TESTS)
 	MEMPLAN_CLI=$(CURDIR)/$(CLI) MEMPLAN_SERVER=$(CURDIR)/$(SRV) ./$(TESTS)
 	@$(MAKE) --no-print-directory test-python
+	@$(MAKE) --no-print-directory test-deploy
 
 # clients/python/tests (stdlib unittest) start the built daemon themselves
 # and end with one summary line.
