@@ -1,4 +1,8 @@
-/* frontier.c - the memory/time frontier of a graph for one solver.
+/* frontier.c - the memory/time frontier of a graph for one solver:
+ * mp_frontier() looks the solver up in the solver table (solver.h), lets its
+ * entry propose candidate points and keeps their Pareto staircase. The
+ * entries of the recompute-only solvers live here, the migration solvers'
+ * in frontier_swap.c.
  *
  * DP solvers: mp_plan() weighs several candidate families for a DP solver
  * (plan.c), and the frontier is the Pareto staircase of the same families:
@@ -20,6 +24,7 @@
 #include <string.h>
 
 #include "plan_internal.h"
+#include "solver.h"
 
 void mp_frontier_free(mp_frontier_t *f) {
   if (f == NULL) return;
@@ -38,7 +43,10 @@ long mp_frontier_lookup(const mp_frontier_t *f, uint64_t budget) {
   return (long)lo - 1;
 }
 
-static int mp__push(mp_frontier_t *f, size_t *cap, uint64_t budget, double recompute) {
+/* Append a candidate point (the staircase is made by mp_frontier). */
+static int mp__push(const mp_graph_t *g, mp_frontier_t *f, size_t *cap, uint64_t budget,
+                    double recompute) {
+  double denom = g->fwd_time + g->bwd_time;
   if (f->n_points == *cap) {
     size_t nc = *cap ? *cap * 2 : 16;
     mp_frontier_point_t *np = realloc(f->points, nc * sizeof(*np));
@@ -50,6 +58,7 @@ static int mp__push(mp_frontier_t *f, size_t *cap, uint64_t budget, double recom
   f->points[f->n_points].budget = budget;
   f->points[f->n_points].recompute = recompute;
   f->points[f->n_points].extra_time = recompute; /* (no copies: recomputation is the extra) */
+  f->points[f->n_points].overhead_pct = denom > 0 ? recompute / denom * 100.0 : 0;
   f->n_points++;
   return 0;
 }
@@ -60,7 +69,9 @@ static int mp__cmp_point(const void *a, const void *b) {
   return x->extra_time < y->extra_time ? -1 : x->extra_time > y->extra_time;
 }
 
-void mp__frontier_pareto(mp_frontier_t *f) {
+/* Sort the candidate points by budget and keep those that strictly lower
+ * the extra time: the staircase. */
+static void mp__frontier_pareto(mp_frontier_t *f) {
   size_t i, w = 0;
   if (f->n_points == 0) return;
   qsort(f->points, f->n_points, sizeof(*f->points), mp__cmp_point);
@@ -69,16 +80,8 @@ void mp__frontier_pareto(mp_frontier_t *f) {
   f->n_points = w;
 }
 
-/* The staircase of the candidate points, then their overheads. */
-static void mp__staircase(const mp_graph_t *g, mp_frontier_t *f) {
-  size_t i;
-  double denom = g->fwd_time + g->bwd_time;
-  mp__frontier_pareto(f);
-  for (i = 0; i < f->n_points; i++)
-    f->points[i].overhead_pct = denom > 0 ? f->points[i].recompute / denom * 100.0 : 0;
-}
-
 typedef struct {
+  const mp_graph_t *g;
   mp_frontier_t *f;
   size_t *cap;
   int rc;
@@ -86,7 +89,7 @@ typedef struct {
 
 static void mp__collect(void *arg, mp__cand_t *c) {
   mp__collect_t *k = arg;
-  if (k->rc == 0) k->rc = mp__push(k->f, k->cap, c->sim.peak_bytes, c->sim.time_recompute);
+  if (k->rc == 0) k->rc = mp__push(k->g, k->f, k->cap, c->sim.peak_bytes, c->sim.time_recompute);
 }
 
 /* Budgets sampled when the DP's one-pass staircase gives up (mp__dp_points). */
@@ -144,7 +147,7 @@ static int mp__dp_points(const mp_graph_t *g, mp_dp_options_t *d, mp_frontier_t 
     size_t n = 0, i;
     rc = mp_dp_session_staircase(s, out->peak_no_recompute - 1, 0, &pts, &n, err);
     if (rc == 0) {
-      for (i = 0; i < n && rc == 0; i++) rc = mp__push(out, cap, pts[i].budget, pts[i].recompute_time);
+      for (i = 0; i < n && rc == 0; i++) rc = mp__push(g, out, cap, pts[i].budget, pts[i].recompute_time);
       free(pts);
       if (rc != 0) rc = mp_error_set(err, rc, "", "out of memory");
       goto done;
@@ -182,7 +185,7 @@ static int mp__dp_points(const mp_graph_t *g, mp_dp_options_t *d, mp_frontier_t 
       out->solver_used = MP_SOLVER_APPROX;
     }
     if (r.feasible && r.model_peak < out->peak_no_recompute)
-      rc = mp__push(out, cap, r.model_peak, r.recompute_time);
+      rc = mp__push(g, out, cap, r.model_peak, r.recompute_time);
     mp_dp_result_free(&r);
     if (rc != 0) {
       rc = mp_error_set(err, rc, "", "out of memory");
@@ -194,68 +197,99 @@ done:
   return rc;
 }
 
-int mp_frontier(const mp_graph_t *g, const mp_plan_options_t *o, mp_frontier_t *out,
-                mp_error_t *err) {
-  double t0 = mp__now_ms();
+/* What every recomputation frontier starts from: the solver, and plain
+ * backpropagation's simulated peak. */
+static int mp__begin(const mp_graph_t *g, const mp_plan_options_t *o, mp_frontier_t *out,
+                     mp_error_t *err) {
   mp__cand_t all;
-  size_t cap = 0;
   int rc;
-
-  memset(out, 0, sizeof(*out));
-  if (!g->finalized) return mp_error_set(err, MP_EINVAL, "", "graph is not finalized");
-  if (mp_solver_swaps(o->solver)) return mp__frontier_migrate(g, o, out, err);
   out->solver = o->solver;
   out->solver_used = o->solver;
   if ((rc = mp__cand_make(g, o, NULL, &all, err)) != 0) return rc;
   out->peak_no_recompute = all.sim.peak_bytes;
   mp__cand_free(&all);
+  return 0;
+}
 
-  switch (o->solver) {
-  case MP_SOLVER_NONE:
-    break;
-  case MP_SOLVER_MEMONGER:
-  case MP_SOLVER_SQRT: {
-    mp__collect_t k = {out, &cap, 0};
-    rc = mp__chen_search(g, o, t0, mp__collect, &k, err);
-    if (rc == 0 && k.rc != 0) rc = mp_error_set(err, k.rc, "", "out of memory");
-    if (rc != 0) goto fail;
-    break;
+/* Chen's candidates for o->solver as points. */
+static int mp__chen_points(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
+                           mp_frontier_t *out, size_t *cap, mp_error_t *err) {
+  mp__collect_t k = {g, out, cap, 0};
+  int rc = mp__chen_search(g, o, t0, mp__collect, &k, err);
+  if (rc == 0 && k.rc != 0) rc = mp_error_set(err, k.rc, "", "out of memory");
+  return rc;
+}
+
+/* Keeping everything: a point of the none and DP families (memonger's
+ * search proposes it itself, sqrt's never). */
+static int mp__keep_all_point(const mp_graph_t *g, mp_frontier_t *out, size_t *cap,
+                              mp_error_t *err) {
+  int rc = mp__push(g, out, cap, out->peak_no_recompute, 0);
+  return rc != 0 ? mp_error_set(err, rc, "", "out of memory") : 0;
+}
+
+/* none: the single no-recompute point. */
+int mp__frontier_none(const mp__solver_t *self, const mp_graph_t *g, const mp_plan_options_t *o,
+                      double t0, mp_frontier_t *out, mp_error_t *err) {
+  size_t cap = 0;
+  int rc;
+  (void)self;
+  (void)t0;
+  if ((rc = mp__begin(g, o, out, err)) != 0) return rc;
+  return mp__keep_all_point(g, out, &cap, err);
+}
+
+/* memonger and sqrt: their simulated candidate plans. */
+int mp__frontier_chen(const mp__solver_t *self, const mp_graph_t *g, const mp_plan_options_t *o,
+                      double t0, mp_frontier_t *out, mp_error_t *err) {
+  size_t cap = 0;
+  int rc;
+  (void)self;
+  if ((rc = mp__begin(g, o, out, err)) != 0) return rc;
+  return mp__chen_points(g, o, t0, out, &cap, err);
+}
+
+/* The DP solvers: the same candidate families mp_plan() weighs for them:
+ * the DP's own staircase (model figures, which bound the simulated ones;
+ * for exact, the approximate DP's would add nothing: at every budget exact
+ * needs no more recomputation), Chen's prefix-cut plans, and keeping
+ * everything. */
+int mp__frontier_dp(const mp__solver_t *self, const mp_graph_t *g, const mp_plan_options_t *o,
+                    double t0, mp_frontier_t *out, mp_error_t *err) {
+  mp_dp_options_t d;
+  mp_plan_options_t co = *o;
+  size_t cap = 0;
+  int rc;
+  if ((rc = mp__begin(g, o, out, err)) != 0) return rc;
+  mp_dp_options_init(&d);
+  d.exact = (self->caps & MP__CAP_EXACT) != 0;
+  d.max_lower_sets = o->max_lower_sets;
+  d.deadline_ms = o->deadline_ms;
+  d.should_stop = o->should_stop;
+  d.stop_arg = o->stop_arg;
+  d.threads = o->threads;
+  if ((rc = mp__dp_points(g, &d, out, &cap, err)) != 0) return rc;
+  co.solver = MP_SOLVER_MEMONGER;
+  co.deadline_ms = 0; /* the deadline bounds the exact DP, which fell back if it hit it */
+  if ((rc = mp__chen_points(g, &co, t0, out, &cap, err)) != 0) return rc;
+  return mp__keep_all_point(g, out, &cap, err);
+}
+
+int mp_frontier(const mp_graph_t *g, const mp_plan_options_t *o, mp_frontier_t *out,
+                mp_error_t *err) {
+  double t0 = mp__now_ms();
+  const mp__solver_t *e;
+  int rc;
+
+  memset(out, 0, sizeof(*out));
+  if (!g->finalized) return mp_error_set(err, MP_EINVAL, "", "graph is not finalized");
+  if ((e = mp__solver_get(o->solver)) == NULL)
+    return mp_error_set(err, MP_EINVAL, "$.solver", "unknown solver");
+  if ((rc = e->frontier(e, g, o, t0, out, err)) != 0) {
+    mp_frontier_free(out);
+    return rc;
   }
-  default: {
-    /* The same candidate families mp_plan() weighs for a DP solver: the
-     * DP's own staircase (model figures, which bound the simulated ones;
-     * for exact, the approximate DP's would add nothing: at every budget
-     * exact needs no more recomputation) and Chen's prefix-cut plans. */
-    mp_dp_options_t d;
-    mp__collect_t k = {out, &cap, 0};
-    mp_plan_options_t co = *o;
-    mp_dp_options_init(&d);
-    d.exact = o->solver != MP_SOLVER_APPROX;
-    d.max_lower_sets = o->max_lower_sets;
-    d.deadline_ms = o->deadline_ms;
-    d.should_stop = o->should_stop;
-    d.stop_arg = o->stop_arg;
-    d.threads = o->threads;
-    if ((rc = mp__dp_points(g, &d, out, &cap, err)) != 0) goto fail;
-    co.solver = MP_SOLVER_MEMONGER;
-    co.deadline_ms = 0; /* the deadline bounds the exact DP, which fell back if it hit it */
-    rc = mp__chen_search(g, &co, t0, mp__collect, &k, err);
-    if (rc == 0 && k.rc != 0) rc = mp_error_set(err, k.rc, "", "out of memory");
-    if (rc != 0) goto fail;
-    break;
-  }
-  }
-  /* Keeping everything is a point of every family but sqrt's (memonger's
-   * search proposes it itself). */
-  if (o->solver != MP_SOLVER_SQRT && o->solver != MP_SOLVER_MEMONGER &&
-      (rc = mp__push(out, &cap, out->peak_no_recompute, 0)) != 0) {
-    mp_error_set(err, rc, "", "out of memory");
-    goto fail;
-  }
-  mp__staircase(g, out);
+  mp__frontier_pareto(out);
   out->solve_ms = mp__now_ms() - t0;
   return 0;
-fail:
-  mp_frontier_free(out);
-  return rc;
 }

@@ -23,14 +23,16 @@
  * runs out, as for a recompute-only user); once it has passed, no further
  * candidate starts and the answer is the best one so far (min_feasible_budget
  * then only covers the candidates that ran); MP_ETIMEDOUT only when even the
- * swap greedy could not finish. Called by mp__plan_migrate (swap.c);
- * ownership as in plan.h.
+ * swap greedy could not finish. mp__plan_hybrid is the hybrid entry of the
+ * solver table (solver.h), and auto's when o->swap is set; ownership as in
+ * plan.h.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "plan_internal.h"
+#include "solver.h"
 #include "swap.h"
 
 typedef struct {
@@ -98,8 +100,8 @@ static int mp__hy_stop(const mp_plan_options_t *o, double t0, const mp__hy_t *h,
   return rc;
 }
 
-int mp__plan_hybrid(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
-                    mp_plan_result_t *r, mp_error_t *err) {
+int mp__plan_hybrid(const mp__solver_t *self, const mp_graph_t *g, const mp_plan_options_t *o,
+                    double t0, mp_plan_result_t *r, mp_error_t *err) {
   mp__hy_t h;
   mp_plan_result_t dr;
   mp__mig_t m;
@@ -195,7 +197,7 @@ done:
   r->objective = o->objective;
   r->accounting = o->accounting;
   r->budget = o->budget;
-  r->solver_used = MP_SOLVER_HYBRID;
+  r->solver_used = self->id;
   r->exact = exact;
   memcpy(r->exact_reason, exact_reason, sizeof(r->exact_reason));
   r->n_lower_sets = n_lower_sets;

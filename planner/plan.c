@@ -1,4 +1,6 @@
-/* plan.c - mp_plan(): solver dispatch, schedule construction and the
+/* plan.c - mp_plan(): it looks the solver up in the solver table
+ * (solver.h) and calls its entry; the recompute-only solvers' entries
+ * (none, memonger, sqrt and the DP solvers), schedule construction and the
  * simulator check that every answer goes through.
  *
  * Each solver yields a strategy (or, for `none`, the store-everything
@@ -23,27 +25,7 @@
 
 #include "memonger.h"
 #include "plan_internal.h"
-
-static const char *const mp__solver_names[] = {"auto", "exact",  "approx", "memonger", "sqrt",
-                                               "none", "swap",   "hybrid", "layrub"};
-
-const char *mp_solver_name(mp_solver_t s) {
-  return (unsigned)s <= MP_SOLVER_LAYRUB ? mp__solver_names[s] : "?";
-}
-
-int mp_solver_swaps(mp_solver_t s) {
-  return s == MP_SOLVER_SWAP || s == MP_SOLVER_HYBRID || s == MP_SOLVER_LAYRUB;
-}
-
-int mp_solver_parse(const char *s, mp_solver_t *out) {
-  int i;
-  for (i = 0; i <= MP_SOLVER_LAYRUB; i++)
-    if (strcmp(s, mp__solver_names[i]) == 0) {
-      *out = (mp_solver_t)i;
-      return 0;
-    }
-  return MP_EINVAL;
-}
+#include "solver.h"
 
 const char *mp_objective_name(mp_objective_t o) {
   return o == MP_OBJECTIVE_MEMORY ? "memory" : "time";
@@ -256,17 +238,15 @@ static void mp__chen_pick(void *arg, mp__cand_t *c) {
   }
 }
 
-static int mp__plan_chen(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
-                         mp_plan_result_t *r, mp_error_t *err) {
+/* memonger and sqrt: Chen's candidates, the best that fits. */
+int mp__plan_chen(const mp__solver_t *self, const mp_graph_t *g, const mp_plan_options_t *o,
+                  double t0, mp_plan_result_t *r, mp_error_t *err) {
   mp__chen_pick_t p;
   int rc;
-  if (o->accounting == MP_ACCOUNTING_REFERENCE)
-    return mp_error_set(err, MP_EINVAL, "$.accounting",
-                        "the reference accounting applies to the DP solvers only");
   memset(&p, 0, sizeof(p));
   p.o = o;
   p.least_peak = UINT64_MAX;
-  r->solver_used = o->solver;
+  r->solver_used = self->id;
   if ((rc = mp__chen_search(g, o, t0, mp__chen_pick, &p, err)) != 0) {
     mp__cand_free(&p.best);
     return rc;
@@ -277,7 +257,7 @@ static int mp__plan_chen(const mp_graph_t *g, const mp_plan_options_t *o, double
     mp__cand_free(&p.best);
     return 0;
   }
-  r->source = p.best.strategy ? mp_solver_name(o->solver) : "keep-all";
+  r->source = p.best.strategy ? self->name : "keep-all";
   return mp__adopt(g, &p.best, r);
 }
 
@@ -359,12 +339,12 @@ static void mp__portfolio_visit(void *arg, mp__cand_t *c) {
  * and the answer is the best that fits by the simulator's figures. Every
  * candidate is a lower-set strategy run through the same schedule builder,
  * so the result is a plan of the asked solver's family or smaller. */
-static int mp__plan_dp(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
-                       mp_plan_result_t *r, mp_error_t *err) {
+int mp__plan_dp(const mp__solver_t *self, const mp_graph_t *g, const mp_plan_options_t *o,
+                double t0, mp_plan_result_t *r, mp_error_t *err) {
   mp__chen_pick_t p;
   mp__portfolio_t pf;
   mp_dp_result_t dr;
-  int want_exact = o->solver != MP_SOLVER_APPROX, rc;
+  int want_exact = (self->caps & MP__CAP_EXACT) != 0, rc;
   uint64_t dp_min = 0;
 
   memset(&p, 0, sizeof(p));
@@ -416,13 +396,28 @@ fail:
   return rc;
 }
 
+/* none: keep everything. Its schedule is returned whether it fits or not. */
+int mp__plan_none(const mp__solver_t *self, const mp_graph_t *g, const mp_plan_options_t *o,
+                  double t0, mp_plan_result_t *r, mp_error_t *err) {
+  mp__cand_t c;
+  int rc;
+  (void)t0;
+  r->solver_used = self->id;
+  r->source = "keep-all";
+  if ((rc = mp__cand_make(g, o, NULL, &c, err)) != 0) return rc;
+  r->feasible = mp__fits(o, &c.sim);
+  if (!r->feasible) r->min_feasible_budget = c.sim.peak_bytes;
+  return mp__adopt(g, &c, r);
+}
+
 int mp_plan(const mp_graph_t *g, const mp_plan_options_t *o, mp_plan_result_t *r,
             mp_error_t *err) {
   double t0 = mp__now_ms();
+  const mp__solver_t *e;
   int rc;
   memset(r, 0, sizeof(*r));
   if (!g->finalized) return mp_error_set(err, MP_EINVAL, "", "graph is not finalized");
-  if ((unsigned)o->solver > MP_SOLVER_LAYRUB)
+  if ((e = mp__solver_get(o->solver)) == NULL)
     return mp_error_set(err, MP_EINVAL, "$.solver", "unknown solver");
   if ((rc = mp_device_check(&o->device, err)) != 0) return rc;
   r->solver = o->solver;
@@ -430,41 +425,12 @@ int mp_plan(const mp_graph_t *g, const mp_plan_options_t *o, mp_plan_result_t *r
   r->accounting = o->accounting;
   r->budget = o->budget;
 
-  switch (o->solver) {
-  case MP_SOLVER_NONE: {
-    mp__cand_t c;
-    if (o->accounting == MP_ACCOUNTING_REFERENCE) {
-      rc = mp_error_set(err, MP_EINVAL, "$.accounting",
-                        "the reference accounting applies to the DP solvers only");
-      break;
-    }
-    r->solver_used = MP_SOLVER_NONE;
-    r->source = "keep-all";
-    if ((rc = mp__cand_make(g, o, NULL, &c, err)) != 0) break;
-    r->feasible = mp__fits(o, &c.sim);
-    if (!r->feasible) r->min_feasible_budget = c.sim.peak_bytes;
-    rc = mp__adopt(g, &c, r);
-    break;
-  }
-  case MP_SOLVER_SWAP:
-  case MP_SOLVER_HYBRID:
-  case MP_SOLVER_LAYRUB:
-    rc = mp__plan_migrate(g, o, t0, r, err);
-    break;
-  case MP_SOLVER_AUTO:
-    if (o->swap) {
-      rc = mp__plan_migrate(g, o, t0, r, err);
-      break;
-    }
-    /* fall through */
-  case MP_SOLVER_EXACT:
-  case MP_SOLVER_APPROX:
-    rc = mp__plan_dp(g, o, t0, r, err);
-    break;
-  default:
-    rc = mp__plan_chen(g, o, t0, r, err);
-    break;
-  }
+  if (o->swap && e->swap_as >= 0) e = mp__solver_get((mp_solver_t)e->swap_as);
+  if (o->accounting != MP_ACCOUNTING_DEFAULT && !(e->caps & MP__CAP_REFERENCE))
+    rc = mp_error_set(err, MP_EINVAL, "$.accounting",
+                      "the reference accounting applies to the DP solvers only");
+  else
+    rc = e->plan(e, g, o, t0, r, err);
   if (rc != 0) {
     mp_plan_result_free(r);
     if (rc == MP_ENOMEM && err && err->code == 0) mp_error_set(err, rc, "", "out of memory");

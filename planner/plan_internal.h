@@ -44,20 +44,4 @@ double mp__now_ms(void);
  * o->deadline_ms has passed since t0 (mp__now_ms), else 0. */
 int mp__plan_stop(const mp_plan_options_t *o, double t0, mp_error_t *err);
 
-/* The data-migration solvers (swap.c): o->solver is swap, hybrid or layrub
- * (or auto with o->swap, which plans as hybrid). Fills *r like mp_plan,
- * simulating under o->device; t0 is mp_plan's start (deadline). */
-int mp__plan_migrate(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
-                     mp_plan_result_t *r, mp_error_t *err);
-
-/* The frontier of a data-migration solver (frontier_swap.c); called by
- * mp_frontier() when mp_solver_swaps(o->solver). */
-struct mp_frontier_s;
-int mp__frontier_migrate(const mp_graph_t *g, const mp_plan_options_t *o,
-                         struct mp_frontier_s *out, mp_error_t *err);
-
-/* Sort a frontier's candidate points by budget and keep those that
- * strictly lower the extra time: the staircase (frontier.c). */
-void mp__frontier_pareto(struct mp_frontier_s *f);
-
 #endif

@@ -1,7 +1,7 @@
 /* swap.c - data migration (swap.h): the schedule of a residency decision
- * vector (mp_schedule_from_residency), the `swap` greedy, and
- * mp__plan_migrate, which dispatches to the three migration solvers (the
- * other two live in hybrid.c and layrub.c).
+ * vector (mp_schedule_from_residency), the `swap` greedy, and the swap
+ * solver's entry in the solver table (mp__plan_swap; the other two
+ * migration solvers live in hybrid.c and layrub.c).
  *
  * The greedy (Capuchin-like, deterministic)
  * -----------------------------------------
@@ -62,6 +62,7 @@
 #include <string.h>
 
 #include "plan_internal.h"
+#include "solver.h"
 
 #define NONE MP__RES_NONE
 
@@ -1342,16 +1343,12 @@ int mp__mig_adopt(const mp_graph_t *g, mp__mig_t *m, mp_plan_result_t *r) {
   return 0;
 }
 
-int mp__plan_migrate(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
-                     mp_plan_result_t *r, mp_error_t *err) {
+/* The swap solver: the greedy from keeping everything. */
+int mp__plan_swap(const mp__solver_t *self, const mp_graph_t *g, const mp_plan_options_t *o,
+                  double t0, mp_plan_result_t *r, mp_error_t *err) {
   mp__mig_t m;
   int rc;
-  if (o->accounting != MP_ACCOUNTING_DEFAULT)
-    return mp_error_set(err, MP_EINVAL, "$.accounting",
-                        "the reference accounting applies to the DP solvers only");
-  if (o->solver == MP_SOLVER_LAYRUB) return mp__plan_layrub(g, o, t0, r, err);
-  if (o->solver != MP_SOLVER_SWAP) return mp__plan_hybrid(g, o, t0, r, err);
-  r->solver_used = MP_SOLVER_SWAP;
+  r->solver_used = self->id;
   if ((rc = mp__swap_greedy(g, o, NULL, t0, &m, err)) != 0) return rc;
   if (m.feasible) r->source = m.n_decisions > 0 ? "swap-greedy" : "keep-all";
   rc = mp__mig_adopt(g, &m, r);

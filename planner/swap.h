@@ -1,10 +1,9 @@
 /* swap.h - data migration: a per-activation residency decision (keep it on
  * the device, swap it to pinned host memory, or recompute it), the schedule a
  * decision vector implies, and the internals shared by the three solvers
- * that choose decisions (swap.c: the `swap` greedy and the dispatch;
- * hybrid.c: the DP's recomputation plan plus swaps; layrub.c: Layrub's fixed
- * policy). mp_plan() reaches them through mp__plan_migrate
- * (plan_internal.h); every figure they report is the simulator's
+ * that choose decisions (swap.c: the `swap` greedy; hybrid.c: the DP's
+ * recomputation plan plus swaps; layrub.c: Layrub's fixed policy). mp_plan()
+ * reaches them through the solver table (solver.h); every figure they report is the simulator's
  * (mp_simulate_ex under the plan's device, simulator.c's event model).
  *
  * Ownership: mp_schedule_from_residency returns a new schedule the caller
@@ -180,12 +179,5 @@ int mp__swap_greedy(const mp_graph_t *g, const mp_plan_options_t *o, const uint8
 
 /* Fill a plan result from a migration plan (takes its schedule and report). */
 int mp__mig_adopt(const mp_graph_t *g, mp__mig_t *m, mp_plan_result_t *r);
-
-/* The other two solvers (hybrid.c, layrub.c); same contract as
- * mp__plan_migrate. */
-int mp__plan_hybrid(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
-                    mp_plan_result_t *r, mp_error_t *err);
-int mp__plan_layrub(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
-                    mp_plan_result_t *r, mp_error_t *err);
 
 #endif
