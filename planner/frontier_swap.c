@@ -37,6 +37,7 @@
 #define MP__BISECT 8
 
 typedef struct {
+  const mp__solver_t *self;
   const mp_graph_t *g;
   const mp_plan_options_t *o;
   double t0;
@@ -46,15 +47,14 @@ typedef struct {
 
 /* Solve at `budget` with the asked solver. The frontier's deadline is
  * shared by all solves: each gets what is left of it. */
-static int mp__solve(mp__fs_t *s, mp_solver_t solver, uint64_t budget, mp_plan_result_t *r,
-                     mp_error_t *err) {
+static int mp__solve(mp__fs_t *s, uint64_t budget, mp_plan_result_t *r, mp_error_t *err) {
   mp_plan_options_t po = *s->o;
   int rc;
-  po.solver = solver;
+  po.solver = s->self->id;
   po.budget = budget;
   po.objective = MP_OBJECTIVE_TIME;
   po.accounting = MP_ACCOUNTING_DEFAULT;
-  po.swap = mp_solver_swaps(solver);
+  po.swap = (s->self->caps & MP__CAP_SWAPS) != 0;
   if ((rc = mp__plan_stop(s->o, s->t0, err)) != 0) return rc;
   if (s->o->deadline_ms > 0) po.deadline_ms = s->o->deadline_ms - (mp__now_ms() - s->t0);
   return mp_plan(s->g, &po, r, err);
@@ -94,7 +94,7 @@ static int mp__add(mp__fs_t *s, uint64_t budget, const mp_plan_result_t *r, mp_e
 static int mp__probe(mp__fs_t *s, uint64_t budget, int *feasible, uint64_t *min_feasible,
                      mp_error_t *err) {
   mp_plan_result_t r;
-  int rc = mp__solve(s, s->o->solver, budget, &r, err);
+  int rc = mp__solve(s, budget, &r, err);
   if (rc != 0) return rc;
   *feasible = r.feasible && r.schedule != NULL;
   if (min_feasible) *min_feasible = r.feasible ? 0 : r.min_feasible_budget;
@@ -112,6 +112,7 @@ int mp__frontier_migrate(const mp__solver_t *self, const mp_graph_t *g,
   int rc, ok = 0, k, hi_probed = 0;
 
   memset(&s, 0, sizeof(s));
+  s.self = self;
   s.g = g;
   s.o = o;
   s.t0 = t0;
@@ -135,7 +136,7 @@ int mp__frontier_migrate(const mp__solver_t *self, const mp_graph_t *g,
   if (!(self->caps & MP__CAP_BUDGET)) {
     /* a fixed policy (layrub): one plan whatever the budget, placed at its
      * peak */
-    if ((rc = mp__solve(&s, self->id, UINT64_MAX, &r, err)) != 0) return rc;
+    if ((rc = mp__solve(&s, UINT64_MAX, &r, err)) != 0) return rc;
     rc = mp__add(&s, r.sim.peak_bytes, &r, err);
     mp_plan_result_free(&r);
     return rc;
