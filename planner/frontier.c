@@ -1,25 +1,18 @@
-/* frontier.c - the memory/time frontier of a graph for one solver.
- *
- * DP solvers: mp_plan() weighs several candidate families for a DP solver
- * (plan.c), and the frontier is the Pareto staircase of the same families:
- * the DP's staircase (dp.h: least model budget, recomputation; one reverse
- * pass, or sampled solves when that would take too long), Chen's prefix-cut
- * plans at their simulated peaks, and plain backpropagation at its
- * simulated peak with no recomputation. Each point is a budget at which mp_plan() has a candidate
- * that fits with at most that recomputation, so a frontier lookup bounds
- * what a plan at that budget costs, and says whether one exists.
- *
- * memonger and sqrt: their candidate plans (threshold search, which for
- * memonger includes keeping everything) are simulated and Pareto-filtered on
- * (peak, recomputation).
+/* frontier.c - mp_frontier(), the memory/time frontier of a graph for one
+ * solver: it looks the solver up in the solver table (solver.h), lets the
+ * solver's entry propose candidate points (frontier_recompute.c for the
+ * recompute-only solvers, frontier_swap.c for the migration solvers) and
+ * keeps their Pareto staircase: sorted by budget, each point strictly below
+ * the extra time of the one before. Also freeing a frontier and looking a
+ * budget up in it.
  */
 #include "frontier.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "plan_internal.h"
+#include "solver.h"
 
 void mp_frontier_free(mp_frontier_t *f) {
   if (f == NULL) return;
@@ -38,29 +31,15 @@ long mp_frontier_lookup(const mp_frontier_t *f, uint64_t budget) {
   return (long)lo - 1;
 }
 
-static int mp__push(mp_frontier_t *f, size_t *cap, uint64_t budget, double recompute) {
-  if (f->n_points == *cap) {
-    size_t nc = *cap ? *cap * 2 : 16;
-    mp_frontier_point_t *np = realloc(f->points, nc * sizeof(*np));
-    if (np == NULL) return MP_ENOMEM;
-    f->points = np;
-    *cap = nc;
-  }
-  memset(&f->points[f->n_points], 0, sizeof(f->points[0]));
-  f->points[f->n_points].budget = budget;
-  f->points[f->n_points].recompute = recompute;
-  f->points[f->n_points].extra_time = recompute; /* (no copies: recomputation is the extra) */
-  f->n_points++;
-  return 0;
-}
-
 static int mp__cmp_point(const void *a, const void *b) {
   const mp_frontier_point_t *x = a, *y = b;
   if (x->budget != y->budget) return x->budget < y->budget ? -1 : 1;
   return x->extra_time < y->extra_time ? -1 : x->extra_time > y->extra_time;
 }
 
-void mp__frontier_pareto(mp_frontier_t *f) {
+/* Sort the candidate points by budget and keep those that strictly lower
+ * the extra time: the staircase. */
+static void mp__frontier_pareto(mp_frontier_t *f) {
   size_t i, w = 0;
   if (f->n_points == 0) return;
   qsort(f->points, f->n_points, sizeof(*f->points), mp__cmp_point);
@@ -69,193 +48,21 @@ void mp__frontier_pareto(mp_frontier_t *f) {
   f->n_points = w;
 }
 
-/* The staircase of the candidate points, then their overheads. */
-static void mp__staircase(const mp_graph_t *g, mp_frontier_t *f) {
-  size_t i;
-  double denom = g->fwd_time + g->bwd_time;
-  mp__frontier_pareto(f);
-  for (i = 0; i < f->n_points; i++)
-    f->points[i].overhead_pct = denom > 0 ? f->points[i].recompute / denom * 100.0 : 0;
-}
-
-typedef struct {
-  mp_frontier_t *f;
-  size_t *cap;
-  int rc;
-} mp__collect_t;
-
-static void mp__collect(void *arg, mp__cand_t *c) {
-  mp__collect_t *k = arg;
-  if (k->rc == 0) k->rc = mp__push(k->f, k->cap, c->sim.peak_bytes, c->sim.time_recompute);
-}
-
-/* Budgets sampled when the DP's one-pass staircase gives up (mp__dp_points). */
-#define MP__SAMPLES 32
-
-/* The k-th sample index (0..MP__SAMPLES, a power of two) in coarse-to-fine
- * order: 0, S, S/2, S/4, 3S/4, S/8, 3S/8, ... */
-static int mp__coarse_to_fine(int k) {
-  int step = MP__SAMPLES / 2, at = k - 2;
-  if (k < 2) return k * MP__SAMPLES;
-  while (at >= MP__SAMPLES / (2 * step)) { /* the level holding it */
-    at -= MP__SAMPLES / (2 * step);
-    step /= 2;
-  }
-  return step + 2 * step * at;
-}
-
-/* The DP's points: its whole staircase from one reverse pass when that
- * stays within its work limit (dp.h, mp_dp_session_staircase: every point
- * exact), up to plain backpropagation's simulated peak (above it keeping
- * everything wins, so a DP point there would be dropped anyway).
- *
- * Otherwise a staircase from single-budget solves: the least feasible budget, then
- * MP__SAMPLES budgets up to the model's no-recompute budget. Each solve's
- * plan gives the point (its model peak, its recomputation): at any budget
- * from that peak on, the DP finds a plan at least as good, because a larger
- * budget only adds feasible steps. So every point bounds what mp_plan()
- * returns, and the first point is exactly where plans begin. The solves
- * share one DP session (dp.h): the lower sets and the reverse pass are done
- * once, and each solve is bounded by the others' answers. The samples are
- * solved coarse to fine (both ends, the middle, the quarters, ...) so that
- * each has solved neighbours on both sides, whose answers bracket its own;
- * when those are equal, so is its own (recomputation only falls as the
- * budget grows), and its point would add nothing to the staircase (the
- * smaller neighbour's plan is as good and peaks no higher), so it is not
- * solved. When the exact DP falls back (the deadline applies to each
- * solve), the remaining solves use approx. */
-static int mp__dp_points(const mp_graph_t *g, mp_dp_options_t *d, mp_frontier_t *out,
-                         size_t *cap, mp_error_t *err) {
-  mp_dp_session_t *s = NULL;
-  mp_dp_result_t r;
-  uint64_t lo, hi;
-  int k, rc, noted = 0;
-  double rec[MP__SAMPLES + 1]; /* each sample's recomputation, -1: no plan, -2: not solved */
-  const char *why;
-  if ((rc = mp_dp_session_new(g, d, &s, err)) != 0) return rc;
-  out->exact = mp_dp_session_exact_used(s, &why);
-  out->solver_used = out->exact ? MP_SOLVER_EXACT : MP_SOLVER_APPROX;
-  if (d->exact && !out->exact) {
-    snprintf(out->exact_reason, sizeof(out->exact_reason), "%s", why);
-    noted = 1;
-  }
-  if (out->peak_no_recompute > 0) {
-    mp_dp_point_t *pts = NULL;
-    size_t n = 0, i;
-    rc = mp_dp_session_staircase(s, out->peak_no_recompute - 1, 0, &pts, &n, err);
-    if (rc == 0) {
-      for (i = 0; i < n && rc == 0; i++) rc = mp__push(out, cap, pts[i].budget, pts[i].recompute_time);
-      free(pts);
-      if (rc != 0) rc = mp_error_set(err, rc, "", "out of memory");
-      goto done;
-    }
-    if (rc != MP_ELIMIT && rc != MP_ETIMEDOUT) goto done;
-    rc = 0; /* too much work: sample budgets instead */
-  }
-  if ((rc = mp_dp_session_solve(s, UINT64_MAX, &r, err)) != 0) goto done;
-  if (d->exact && !r.exact_used) {
-    if (!noted) memcpy(out->exact_reason, r.fallback_reason, sizeof(out->exact_reason));
-    noted = 1;
-    out->exact = 0;
-    out->solver_used = MP_SOLVER_APPROX;
-  }
-  hi = r.model_peak;
-  mp_dp_result_free(&r);
-  if ((rc = mp_dp_session_solve(s, 0, &r, err)) != 0) goto done;
-  lo = r.feasible ? 0 : r.min_feasible_budget;
-  mp_dp_result_free(&r);
-  if (lo == 0 || lo > hi) lo = hi;
-  for (k = 0; k <= MP__SAMPLES; k++) rec[k] = -2;
-  for (k = 0; k <= MP__SAMPLES; k++) {
-    int idx = mp__coarse_to_fine(k), w = idx & -idx; /* its neighbours: idx -/+ w */
-    uint64_t b = lo + (uint64_t)((double)(hi - lo) * idx / MP__SAMPLES);
-    if (k >= 2 && rec[idx - w] >= 0 && rec[idx + w] >= 0 && rec[idx - w] == rec[idx + w]) {
-      rec[idx] = rec[idx - w];
-      continue;
-    }
-    if ((rc = mp_dp_session_solve(s, b, &r, err)) != 0) goto done;
-    rec[idx] = r.feasible ? r.recompute_time : -1;
-    if (d->exact && !r.exact_used) {
-      if (!noted) memcpy(out->exact_reason, r.fallback_reason, sizeof(out->exact_reason));
-      noted = 1;
-      out->exact = 0;
-      out->solver_used = MP_SOLVER_APPROX;
-    }
-    if (r.feasible && r.model_peak < out->peak_no_recompute)
-      rc = mp__push(out, cap, r.model_peak, r.recompute_time);
-    mp_dp_result_free(&r);
-    if (rc != 0) {
-      rc = mp_error_set(err, rc, "", "out of memory");
-      goto done;
-    }
-  }
-done:
-  mp_dp_session_free(s);
-  return rc;
-}
-
 int mp_frontier(const mp_graph_t *g, const mp_plan_options_t *o, mp_frontier_t *out,
                 mp_error_t *err) {
   double t0 = mp__now_ms();
-  mp__cand_t all;
-  size_t cap = 0;
+  const mp__solver_t *e;
   int rc;
 
   memset(out, 0, sizeof(*out));
   if (!g->finalized) return mp_error_set(err, MP_EINVAL, "", "graph is not finalized");
-  if (mp_solver_swaps(o->solver)) return mp__frontier_migrate(g, o, out, err);
-  out->solver = o->solver;
-  out->solver_used = o->solver;
-  if ((rc = mp__cand_make(g, o, NULL, &all, err)) != 0) return rc;
-  out->peak_no_recompute = all.sim.peak_bytes;
-  mp__cand_free(&all);
-
-  switch (o->solver) {
-  case MP_SOLVER_NONE:
-    break;
-  case MP_SOLVER_MEMONGER:
-  case MP_SOLVER_SQRT: {
-    mp__collect_t k = {out, &cap, 0};
-    rc = mp__chen_search(g, o, t0, mp__collect, &k, err);
-    if (rc == 0 && k.rc != 0) rc = mp_error_set(err, k.rc, "", "out of memory");
-    if (rc != 0) goto fail;
-    break;
+  if ((e = mp__solver_get(o->solver)) == NULL)
+    return mp_error_set(err, MP_EINVAL, "$.solver", "unknown solver");
+  if ((rc = e->frontier(e, g, o, t0, out, err)) != 0) {
+    mp_frontier_free(out);
+    return rc;
   }
-  default: {
-    /* The same candidate families mp_plan() weighs for a DP solver: the
-     * DP's own staircase (model figures, which bound the simulated ones;
-     * for exact, the approximate DP's would add nothing: at every budget
-     * exact needs no more recomputation) and Chen's prefix-cut plans. */
-    mp_dp_options_t d;
-    mp__collect_t k = {out, &cap, 0};
-    mp_plan_options_t co = *o;
-    mp_dp_options_init(&d);
-    d.exact = o->solver != MP_SOLVER_APPROX;
-    d.max_lower_sets = o->max_lower_sets;
-    d.deadline_ms = o->deadline_ms;
-    d.should_stop = o->should_stop;
-    d.stop_arg = o->stop_arg;
-    d.threads = o->threads;
-    if ((rc = mp__dp_points(g, &d, out, &cap, err)) != 0) goto fail;
-    co.solver = MP_SOLVER_MEMONGER;
-    co.deadline_ms = 0; /* the deadline bounds the exact DP, which fell back if it hit it */
-    rc = mp__chen_search(g, &co, t0, mp__collect, &k, err);
-    if (rc == 0 && k.rc != 0) rc = mp_error_set(err, k.rc, "", "out of memory");
-    if (rc != 0) goto fail;
-    break;
-  }
-  }
-  /* Keeping everything is a point of every family but sqrt's (memonger's
-   * search proposes it itself). */
-  if (o->solver != MP_SOLVER_SQRT && o->solver != MP_SOLVER_MEMONGER &&
-      (rc = mp__push(out, &cap, out->peak_no_recompute, 0)) != 0) {
-    mp_error_set(err, rc, "", "out of memory");
-    goto fail;
-  }
-  mp__staircase(g, out);
+  mp__frontier_pareto(out);
   out->solve_ms = mp__now_ms() - t0;
   return 0;
-fail:
-  mp_frontier_free(out);
-  return rc;
 }

@@ -1,5 +1,6 @@
 /* frontier_swap.c - the memory/time frontier of the data-migration solvers
- * (swap, hybrid, layrub), called by mp_frontier() (frontier.h).
+ * (swap, hybrid, layrub): mp__frontier_migrate, their entry in the solver
+ * table (solver.h), which mp_frontier() calls (frontier.h).
  *
  * The migration solvers have no one-pass frontier: each budget is its own
  * greedy search. So the staircase is sampled from single-budget solves
@@ -13,8 +14,8 @@
  *   then MP__SAMPLES budgets spread evenly from lo to hi.
  *
  * Every feasible solve is a candidate point (its budget, its extra time
- * total - forward - backward); the candidates are Pareto-filtered on
- * (budget, extra time). A point keeps the budget it was solved at, not its
+ * total - forward - backward); mp_frontier() Pareto-filters the candidates
+ * on (budget, extra time). A point keeps the budget it was solved at, not its
  * plan's peak: the solvers are deterministic, so mp_plan() at exactly that
  * budget returns that plan, and the point is a promise the planner keeps.
  * layrub ignores the budget, so its frontier is the single point of its
@@ -26,6 +27,7 @@
 #include <string.h>
 
 #include "plan_internal.h"
+#include "solver.h"
 
 /* 16 budgets from lo to hi, and at most 8 bisection steps: about 18 solves
  * when the solver's hint is right, 26 at most. A hybrid solve runs the DP,
@@ -35,6 +37,7 @@
 #define MP__BISECT 8
 
 typedef struct {
+  const mp__solver_t *self;
   const mp_graph_t *g;
   const mp_plan_options_t *o;
   double t0;
@@ -44,15 +47,14 @@ typedef struct {
 
 /* Solve at `budget` with the asked solver. The frontier's deadline is
  * shared by all solves: each gets what is left of it. */
-static int mp__solve(mp__fs_t *s, mp_solver_t solver, uint64_t budget, mp_plan_result_t *r,
-                     mp_error_t *err) {
+static int mp__solve(mp__fs_t *s, uint64_t budget, mp_plan_result_t *r, mp_error_t *err) {
   mp_plan_options_t po = *s->o;
   int rc;
-  po.solver = solver;
+  po.solver = s->self->id;
   po.budget = budget;
   po.objective = MP_OBJECTIVE_TIME;
   po.accounting = MP_ACCOUNTING_DEFAULT;
-  po.swap = mp_solver_swaps(solver);
+  po.swap = (s->self->caps & MP__CAP_SWAPS) != 0;
   if ((rc = mp__plan_stop(s->o, s->t0, err)) != 0) return rc;
   if (s->o->deadline_ms > 0) po.deadline_ms = s->o->deadline_ms - (mp__now_ms() - s->t0);
   return mp_plan(s->g, &po, r, err);
@@ -92,7 +94,7 @@ static int mp__add(mp__fs_t *s, uint64_t budget, const mp_plan_result_t *r, mp_e
 static int mp__probe(mp__fs_t *s, uint64_t budget, int *feasible, uint64_t *min_feasible,
                      mp_error_t *err) {
   mp_plan_result_t r;
-  int rc = mp__solve(s, s->o->solver, budget, &r, err);
+  int rc = mp__solve(s, budget, &r, err);
   if (rc != 0) return rc;
   *feasible = r.feasible && r.schedule != NULL;
   if (min_feasible) *min_feasible = r.feasible ? 0 : r.min_feasible_budget;
@@ -101,18 +103,19 @@ static int mp__probe(mp__fs_t *s, uint64_t budget, int *feasible, uint64_t *min_
   return rc;
 }
 
-int mp__frontier_migrate(const mp_graph_t *g, const mp_plan_options_t *o, mp_frontier_t *out,
+int mp__frontier_migrate(const mp__solver_t *self, const mp_graph_t *g,
+                         const mp_plan_options_t *o, double t0, mp_frontier_t *out,
                          mp_error_t *err) {
   mp__fs_t s;
   mp_plan_result_t r;
   uint64_t lo, hi, mb, hint = 0;
   int rc, ok = 0, k, hi_probed = 0;
 
-  memset(out, 0, sizeof(*out));
   memset(&s, 0, sizeof(s));
+  s.self = self;
   s.g = g;
   s.o = o;
-  s.t0 = mp__now_ms();
+  s.t0 = t0;
   s.f = out;
   if ((rc = mp_device_check(&o->device, err)) != 0) return rc;
   out->solver = o->solver;
@@ -124,48 +127,48 @@ int mp__frontier_migrate(const mp_graph_t *g, const mp_plan_options_t *o, mp_fro
   /* plain backpropagation under the device: the top of the staircase */
   {
     mp__cand_t all;
-    if ((rc = mp__cand_make(g, o, NULL, &all, err)) != 0) goto fail;
+    if ((rc = mp__cand_make(g, o, NULL, &all, err)) != 0) return rc;
     hi = all.sim.peak_bytes;
     mp__cand_free(&all);
   }
   out->peak_no_recompute = hi;
 
-  if (o->solver == MP_SOLVER_LAYRUB) {
-    /* the fixed policy: one plan whatever the budget, placed at its peak */
-    if ((rc = mp__solve(&s, MP_SOLVER_LAYRUB, UINT64_MAX, &r, err)) != 0) goto fail;
+  if (!(self->caps & MP__CAP_BUDGET)) {
+    /* a fixed policy (layrub): one plan whatever the budget, placed at its
+     * peak */
+    if ((rc = mp__solve(&s, UINT64_MAX, &r, err)) != 0) return rc;
     rc = mp__add(&s, r.sim.peak_bytes, &r, err);
     mp_plan_result_free(&r);
-    if (rc != 0) goto fail;
-    goto done;
+    return rc;
   }
 
   if ((rc = mp_min_budget(g, &mb)) != 0) {
     mp_error_set(err, rc, "", "the graph's least budget overflows");
-    goto fail;
+    return rc;
   }
   if (mb > hi) mb = hi;
   lo = hi;
-  if ((rc = mp__probe(&s, mb, &ok, &hint, err)) != 0) goto fail;
+  if ((rc = mp__probe(&s, mb, &ok, &hint, err)) != 0) return rc;
   if (ok) {
     lo = mb;
   } else {
     uint64_t a = mb, b = hi; /* a: infeasible; b: feasible (to be checked) */
     int i;
     if (hint > mb && hint < hi) {
-      if ((rc = mp__probe(&s, hint, &ok, NULL, err)) != 0) goto fail;
+      if ((rc = mp__probe(&s, hint, &ok, NULL, err)) != 0) return rc;
       if (ok) b = hint; else a = hint;
     }
     if (b == hi) {
-      if ((rc = mp__probe(&s, hi, &ok, NULL, err)) != 0) goto fail;
+      if ((rc = mp__probe(&s, hi, &ok, NULL, err)) != 0) return rc;
       hi_probed = 1;
-      if (!ok) goto done; /* nothing plans, not even at the top (host budget) */
+      if (!ok) return 0; /* nothing plans, not even at the top (host budget) */
     }
     if (!(b == hint && ok)) {
       /* bisect for the least budget that plans */
       uint64_t tol = (hi - mb) / 256 + 1;
       for (i = 0; i < MP__BISECT && b - a > tol; i++) {
         uint64_t m = a + (b - a) / 2;
-        if ((rc = mp__probe(&s, m, &ok, NULL, err)) != 0) goto fail;
+        if ((rc = mp__probe(&s, m, &ok, NULL, err)) != 0) return rc;
         if (ok) b = m; else a = m;
       }
     }
@@ -176,13 +179,7 @@ int mp__frontier_migrate(const mp_graph_t *g, const mp_plan_options_t *o, mp_fro
     uint64_t bud = lo + (uint64_t)((double)(hi - lo) * k / (MP__SAMPLES - 1));
     if (k == MP__SAMPLES - 1) bud = hi;
     if (bud == lo || (bud == hi && hi_probed)) continue; /* solved already */
-    if ((rc = mp__probe(&s, bud, &ok, NULL, err)) != 0) goto fail;
+    if ((rc = mp__probe(&s, bud, &ok, NULL, err)) != 0) return rc;
   }
-done:
-  mp__frontier_pareto(out);
-  out->solve_ms = mp__now_ms() - s.t0;
   return 0;
-fail:
-  mp_frontier_free(out);
-  return rc;
 }

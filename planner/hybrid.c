@@ -1,9 +1,9 @@
 /* hybrid.c - the `hybrid` solver: recomputation and data migration together.
  *
- * It starts from what a recompute-only user gets (mp_plan with the auto
- * solver, the caller's lower-set limit and deadline) and adds swaps where
- * they cut time or reach budgets the DP alone cannot. Candidates, each
- * simulated under the plan's device, in this order:
+ * It starts from what a recompute-only user gets (the DP solvers' portfolio,
+ * mp__cand_portfolio, as auto runs it, with the caller's lower-set limit and
+ * deadline) and adds swaps where they cut time or reach budgets the DP alone
+ * cannot. Candidates, each simulated under the plan's device, in this order:
  *   1. the swap greedy from keeping everything ("hybrid-swap"), first
  *      because it is fast;
  *   2. the recompute-only DP plan at the budget ("hybrid-dp");
@@ -23,14 +23,16 @@
  * runs out, as for a recompute-only user); once it has passed, no further
  * candidate starts and the answer is the best one so far (min_feasible_budget
  * then only covers the candidates that ran); MP_ETIMEDOUT only when even the
- * swap greedy could not finish. Called by mp__plan_migrate (swap.c);
- * ownership as in plan.h.
+ * swap greedy could not finish. mp__plan_hybrid is the hybrid entry of the
+ * solver table (solver.h), and auto's when o->swap is set; ownership as in
+ * plan.h.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "plan_internal.h"
+#include "solver.h"
 #include "swap.h"
 
 typedef struct {
@@ -69,19 +71,20 @@ static int mp__hy_offer_mig(const mp_graph_t *g, mp__hy_t *h, mp__mig_t *m, cons
   return rc;
 }
 
-/* The recompute-only plan at budget b (with the auto solver: what mp_plan
- * gives a recompute-only user; approx once exact has fallen back). */
+/* The recompute-only plan at budget b, as the portfolio of the DP solvers
+ * gives it (exact: what the auto solver gives a recompute-only user; else
+ * approx's), under what is left of the deadline. */
 static int mp__hy_dp(const mp_graph_t *g, const mp_plan_options_t *o, double t0, uint64_t b,
-                     mp_solver_t solver, mp_plan_result_t *dr, mp_error_t *err) {
+                     int exact, mp_plan_result_t *dr, mp_error_t *err) {
   mp_plan_options_t po = *o;
-  po.solver = solver;
   po.swap = 0;
   po.budget = b;
   if (o->deadline_ms > 0) {
     po.deadline_ms = o->deadline_ms - (mp__now_ms() - t0);
     if (po.deadline_ms < 1) po.deadline_ms = 1;
   }
-  return mp_plan(g, &po, dr, err);
+  memset(dr, 0, sizeof(*dr));
+  return mp__cand_portfolio(g, &po, mp__now_ms(), exact, dr, err);
 }
 
 /* Deadline between candidates: stop (1) with an answer in hand, else the
@@ -98,8 +101,8 @@ static int mp__hy_stop(const mp_plan_options_t *o, double t0, const mp__hy_t *h,
   return rc;
 }
 
-int mp__plan_hybrid(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
-                    mp_plan_result_t *r, mp_error_t *err) {
+int mp__plan_hybrid(const mp__solver_t *self, const mp_graph_t *g, const mp_plan_options_t *o,
+                    double t0, mp_plan_result_t *r, mp_error_t *err) {
   mp__hy_t h;
   mp_plan_result_t dr;
   mp__mig_t m;
@@ -125,7 +128,7 @@ int mp__plan_hybrid(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
   if (stop) goto done;
 
   /* 2. The recompute-only plan at the budget. */
-  if ((rc = mp__hy_dp(g, o, t0, o->budget, MP_SOLVER_AUTO, &dr, err)) != 0) goto fail;
+  if ((rc = mp__hy_dp(g, o, t0, o->budget, 1, &dr, err)) != 0) goto fail;
   exact = dr.exact;
   memcpy(exact_reason, dr.exact_reason, sizeof(exact_reason));
   n_lower_sets = dr.n_lower_sets;
@@ -150,7 +153,7 @@ int mp__plan_hybrid(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
    * backpropagation's peak bounds the sweep: at or above it nothing needs
    * recomputing. */
   if (p0 == UINT64_MAX) {
-    mp__cand_t all; /* plain backpropagation, as plan.c simulates it */
+    mp__cand_t all; /* plain backpropagation, as every solver simulates it */
     if ((rc = mp__cand_make(g, o, NULL, &all, err)) != 0) goto fail;
     p0 = all.sim.peak_bytes;
     mp__cand_free(&all);
@@ -170,7 +173,7 @@ int mp__plan_hybrid(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
      * swap greedy, and an exact DP per looser budget would cost seconds on
      * wide graphs (GoogLeNet, PSPNet) for little gain once swaps change the
      * plan anyway. */
-    if ((rc = mp__hy_dp(g, o, t0, b, MP_SOLVER_APPROX, &dr, err)) != 0) goto fail;
+    if ((rc = mp__hy_dp(g, o, t0, b, 0, &dr, err)) != 0) goto fail;
     if (!dr.feasible) {
       mp_plan_result_free(&dr);
       continue;
@@ -195,7 +198,7 @@ done:
   r->objective = o->objective;
   r->accounting = o->accounting;
   r->budget = o->budget;
-  r->solver_used = MP_SOLVER_HYBRID;
+  r->solver_used = self->id;
   r->exact = exact;
   memcpy(r->exact_reason, exact_reason, sizeof(r->exact_reason));
   r->n_lower_sets = n_lower_sets;

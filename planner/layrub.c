@@ -13,19 +13,20 @@
  *  - intra-layer: a gradient is written over its dead activation where the
  *    graph allows it (the simulator's intra-layer reuse, forced on).
  * The plan is feasible iff its simulated peak fits the budget and its host
- * peak the host budget. mp__plan_layrub is called by mp__plan_migrate
- * (swap.c); ownership as in plan.h.
+ * peak the host budget. mp__plan_layrub is the layrub entry of the solver
+ * table (solver.h); ownership as in plan.h.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "plan_internal.h"
+#include "solver.h"
 #include "swap.h"
 
 static void mp__layrub_mark(void *arg, uint32_t u) { ((uint8_t *)arg)[u] = MP_RES_SWAP; }
 
-int mp__plan_layrub(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
-                    mp_plan_result_t *r, mp_error_t *err) {
+int mp__plan_layrub(const mp__solver_t *self, const mp_graph_t *g, const mp_plan_options_t *o,
+                    double t0, mp_plan_result_t *r, mp_error_t *err) {
   mp_device_t dev = o->device;
   mp_residency_options_t ro;
   mp__mig_t m;
@@ -33,7 +34,7 @@ int mp__plan_layrub(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
   int rc;
 
   memset(&m, 0, sizeof(m));
-  r->solver_used = MP_SOLVER_LAYRUB;
+  r->solver_used = self->id;
   if ((rc = mp__plan_stop(o, t0, err)) != 0) return rc;
   dev.intra_layer_reuse = 1;
   m.dec = calloc(g->n_nodes ? g->n_nodes : 1, 1);

@@ -13,7 +13,7 @@
  *     from the earlier nodes to the later ones runs through them and the
  *     checkpoint is that single tensor.
  * The search over thresholds and the choice among plans live with the
- * planner entry point (plan.c), which simulates every candidate strategy.
+ * candidates (cand_recompute.c), which simulate every strategy.
  */
 #ifndef MP_MEMONGER_H
 #define MP_MEMONGER_H

@@ -13,7 +13,7 @@
  *   auto      exact when the lower sets are few enough, else approx;
  *
  * With the default accounting, the DP solvers simulate several candidate
- * plans and keep the best that fits (see plan.c: the DP's model is
+ * plans and keep the best that fits (see cand_recompute.c: the DP's model is
  * conservative); `source` says which candidate answered.
  *   memonger  Chen's greedy segmentation with memonger's threshold search;
  *   sqrt      Chen's sqrt(n) checkpointing at articulation points.

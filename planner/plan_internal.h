@@ -1,10 +1,26 @@
-/* plan_internal.h - pieces of plan.c shared with frontier.c: simulated
- * candidate plans and the memonger / sqrt candidate search. Private to the
- * planner library (mp__ prefix). */
+/* plan_internal.h - the candidates every solver shares (cand.c,
+ * cand_recompute.c): simulated candidate plans, how the best of them is
+ * picked and becomes a plan result, the generators of recompute-only
+ * candidates, and the clock and stop check the searches poll. The solvers
+ * (solver.h) know each other only through these and the simulator. Private
+ * to the planner library (mp__ prefix).
+ */
 #ifndef MP_PLAN_INTERNAL_H
 #define MP_PLAN_INTERNAL_H
 
+#include <stdint.h>
+
 #include "plan.h"
+
+/* ---- The clock and the stop check (cand.c) ----------------------------- */
+
+double mp__now_ms(void);
+
+/* MP_ECANCELED when o->should_stop says so, MP_ETIMEDOUT once
+ * o->deadline_ms has passed since t0 (mp__now_ms), else 0. */
+int mp__plan_stop(const mp_plan_options_t *o, double t0, mp_error_t *err);
+
+/* ---- Candidates (cand.c) ----------------------------------------------- */
 
 /* A strategy with its schedule and the simulator's report of it. */
 typedef struct mp__cand_s {
@@ -27,37 +43,56 @@ void mp__cand_free(mp__cand_t *c);
 int mp__simulate_planned(const mp_graph_t *g, const mp_device_t *dev, const mp_schedule_t *s,
                          const char *what, mp_sim_report_t *out, mp_error_t *err);
 
+/* The simulated peak fits o->budget. */
+int mp__cand_fits(const mp_plan_options_t *o, const mp_sim_report_t *s);
+
+/* Is candidate a a better answer than best (which may be empty: no
+ * schedule)? Among fitting plans: least recompute (time objective) or least
+ * peak (memory objective); a fitting plan beats any that does not fit;
+ * among non-fitting, least peak. */
+int mp__cand_better(const mp_plan_options_t *o, const mp__cand_t *a, const mp__cand_t *best);
+
+/* Move c's schedule and report into r, with the checkpoints and segment
+ * count of its strategy (activations with an activation successor in a
+ * later segment, and recompute:false nodes outside the last segment). c is
+ * freed either way. 0 or MP_ENOMEM (err untouched). */
+int mp__cand_adopt(const mp_graph_t *g, mp__cand_t *c, mp_plan_result_t *r);
+
+/* The best of a series of candidates, and the least peak among them. */
+typedef struct {
+  const mp_plan_options_t *o;
+  mp__cand_t best;         /* empty until the first candidate */
+  uint64_t least_peak;     /* UINT64_MAX until the first candidate */
+} mp__cand_pick_t;
+
+void mp__cand_pick_init(mp__cand_pick_t *p, const mp_plan_options_t *o);
+
+/* A visitor (mp__cand_visit_cb, arg a mp__cand_pick_t): keep the better of
+ * c and the best so far. */
+void mp__cand_pick(void *arg, mp__cand_t *c);
+
+/* ---- Recompute-only candidates (cand_recompute.c) ---------------------- */
+
 /* Called for each simulated candidate; it may take the candidate's contents
  * (leaving *c zeroed), otherwise the caller frees them after the call. */
-typedef void (*mp__chen_visit_cb)(void *arg, mp__cand_t *c);
+typedef void (*mp__cand_visit_cb)(void *arg, mp__cand_t *c);
 
-/* Generate Chen-style candidates for o->solver (memonger: the threshold
- * search: eleven proposals, one of them no cut at all; sqrt: one), simulate
- * each, and visit it. Honours
- * o->should_stop and o->deadline_ms measured from t0. */
-int mp__chen_search(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
-                    mp__chen_visit_cb visit, void *arg, mp_error_t *err);
+/* Chen's proposals (sqrt_cuts 0: memonger's threshold search, eleven
+ * proposals, one of them no cut at all; 1: sqrt(n) checkpointing, one),
+ * each simulated and visited. Honours o->should_stop and o->deadline_ms
+ * measured from t0. */
+int mp__cand_chen(const mp_graph_t *g, const mp_plan_options_t *o, double t0, int sqrt_cuts,
+                  mp__cand_visit_cb visit, void *arg, mp_error_t *err);
 
-double mp__now_ms(void);
-
-/* MP_ECANCELED when o->should_stop says so, MP_ETIMEDOUT once
- * o->deadline_ms has passed since t0 (mp__now_ms), else 0. */
-int mp__plan_stop(const mp_plan_options_t *o, double t0, mp_error_t *err);
-
-/* The data-migration solvers (swap.c): o->solver is swap, hybrid or layrub
- * (or auto with o->swap, which plans as hybrid). Fills *r like mp_plan,
- * simulating under o->device; t0 is mp_plan's start (deadline). */
-int mp__plan_migrate(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
-                     mp_plan_result_t *r, mp_error_t *err);
-
-/* The frontier of a data-migration solver (frontier_swap.c); called by
- * mp_frontier() when mp_solver_swaps(o->solver). */
-struct mp_frontier_s;
-int mp__frontier_migrate(const mp_graph_t *g, const mp_plan_options_t *o,
-                         struct mp_frontier_s *out, mp_error_t *err);
-
-/* Sort a frontier's candidate points by budget and keep those that
- * strictly lower the extra time: the staircase (frontier.c). */
-void mp__frontier_pareto(struct mp_frontier_s *f);
+/* The best recompute-only plan at o->budget: the DP's (exact: the exact DP,
+ * falling back to approx; else approx) and, with the default accounting,
+ * the approximate DP's, Chen's proposals and keeping everything, all
+ * simulated. Fills *r like mp_plan (solver_used, exact, exact_reason,
+ * n_lower_sets, source, the model figures, feasible or min_feasible_budget,
+ * and the adopted candidate), leaving the fields mp_plan sets before the
+ * solver runs as they are. On failure *r may hold partial results the
+ * caller frees (mp_plan_result_free). */
+int mp__cand_portfolio(const mp_graph_t *g, const mp_plan_options_t *o, double t0, int exact,
+                       mp_plan_result_t *r, mp_error_t *err);
 
 #endif

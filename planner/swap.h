@@ -1,11 +1,11 @@
 /* swap.h - data migration: a per-activation residency decision (keep it on
  * the device, swap it to pinned host memory, or recompute it), the schedule a
- * decision vector implies, and the internals shared by the three solvers
- * that choose decisions (swap.c: the `swap` greedy and the dispatch;
+ * decision vector implies (swap_schedule.c), and the internals shared by the
+ * three solvers that choose decisions (swap_greedy.c: the `swap` greedy;
  * hybrid.c: the DP's recomputation plan plus swaps; layrub.c: Layrub's fixed
- * policy). mp_plan() reaches them through mp__plan_migrate
- * (plan_internal.h); every figure they report is the simulator's
- * (mp_simulate_ex under the plan's device, simulator.c's event model).
+ * policy). mp_plan() reaches them through the solver table (solver.h); every
+ * figure they report is the simulator's (mp_simulate_ex under the plan's
+ * device, simulator.c's event model).
  *
  * Ownership: mp_schedule_from_residency returns a new schedule the caller
  * frees with mp_schedule_free(). The graph, the decision vector and the
@@ -102,7 +102,9 @@ int mp_schedule_from_residency(const mp_graph_t *g, const uint8_t *decision,
                                const mp_residency_options_t *o, mp_schedule_t **out,
                                mp_error_t *err);
 
-/* ---- Internal (mp__), shared by swap.c, hybrid.c and layrub.c ----------- */
+/* ---- Internal (mp__), shared by the migration solvers ------------------- */
+
+/* The schedule builder's estimates, and migration plans (swap_schedule.c). */
 
 #define MP__RES_NONE SIZE_MAX
 
@@ -170,22 +172,15 @@ typedef struct mp__mig_s {
 
 void mp__mig_free(mp__mig_t *m);
 
-/* The swap greedy from an initial decision vector (NULL: keep everything;
+/* Fill a plan result from a migration plan (takes its schedule and report). */
+int mp__mig_adopt(const mp_graph_t *g, mp__mig_t *m, mp_plan_result_t *r);
+
+/* The swap greedy (swap_greedy.c) from an initial decision vector (NULL: keep everything;
  * copied, not taken), at o->budget under o->device. On success *m holds the
  * final decisions and, when feasible, the schedule and report; when not,
  * m->least_peak is what the search reached. Honours o->should_stop and
  * o->deadline_ms from t0 (MP_ECANCELED, MP_ETIMEDOUT). */
 int mp__swap_greedy(const mp_graph_t *g, const mp_plan_options_t *o, const uint8_t *init,
                     double t0, mp__mig_t *m, mp_error_t *err);
-
-/* Fill a plan result from a migration plan (takes its schedule and report). */
-int mp__mig_adopt(const mp_graph_t *g, mp__mig_t *m, mp_plan_result_t *r);
-
-/* The other two solvers (hybrid.c, layrub.c); same contract as
- * mp__plan_migrate. */
-int mp__plan_hybrid(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
-                    mp_plan_result_t *r, mp_error_t *err);
-int mp__plan_layrub(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
-                    mp_plan_result_t *r, mp_error_t *err);
 
 #endif

@@ -1,0 +1,212 @@
+/* cand_recompute.c - the recompute-only candidates: Chen's proposals
+ * (mp__cand_chen) and the portfolio a DP solver answers with
+ * (mp__cand_portfolio), which hybrid also starts from. Declared in
+ * plan_internal.h; the solvers' entries that use them live in recompute.c
+ * and hybrid.c.
+ *
+ * Chen's proposals. memonger knows no budget: it proposes plans over a
+ * series of thresholds (mxnet-memonger's search: B = 0, then three
+ * refinements B = sqrt(x*y/2), then a grid of six between the smallest
+ * segment seen and sqrt(2) times the last guess; we add B = infinity, no cut
+ * at all); sqrt proposes one plan. Every proposal is simulated and handed to
+ * the caller's visitor.
+ *
+ * The portfolio. With the reference accounting: the DP alone, as the
+ * reference solver does. With memplan's own accounting, the DP's model is
+ * conservative (it ignores liveness inside a segment: VGG19's plain
+ * backpropagation peaks at 2.13 GB of activations where the model says
+ * 4.01), so the DP's plan is one candidate among several, all simulated:
+ *   - keeping everything (optimal whenever it fits);
+ *   - the DP's plan at the budget;
+ *   - for exact: the approximate DP's plan too (its family is a subset, so
+ *     exact is never worse than approx);
+ *   - the prefix-cut plans of Chen's family (memonger's threshold search),
+ *     which a model-exact approximate DP would also consider;
+ * and the answer is the best that fits by the simulator's figures. Every
+ * candidate is a lower-set strategy run through the same schedule builder,
+ * so the result is a plan of the asked solver's family or smaller.
+ */
+#include "plan_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memonger.h"
+
+int mp__cand_chen(const mp_graph_t *g, const mp_plan_options_t *o, double t0, int sqrt_cuts,
+                  mp__cand_visit_cb visit, void *arg, mp_error_t *err) {
+  uint32_t *cand = NULL;
+  size_t ncand = 0;
+  mp__cand_t c;
+  int rc, i;
+
+  if ((rc = mp_cut_candidates(g, &cand, &ncand)) != 0)
+    return mp_error_set(err, rc, "", "out of memory");
+  if (sqrt_cuts) {
+    mp_strategy_t *st;
+    if ((rc = mp_sqrt_strategy(g, cand, ncand, &st)) != 0) goto fail_nomem;
+    if ((rc = mp__cand_make(g, o, st, &c, err)) != 0) goto fail;
+    visit(arg, &c);
+    mp__cand_free(&c);
+  } else {
+    /* memonger's threshold search, plus the threshold "infinity" (never
+     * cut: keep everything), so that a budget that needs no recomputation
+     * gets none. */
+    double thr = 0, last_guess = 0;
+    if ((rc = mp__cand_make(g, o, NULL, &c, err)) != 0) goto fail;
+    visit(arg, &c);
+    mp__cand_free(&c);
+    uint64_t smallest_seen = UINT64_MAX;
+    for (i = 0; i < 4 + 6; i++) {
+      mp_strategy_t *st;
+      uint64_t x, y, smallest;
+      if ((rc = mp__plan_stop(o, t0, err)) != 0) goto fail;
+      if (i >= 4) {
+        /* the grid: six thresholds from the smallest segment seen up to
+         * sqrt(2) times the last refined guess */
+        double lo = smallest_seen == UINT64_MAX ? 0 : (double)smallest_seen;
+        double hi = sqrt(2.0) * last_guess;
+        if (hi < lo) hi = lo;
+        thr = lo + (hi - lo) * (double)(i - 4) / 5.0;
+      }
+      if ((rc = mp_memonger_greedy(g, cand, ncand, thr, &st, &x, &y, &smallest)) != 0)
+        goto fail_nomem;
+      if (smallest > 0 && smallest < smallest_seen) smallest_seen = smallest;
+      if ((rc = mp__cand_make(g, o, st, &c, err)) != 0) goto fail;
+      visit(arg, &c);
+      mp__cand_free(&c);
+      if (i < 3) {
+        thr = sqrt((double)x * (double)y / 2.0);
+        last_guess = thr;
+      }
+    }
+  }
+  free(cand);
+  return 0;
+
+fail_nomem:
+  mp_error_set(err, rc, "", "out of memory");
+fail:
+  free(cand);
+  return rc;
+}
+
+/* Run the DP of the asked family (exact, or approx) at the budget. */
+static int mp__dp_at(const mp_graph_t *g, const mp_plan_options_t *o, int exact,
+                     mp_dp_result_t *dr, mp_error_t *err) {
+  mp_dp_options_t d;
+  mp_dp_options_init(&d);
+  d.exact = exact;
+  d.objective = o->objective;
+  d.accounting = o->accounting;
+  d.budget = o->budget;
+  d.max_lower_sets = o->max_lower_sets;
+  d.deadline_ms = o->deadline_ms;
+  d.should_stop = o->should_stop;
+  d.stop_arg = o->stop_arg;
+  d.threads = o->threads;
+  return mp_dp_solve(g, &d, dr, err);
+}
+
+/* Offer a DP result's plan as a candidate (takes its strategy). */
+static int mp__offer_dp(const mp_graph_t *g, mp_dp_result_t *dr, const char *source,
+                        mp__cand_pick_t *p, mp_plan_result_t *r, mp_error_t *err) {
+  mp__cand_t c;
+  int rc;
+  if (!dr->feasible) return 0;
+  rc = mp__cand_make(g, p->o, dr->strategy, &c, err);
+  dr->strategy = NULL; /* owned by the candidate now */
+  if (rc != 0) return rc;
+  /* The model bounds the simulated peak from above; a plan the model
+   * accepts that the simulator finds over budget is a bug in one of them. */
+  if (p->o->accounting == MP_ACCOUNTING_DEFAULT && !mp__cand_fits(p->o, &c.sim)) {
+    mp__cand_free(&c);
+    return mp_error_set(err, MP_ESCHEDULE, "",
+                        "planner bug: the DP's plan simulates above the budget");
+  }
+  if (c.sim.peak_bytes < p->least_peak) p->least_peak = c.sim.peak_bytes;
+  if (mp__cand_better(p->o, &c, &p->best)) {
+    mp__cand_free(&p->best);
+    p->best = c;
+    r->source = source;
+    r->has_model = 1;
+    r->model_recompute = dr->recompute_time;
+    r->model_peak = dr->model_peak;
+  } else {
+    mp__cand_free(&c);
+  }
+  return 0;
+}
+
+/* Chen-family candidates offered to a DP solver, recording the source. */
+typedef struct {
+  mp__cand_pick_t *p;
+  mp_plan_result_t *r;
+} mp__portfolio_t;
+
+static void mp__portfolio_visit(void *arg, mp__cand_t *c) {
+  mp__portfolio_t *pf = arg;
+  mp__cand_t *before = &pf->p->best;
+  mp_schedule_t *old = before->schedule;
+  mp__cand_pick(pf->p, c);
+  if (pf->p->best.schedule != old) {
+    pf->r->source = pf->p->best.strategy ? "memonger-candidate" : "keep-all";
+    pf->r->has_model = 0;
+  }
+}
+
+int mp__cand_portfolio(const mp_graph_t *g, const mp_plan_options_t *o, double t0, int exact,
+                       mp_plan_result_t *r, mp_error_t *err) {
+  mp__cand_pick_t p;
+  mp__portfolio_t pf;
+  mp_dp_result_t dr;
+  int rc;
+  uint64_t dp_min = 0;
+
+  mp__cand_pick_init(&p, o);
+  if ((rc = mp__dp_at(g, o, exact, &dr, err)) != 0) return rc;
+  r->exact = dr.exact_used;
+  r->solver_used = dr.exact_used ? MP_SOLVER_EXACT : MP_SOLVER_APPROX;
+  if (exact && !dr.exact_used)
+    memcpy(r->exact_reason, dr.fallback_reason, sizeof(r->exact_reason));
+  r->n_lower_sets = dr.n_lower_sets;
+  if (!dr.feasible) dp_min = dr.min_feasible_budget;
+  rc = mp__offer_dp(g, &dr, dr.exact_used ? "exact-dp" : "approx-dp", &p, r, err);
+  mp_dp_result_free(&dr);
+  if (rc != 0) goto fail;
+
+  if (o->accounting == MP_ACCOUNTING_DEFAULT) {
+    if (r->exact) {
+      if ((rc = mp__dp_at(g, o, 0, &dr, err)) != 0) goto fail;
+      rc = mp__offer_dp(g, &dr, "approx-dp", &p, r, err);
+      mp_dp_result_free(&dr);
+      if (rc != 0) goto fail;
+    }
+    pf.p = &p;
+    pf.r = r;
+    {
+      mp_plan_options_t co = *o;
+      co.deadline_ms = 0; /* the deadline bounds the exact DP, which fell back if it hit it */
+      if ((rc = mp__cand_chen(g, &co, t0, 0, mp__portfolio_visit, &pf, err)) != 0) goto fail;
+    }
+  }
+
+  r->feasible = p.best.schedule != NULL && mp__cand_fits(o, &p.best.sim);
+  if (!r->feasible) {
+    /* The least budget some candidate family meets: the DP's model minimum
+     * (the DP succeeds there) or the smallest simulated peak seen. */
+    r->min_feasible_budget = p.least_peak;
+    if (dp_min != 0 && dp_min < r->min_feasible_budget) r->min_feasible_budget = dp_min;
+    if (r->min_feasible_budget == UINT64_MAX) r->min_feasible_budget = 0;
+    r->source = NULL;
+    r->has_model = 0;
+    mp__cand_free(&p.best);
+    return 0;
+  }
+  return mp__cand_adopt(g, &p.best, r);
+fail:
+  mp__cand_free(&p.best);
+  return rc;
+}
+
