@@ -192,11 +192,18 @@ int mp__cand_portfolio(const mp_graph_t *g, const mp_plan_options_t *o, double t
     }
   }
 
-  r->feasible = p.best.schedule != NULL && mp__cand_fits(o, &p.best.sim);
+  /* The reference accounting's budget is on activations alone and its
+   * verdict is the DP's model (plan.h): the only candidate is the DP's plan,
+   * offered when the DP found one. Memplan's own accounting asks the
+   * simulator. */
+  if (o->accounting == MP_ACCOUNTING_REFERENCE)
+    r->feasible = p.best.schedule != NULL;
+  else
+    r->feasible = p.best.schedule != NULL && mp__cand_fits(o, &p.best.sim);
   if (!r->feasible) {
     /* The least budget some candidate family meets: the DP's model minimum
      * (the DP succeeds there) or the smallest simulated peak seen. */
-    r->min_feasible_budget = p.least_peak;
+    r->min_feasible_budget = o->accounting == MP_ACCOUNTING_REFERENCE ? UINT64_MAX : p.least_peak;
     if (dp_min != 0 && dp_min < r->min_feasible_budget) r->min_feasible_budget = dp_min;
     if (r->min_feasible_budget == UINT64_MAX) r->min_feasible_budget = 0;
     r->source = NULL;

@@ -124,6 +124,46 @@ START_TEST(test_plan_reports_simulator_figures) {
 }
 END_TEST
 
+/* With the reference accounting the budget is on activations alone and the
+ * DP's model decides feasibility (plan.h), so mp_plan agrees with the DP:
+ * ResNet-50 at the reference solver's least budget is feasible with the
+ * model's recomputation of 337 (docs/reference-figures.md), and the least
+ * budget reported below it is the one at which the plan succeeds. */
+START_TEST(test_plan_reference_accounting) {
+  mp_graph_t *g = mp_test_load_shipped("resnet50");
+  mp_plan_options_t o;
+  mp_plan_result_t r;
+  mp_error_t err;
+  uint64_t least;
+  mp_plan_options_init(&o);
+  o.solver = MP_SOLVER_EXACT;
+  o.accounting = MP_ACCOUNTING_REFERENCE;
+  o.budget = 1285014258ULL;
+  ck_assert_int_eq(mp_plan(g, &o, &r, &err), 0);
+  ck_assert(r.feasible);
+  ck_assert(r.has_model);
+  ck_assert_double_eq(r.model_recompute, 337);
+  ck_assert_uint_le(r.model_peak, o.budget);
+  mp_plan_result_free(&r);
+  o.budget = 1000000000ULL;
+  ck_assert_int_eq(mp_plan(g, &o, &r, &err), 0);
+  ck_assert(!r.feasible);
+  least = r.min_feasible_budget;
+  ck_assert_uint_gt(least, o.budget);
+  mp_plan_result_free(&r);
+  o.budget = least;
+  ck_assert_int_eq(mp_plan(g, &o, &r, &err), 0);
+  ck_assert(r.feasible);
+  mp_plan_result_free(&r);
+  o.budget = least - 1;
+  ck_assert_int_eq(mp_plan(g, &o, &r, &err), 0);
+  ck_assert(!r.feasible);
+  ck_assert_uint_eq(r.min_feasible_budget, least);
+  mp_plan_result_free(&r);
+  mp_graph_free(g);
+}
+END_TEST
+
 START_TEST(test_plan_none_and_infeasible) {
   mp_graph_t *g = mp_test_load_shipped("vgg19");
   mp_plan_options_t o;
@@ -382,6 +422,7 @@ Suite *suite_plan(void) {
   tcase_add_test(tc, test_fuzz_regressions);
   tcase_add_loop_test(tp, test_plan_reports_simulator_figures, 0, 5);
   tcase_add_test(tp, test_plan_none_and_infeasible);
+  tcase_add_test(tp, test_plan_reference_accounting);
   tcase_add_loop_test(tp, test_frontier_bounds_plans, 0, 5);
   /* all seven graphs, exact included (GoogLeNet and PSPNet at seven budgets) */
   tcase_add_loop_test(tp, test_bars_with_exact, 0, 7);
