@@ -48,7 +48,7 @@ TESTS := $(B)/check_all
 BENCH := $(B)/bench_planner
 SRV   := $(B)/memplan-server
 
-.PHONY: all deps run test test-only test-python install uninstall asan bench fuzz clean
+.PHONY: all deps run test test-only test-python test-install install uninstall asan bench fuzz clean
 
 all: $(LIBA) $(CLI) $(SRV)
 
@@ -149,13 +149,22 @@ uninstall:
 
 # The whole suite: unit tests, data-driven cases, shipped graphs, CLI checks
 # and the malformed-input sweep all run inside one Check runner (one summary),
-# then the Python package's tests against the real daemon (test-python).
+# then `make install` is checked (test-install) and the Python package's tests
+# run against the real daemon (test-python).
 test: deps
 	@$(MAKE) --no-print-directory test-only
 
 test-only: $(LIBA) $(CLI) $(SRV) $(TESTS)
 	MEMPLAN_CLI=$(CURDIR)/$(CLI) MEMPLAN_SERVER=$(CURDIR)/$(SRV) ./$(TESTS)
+	@$(MAKE) --no-print-directory test-install
 	@$(MAKE) --no-print-directory test-python
+
+# `make install` into a scratch DESTDIR, checked file by file, and a program
+# built against it through pkg-config (tests/install/run.sh); then uninstall.
+test-install: $(LIBA) $(CLI) $(SRV)
+	@echo "  TEST  install"
+	$(Q)MAKE="$(MAKE)" CC="$(CC)" SAN="$(SAN)" MEMPLAN_CLI=$(CURDIR)/$(CLI) MEMPLAN_SERVER=$(CURDIR)/$(SRV) \
+	  tests/install/run.sh
 
 # clients/python/tests (stdlib unittest) start the built daemon themselves
 # and end with one summary line.
