@@ -9,7 +9,7 @@
 #     for the daemon, every MEMPLAN_* variable) that --help lists; with groff
 #     present, the pages format without a warning;
 #   - plan_example.c, built against the tree with
-#     `pkg-config --define-prefix --cflags --libs --static memplan`, plans
+#     `pkg-config --cflags --libs --static memplan`, plans
 #     VGG-19 at 2GiB to the same peak_bytes as `memplan plan`;
 #   - `make uninstall` removes every file again.
 # The Makefile passes MAKE, CC, SAN (the sanitizer flags the library was built
@@ -56,9 +56,15 @@ for h in "$inc"/*.h; do
     [ -e "$inc/$dep" ] || fail "public header $(basename "$h") includes \"$dep\", which is not installed"
   done
 done
-export PKG_CONFIG_PATH="$stage/usr/lib/pkgconfig"
-pc() { pkg-config --define-prefix "$@" memplan; }
-[ "$(pc --variable=prefix)" = "$stage/usr" ] || fail "pkg-config --define-prefix did not relocate memplan.pc to $stage/usr"
+# memplan.pc with its prefix moved into the stage (pkg-config's --define-prefix
+# would move jansson's and libcrypto's too); libdir and includedir must follow.
+mkdir "$tmp/pc"
+sed "s|^prefix=/usr\$|prefix=$stage/usr|" "$stage/usr/lib/pkgconfig/memplan.pc" >"$tmp/pc/memplan.pc"
+export PKG_CONFIG_PATH="$tmp/pc"
+pc() { pkg-config "$@" memplan; }
+for v in libdir=lib includedir=include; do
+  [ "$(pc --variable="${v%%=*}")" = "$stage/usr/${v#*=}" ] || fail "memplan.pc's ${v%%=*} does not follow its prefix"
+done
 [ "$(pc --modversion)" = "$("$MEMPLAN_CLI" version | sed 's/^memplan //')" ] || fail "memplan.pc's Version is not memplan's"
 cflags=$(pc --cflags)
 nh=0
