@@ -48,7 +48,7 @@ TESTS := $(B)/check_all
 BENCH := $(B)/bench_planner
 SRV   := $(B)/memplan-server
 
-.PHONY: all deps run test test-only test-python asan bench fuzz clean
+.PHONY: all deps run test test-only test-python test-install install uninstall asan bench fuzz clean
 
 all: $(LIBA) $(CLI) $(SRV)
 
@@ -99,17 +99,74 @@ $(BENCH): $(BENCH_SRC:%.c=$(B)/%.o) $(LIBA)
 	@echo "  LINK  $@"
 	$(Q)$(CC) $(FINAL_LDFLAGS) -o $@ $(BENCH_SRC:%.c=$(B)/%.o) $(LIBA) $(LIBS)
 
+# `make install` (PREFIX, DESTDIR and each directory overridable): the two
+# programs, libmemplan.a, the public headers in $(INCLUDEDIR)/memplan,
+# memplan.pc, the man pages and the license. The header list is explicit:
+# planner/ and proto/ also hold private headers (plan_internal.h, strmap.h,
+# ...) that no public header includes and that are never installed.
+PREFIX       ?= /usr/local
+BINDIR       ?= $(PREFIX)/bin
+LIBDIR       ?= $(PREFIX)/lib
+INCLUDEDIR   ?= $(PREFIX)/include
+MANDIR       ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+DOCDIR       ?= $(PREFIX)/share/doc/memplan
+INSTALL      ?= install
+VERSION      := $(shell sed -n 's/.*MP_CLI_VERSION "\(.*\)"/\1/p' clients/cli/cli.h)
+PUBLIC_HDRS  := $(addprefix planner/,error.h graph.h schedule.h simulator.h device.h strategy.h \
+                  lowerset.h dp.h memonger.h swap.h plan.h frontier.h units.h) \
+                $(addprefix proto/,formats.h plan_json.h schedule_json.h frontier_json.h \
+                  graph_stats_json.h json_util.h request_json.h)
+# memplan.pc names its directories from ${prefix} where it can, so that
+# `pkg-config --define-prefix` finds a relocated tree.
+mp_pcdir = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+# $(call mp_install,MODE,FILES,DIR)
+define mp_install
+	@echo "  INSTALL $(3)"
+	$(Q)$(INSTALL) -d $(3) && $(INSTALL) -m $(1) $(2) $(3)/
+endef
+
+install: $(LIBA) $(CLI) $(SRV)
+	@echo "  GEN   $(B)/memplan.pc"
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(call mp_pcdir,$(LIBDIR))|' \
+	  -e 's|@INCLUDEDIR@|$(call mp_pcdir,$(INCLUDEDIR))|' -e 's|@VERSION@|$(VERSION)|' \
+	  memplan.pc.in > $(B)/memplan.pc
+	$(call mp_install,755,$(CLI) $(SRV),$(DESTDIR)$(BINDIR))
+	$(call mp_install,644,$(LIBA),$(DESTDIR)$(LIBDIR))
+	$(call mp_install,644,$(PUBLIC_HDRS),$(DESTDIR)$(INCLUDEDIR)/memplan)
+	$(call mp_install,644,$(B)/memplan.pc,$(DESTDIR)$(PKGCONFIGDIR))
+	$(call mp_install,644,docs/man/memplan.1,$(DESTDIR)$(MANDIR)/man1)
+	$(call mp_install,644,docs/man/memplan-server.8,$(DESTDIR)$(MANDIR)/man8)
+	$(call mp_install,644,LICENSE,$(DESTDIR)$(DOCDIR))
+
+uninstall:
+	@echo "  RM    memplan from $(DESTDIR)$(PREFIX)"
+	$(Q)rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(CLI) $(SRV))) $(DESTDIR)$(LIBDIR)/$(notdir $(LIBA)) \
+	  $(addprefix $(DESTDIR)$(INCLUDEDIR)/memplan/,$(notdir $(PUBLIC_HDRS))) \
+	  $(DESTDIR)$(PKGCONFIGDIR)/memplan.pc $(DESTDIR)$(MANDIR)/man1/memplan.1 \
+	  $(DESTDIR)$(MANDIR)/man8/memplan-server.8 $(DESTDIR)$(DOCDIR)/LICENSE
+	$(Q)rmdir $(DESTDIR)$(INCLUDEDIR)/memplan $(DESTDIR)$(DOCDIR) 2>/dev/null || true
+
 # The whole suite: unit tests, data-driven cases, shipped graphs, CLI checks
 # and the malformed-input sweep all run inside one Check runner (one summary),
-# then the Python package's tests against the real daemon (test-python) and
-# the deployment files against the real daemon (test-deploy).
+# then `make install` is checked (test-install), the Python package's tests
+# run against the real daemon (test-python), and so do the deployment files
+# (test-deploy).
 test: deps
 	@$(MAKE) --no-print-directory test-only
 
 test-only: $(LIBA) $(CLI) $(SRV) $(TESTS)
 	MEMPLAN_CLI=$(CURDIR)/$(CLI) MEMPLAN_SERVER=$(CURDIR)/$(SRV) ./$(TESTS)
+	@$(MAKE) --no-print-directory test-install
 	@$(MAKE) --no-print-directory test-python
 	@$(MAKE) --no-print-directory test-deploy
+
+# `make install` into a scratch DESTDIR, checked file by file, and a program
+# built against it through pkg-config (tests/install/run.sh); then uninstall.
+test-install: $(LIBA) $(CLI) $(SRV)
+	@echo "  TEST  install"
+	$(Q)MAKE="$(MAKE)" CC="$(CC)" SAN="$(SAN)" MEMPLAN_CLI=$(CURDIR)/$(CLI) MEMPLAN_SERVER=$(CURDIR)/$(SRV) \
+	  tests/install/run.sh
 
 # clients/python/tests (stdlib unittest) start the built daemon themselves
 # and end with one summary line.
