@@ -153,7 +153,7 @@ static char *next_line(char **p) {
 
 /* Compact dump for messages, cut to fit in them. */
 static void dump_short(const json_t *j, char *out, size_t n) {
-  char *s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+  char *s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
   snprintf(out, n, "%s", s ? s : "(dump failed)");
   if (s && strlen(s) >= n && n > 4) strcpy(out + n - 4, "...");
   free(s);
