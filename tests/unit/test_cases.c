@@ -39,8 +39,9 @@
  *                  mp_sim_report_t named as in the struct (recomputed and
  *                  swapped as arrays of node ids, the count fields n_recomputed
  *                  and n_swapped being their lengths); each one given must
- *                  match exactly (numbers compared as doubles, integers as
- *                  integers; write a real with 17 digits);
+ *                  match exactly (integers as integers, other numbers as
+ *                  doubles: write a real as text that reads back as the
+ *                  same double);
  *   or error       the error of loading schedule.json or of simulating, in
  *                  the form above (the report must then hold no arrays);
  *                  with neither, nothing is simulated;
@@ -614,6 +615,11 @@ static void run_sim_case(const char *dir, char *fail, size_t n) {
   }
   if (has_report && has_error) {
     snprintf(fail, n, "has both report.json and error");
+    return;
+  }
+  if (!has_report && !has_error && !exists(dir, "steps") && !exists(dir, "liveness") &&
+      !exists(dir, "min_budget")) {
+    snprintf(fail, n, "asserts nothing (no report.json, error, steps, liveness or min_budget)");
     return;
   }
   if ((g = load_case_graph(dir, fail, n)) == NULL) return;

@@ -227,7 +227,8 @@ static void swap_in_before(const mp_graph_t *g, const mp_schedule_t *s, char *bu
   snprintf(buf, n, "(no swap-in)");
 }
 
-/* The builder: a swapped, each lookahead, step by step and simulated. */
+/* The builder: a swapped, each lookahead on each link, step by step and
+ * simulated (times within 1e-9 on the slow link, exact on the fast one). */
 START_TEST(test_prefetch_schedules) {
   mp_graph_t *g = chain(1, 1);
   mp_residency_options_t ro;
@@ -244,59 +245,49 @@ START_TEST(test_prefetch_schedules) {
       "compute a", "compute b",  "swap_out a", "compute c",  "compute d",  "compute e",
       "swap_in a", "backward e", "backward d", "backward c", "backward b", "backward a"};
   static const struct {
+    int slow;
     uint32_t lookahead;
     const char *before; /* the backward step a's swap-in precedes */
+    const char *const *steps; /* the whole schedule, or NULL */
     uint64_t peak_mb;
-  } fast[] = {{0, "backward c", 102}, {1, "backward c", 102}, {2, "backward d", 146},
-              {3, "backward e", 147}, {1000, "backward e", 147}};
+    double stall, total;
+  } rows[] = {{0, 0, "backward c", NULL, 102, 0, 378},
+              {0, 1, "backward c", NULL, 102, 0, 378},
+              {0, 2, "backward d", before_d, 146, 0, 378},
+              {0, 3, "backward e", before_e, 147, 0, 378},
+              {0, 1000, "backward e", NULL, 147, 0, 378},
+              /* the slow link: just in time reaches back to d; one step
+               * ahead is late */
+              {1, 0, "backward d", NULL, 146, 0, 378},
+              {1, 1, "backward c", NULL, 102, 10, 388}};
 
   dec[node(g, "a")] = MP_RES_SWAP;
   mp_residency_options_init(&ro);
   ro.device = &dev;
   ro.auto_free = 1;
-  chain_device(&dev, 1.0);
-  for (k = 0; k < sizeof(fast) / sizeof(fast[0]); k++) {
-    char got[64];
-    ro.lookahead = fast[k].lookahead;
-    ck_assert_int_eq(mp_schedule_from_residency(g, dec, &ro, &s, &err), 0);
-    swap_in_before(g, s, got, sizeof(got));
-    ck_assert_msg(strcmp(got, fast[k].before) == 0, "lookahead %u: swap-in before %s, want %s",
-                  fast[k].lookahead, got, fast[k].before);
-    if (fast[k].lookahead == 2) expect_steps(g, s, before_d, 12);
-    if (fast[k].lookahead == 3) expect_steps(g, s, before_e, 12);
-    mp_test_simulate(g, s, &dev, &rep);
-    ck_assert_msg(rep.peak_bytes == fast[k].peak_mb * MB, "lookahead %u: peak %llu", fast[k].lookahead,
-                  (unsigned long long)rep.peak_bytes);
-    ck_assert_double_eq(rep.time_stall, 0);
-    ck_assert_double_eq(rep.time_total, 378);
-    ck_assert_uint_eq(rep.n_swap_in, 1);
-    mp_sim_report_free(&rep);
-    mp_schedule_free(s);
-  }
-
-  /* The slow link: just in time reaches back to d; one step ahead is late. */
   chain_device_slow(&dev);
   ck_assert_double_eq_tol(mp_device_copy_time(&dev, g, 46 * MB, 1), 210, 1e-9);
-  {
+  for (k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
     char got[64];
-    ro.lookahead = 0;
+    double tol = rows[k].slow ? 1e-9 : 0;
+    if (rows[k].slow)
+      chain_device_slow(&dev);
+    else
+      chain_device(&dev, 1.0);
+    ro.lookahead = rows[k].lookahead;
     ck_assert_int_eq(mp_schedule_from_residency(g, dec, &ro, &s, &err), 0);
     swap_in_before(g, s, got, sizeof(got));
-    ck_assert_str_eq(got, "backward d");
+    ck_assert_msg(strcmp(got, rows[k].before) == 0, "row %zu: swap-in before %s, want %s", k, got,
+                  rows[k].before);
+    if (rows[k].steps) expect_steps(g, s, rows[k].steps, 12);
     mp_test_simulate(g, s, &dev, &rep);
-    ck_assert_uint_eq(rep.peak_bytes, 146 * MB);
-    ck_assert_double_eq_tol(rep.time_stall, 0, 1e-9);
-    ck_assert_double_eq_tol(rep.time_total, 378, 1e-9);
-    mp_sim_report_free(&rep);
-    mp_schedule_free(s);
-    ro.lookahead = 1;
-    ck_assert_int_eq(mp_schedule_from_residency(g, dec, &ro, &s, &err), 0);
-    swap_in_before(g, s, got, sizeof(got));
-    ck_assert_str_eq(got, "backward c");
-    mp_test_simulate(g, s, &dev, &rep);
-    ck_assert_uint_eq(rep.peak_bytes, 102 * MB);
-    ck_assert_double_eq_tol(rep.time_stall, 10, 1e-9);
-    ck_assert_double_eq_tol(rep.time_total, 388, 1e-9);
+    ck_assert_msg(rep.peak_bytes == rows[k].peak_mb * MB, "row %zu: peak %llu", k,
+                  (unsigned long long)rep.peak_bytes);
+    ck_assert_msg(fabs(rep.time_stall - rows[k].stall) <= tol, "row %zu: stall %.17g", k,
+                  rep.time_stall);
+    ck_assert_msg(fabs(rep.time_total - rows[k].total) <= tol, "row %zu: total %.17g", k,
+                  rep.time_total);
+    ck_assert_uint_eq(rep.n_swap_in, 1);
     mp_sim_report_free(&rep);
     mp_schedule_free(s);
   }
