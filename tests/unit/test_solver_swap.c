@@ -1,10 +1,11 @@
 /* test_solver_swap.c - the data-migration solvers (planner/swap.c,
  * hybrid.c, layrub.c): the schedules mp_schedule_from_residency builds, the
- * swap greedy on a hand-checked chain (a swap the compute hides, a recompute
+ * prefetch policies (just in time against a fixed lookahead), one table of
+ * plans on a hand-checked chain (a swap the compute hides, a recompute
  * cheaper than an exposed copy, a recompute:false value swapped with a stall,
- * a host budget too small), the prefetch policies (just in time against a
- * fixed lookahead), Layrub's fixed policy, and issue 5's bars on the
- * seven shipped graphs (every plan re-simulated). */
+ * a host budget too small, hybrid, the prefetch under each solver, Layrub's
+ * fixed policy), and issue 5's bars on the seven shipped graphs (every plan
+ * re-simulated). */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -94,155 +95,6 @@ static void check_resim(const mp_graph_t *g, const mp_device_t *dev, const mp_pl
   mp_sim_report_free(&s);
 }
 
-static void plan_chain(const mp_graph_t *g, mp_solver_t solver, double h2d, uint64_t budget,
-                       uint64_t host, mp_plan_result_t *r) {
-  mp_plan_options_t o;
-  mp_error_t err;
-  mp_plan_options_init(&o);
-  o.solver = solver;
-  o.budget = budget;
-  chain_device(&o.device, h2d);
-  o.device.host_bytes = host;
-  ck_assert_msg(mp_plan(g, &o, r, &err) == 0, "%s", err.message);
-  /* Layrub simulates with intra-layer reuse on, its policy. */
-  if (solver == MP_SOLVER_LAYRUB) o.device.intra_layer_reuse = 1;
-  if (r->feasible) check_resim(g, &o.device, r);
-}
-
-START_TEST(test_keep_all_fits) {
-  mp_graph_t *g = chain(1, 1);
-  mp_plan_result_t r;
-  plan_chain(g, MP_SOLVER_SWAP, 1.0, 147 * MB, UINT64_MAX, &r);
-  ck_assert(r.feasible);
-  ck_assert_str_eq(r.source, "keep-all");
-  ck_assert_uint_eq(r.sim.peak_bytes, 147 * MB);
-  ck_assert_double_eq(r.sim.time_total, 378);
-  ck_assert_uint_eq(r.n_swapped, 0);
-  mp_plan_result_free(&r);
-  mp_graph_free(g);
-}
-END_TEST
-
-/* h2d 1 MB/ms: a's copy back (46 ms) hides under c's backward (200 ms), so
- * swapping a is free (recomputing it would cost 5). Its swap-out (46 ms
- * after b, ends at 61) is done long before the backward starts (126). Just
- * in time, the swap-in is issued before c's backward, which then holds b,
- * c's gradient, a and b's new gradient: 10 + 30 + 46 + 10 = 96. Peak 102
- * (backward of b), time 126 + 252, no stall. */
-START_TEST(test_swap_hidden) {
-  mp_graph_t *g = chain(1, 1);
-  mp_plan_result_t r;
-  plan_chain(g, MP_SOLVER_SWAP, 1.0, 107 * MB, UINT64_MAX, &r);
-  ck_assert(r.feasible);
-  ck_assert_str_eq(r.source, "swap-greedy");
-  ck_assert_uint_eq(r.n_swapped, 1);
-  ck_assert_uint_eq(r.swapped[0], node(g, "a"));
-  ck_assert_uint_eq(r.sim.n_recomputed, 0);
-  ck_assert_uint_eq(r.sim.peak_bytes, 102 * MB);
-  ck_assert_double_eq(r.sim.time_total, 378);
-  ck_assert_double_eq(r.sim.time_stall, 0);
-  ck_assert_uint_eq(r.sim.host_peak_bytes, 46 * MB);
-  ck_assert_uint_eq(r.sim.bytes_swapped_out, 46 * MB);
-  ck_assert_double_eq(r.sim.time_copy_d2h, 46);
-  ck_assert_double_eq(r.sim.time_copy_h2d, 46);
-  mp_plan_result_free(&r);
-  mp_graph_free(g);
-}
-END_TEST
-
-/* h2d 0.2 MB/ms: a's copy back takes 230 ms and at most 220 ms of backward
- * (d's and c's) can hide it, so swapping exposes 10 ms; recomputing a costs
- * its 5 ms. The greedy recomputes a: peak 102 (the recompute right before
- * b's backward), time 126 + 252 + 5 = 383. */
-START_TEST(test_recompute_cheaper) {
-  mp_graph_t *g = chain(1, 1);
-  mp_plan_result_t r;
-  plan_chain(g, MP_SOLVER_SWAP, 0.2, 107 * MB, UINT64_MAX, &r);
-  ck_assert(r.feasible);
-  ck_assert_uint_eq(r.n_swapped, 0);
-  ck_assert_uint_eq(r.sim.n_recomputed, 1);
-  ck_assert_uint_eq(r.sim.recomputed[0], node(g, "a"));
-  ck_assert_uint_eq(r.sim.peak_bytes, 102 * MB);
-  ck_assert_double_eq(r.sim.time_recompute, 5);
-  ck_assert_double_eq(r.sim.time_total, 383);
-  ck_assert_uint_eq(r.sim.host_peak_bytes, 0);
-  mp_plan_result_free(&r);
-  mp_graph_free(g);
-}
-END_TEST
-
-/* The same with a marked recompute:false: a is swapped instead. First the
- * swap-in is held back past e's backward (the peak), issued at 128 before
- * d's backward, which then peaks at 70 + 46 + 30 = 146; the greedy holds it
- * back once more, past d's backward: issued at 148 before c's, it lands at
- * 378 and b's backward (due at 348) stalls 30 ms. Peak 102, time 408. */
-START_TEST(test_nofree_swapped) {
-  mp_graph_t *g = chain(0, 1);
-  mp_plan_result_t r;
-  plan_chain(g, MP_SOLVER_SWAP, 0.2, 107 * MB, UINT64_MAX, &r);
-  ck_assert(r.feasible);
-  ck_assert_uint_eq(r.n_swapped, 1);
-  ck_assert_uint_eq(r.swapped[0], node(g, "a"));
-  ck_assert_uint_eq(r.sim.n_recomputed, 0);
-  ck_assert_uint_eq(r.sim.peak_bytes, 102 * MB);
-  ck_assert_double_eq(r.sim.time_stall, 30);
-  ck_assert_double_eq(r.sim.time_total, 408);
-  ck_assert_uint_eq(r.sim.host_peak_bytes, 46 * MB);
-  mp_plan_result_free(&r);
-  mp_graph_free(g);
-}
-END_TEST
-
-/* Nothing may be recomputed: with no pinned host memory at all nothing can
- * move and the least budget the solver meets is keeping everything, 147 MB;
- * with exactly a's 46 MB the plan above fits. */
-START_TEST(test_host_budget) {
-  mp_graph_t *g = chain(0, 0);
-  mp_plan_result_t r;
-  plan_chain(g, MP_SOLVER_SWAP, 0.2, 107 * MB, 0, &r);
-  ck_assert(!r.feasible);
-  ck_assert_ptr_null(r.schedule);
-  ck_assert_uint_eq(r.min_feasible_budget, 147 * MB);
-  mp_plan_result_free(&r);
-  plan_chain(g, MP_SOLVER_SWAP, 0.2, 107 * MB, 45 * MB, &r);
-  ck_assert(!r.feasible);
-  mp_plan_result_free(&r);
-  plan_chain(g, MP_SOLVER_SWAP, 0.2, 107 * MB, 46 * MB, &r);
-  ck_assert(r.feasible);
-  ck_assert_uint_eq(r.sim.peak_bytes, 102 * MB);
-  ck_assert_uint_eq(r.sim.host_peak_bytes, 46 * MB);
-  ck_assert_double_eq(r.sim.time_total, 408);
-  mp_plan_result_free(&r);
-  /* Hybrid: the DP can recompute nothing here either. */
-  plan_chain(g, MP_SOLVER_HYBRID, 0.2, 107 * MB, 0, &r);
-  ck_assert(!r.feasible);
-  ck_assert_uint_eq(r.min_feasible_budget, 147 * MB);
-  mp_plan_result_free(&r);
-  mp_graph_free(g);
-}
-END_TEST
-
-/* Hybrid on the chain: the recompute-only plan (recompute a, 383) beats the
- * swap-only one (408) when a may be recomputed; both reach 102. */
-START_TEST(test_hybrid_chain) {
-  mp_graph_t *g = chain(1, 1);
-  mp_plan_result_t r;
-  plan_chain(g, MP_SOLVER_HYBRID, 0.2, 107 * MB, UINT64_MAX, &r);
-  ck_assert(r.feasible);
-  ck_assert_double_eq(r.sim.time_total, 383);
-  ck_assert_uint_eq(r.sim.peak_bytes, 102 * MB);
-  ck_assert_int_eq(r.solver_used, MP_SOLVER_HYBRID);
-  mp_plan_result_free(&r);
-  /* Fast link: the free swap (378) beats recomputing (383). */
-  plan_chain(g, MP_SOLVER_HYBRID, 1.0, 107 * MB, UINT64_MAX, &r);
-  ck_assert(r.feasible);
-  ck_assert_double_eq(r.sim.time_total, 378);
-  ck_assert_uint_eq(r.sim.peak_bytes, 102 * MB);
-  ck_assert_uint_eq(r.n_swapped, 1);
-  mp_plan_result_free(&r);
-  mp_graph_free(g);
-}
-END_TEST
 
 static void expect_steps(const mp_graph_t *g, const mp_schedule_t *s, const char *const *want,
                          size_t n) {
@@ -375,7 +227,8 @@ static void swap_in_before(const mp_graph_t *g, const mp_schedule_t *s, char *bu
   snprintf(buf, n, "(no swap-in)");
 }
 
-/* The builder: a swapped, each lookahead, step by step and simulated. */
+/* The builder: a swapped, each lookahead on each link, step by step and
+ * simulated (times within 1e-9 on the slow link, exact on the fast one). */
 START_TEST(test_prefetch_schedules) {
   mp_graph_t *g = chain(1, 1);
   mp_residency_options_t ro;
@@ -392,220 +245,278 @@ START_TEST(test_prefetch_schedules) {
       "compute a", "compute b",  "swap_out a", "compute c",  "compute d",  "compute e",
       "swap_in a", "backward e", "backward d", "backward c", "backward b", "backward a"};
   static const struct {
+    int slow;
     uint32_t lookahead;
     const char *before; /* the backward step a's swap-in precedes */
+    const char *const *steps; /* the whole schedule, or NULL */
     uint64_t peak_mb;
-  } fast[] = {{0, "backward c", 102}, {1, "backward c", 102}, {2, "backward d", 146},
-              {3, "backward e", 147}, {1000, "backward e", 147}};
+    double stall, total;
+  } rows[] = {{0, 0, "backward c", NULL, 102, 0, 378},
+              {0, 1, "backward c", NULL, 102, 0, 378},
+              {0, 2, "backward d", before_d, 146, 0, 378},
+              {0, 3, "backward e", before_e, 147, 0, 378},
+              {0, 1000, "backward e", NULL, 147, 0, 378},
+              /* the slow link: just in time reaches back to d; one step
+               * ahead is late */
+              {1, 0, "backward d", NULL, 146, 0, 378},
+              {1, 1, "backward c", NULL, 102, 10, 388}};
 
   dec[node(g, "a")] = MP_RES_SWAP;
   mp_residency_options_init(&ro);
   ro.device = &dev;
   ro.auto_free = 1;
-  chain_device(&dev, 1.0);
-  for (k = 0; k < sizeof(fast) / sizeof(fast[0]); k++) {
+  chain_device_slow(&dev);
+  ck_assert_double_eq_tol(mp_device_copy_time(&dev, g, 46 * MB, 1), 210, 1e-9);
+  for (k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
     char got[64];
-    ro.lookahead = fast[k].lookahead;
+    double tol = rows[k].slow ? 1e-9 : 0;
+    if (rows[k].slow)
+      chain_device_slow(&dev);
+    else
+      chain_device(&dev, 1.0);
+    ro.lookahead = rows[k].lookahead;
     ck_assert_int_eq(mp_schedule_from_residency(g, dec, &ro, &s, &err), 0);
     swap_in_before(g, s, got, sizeof(got));
-    ck_assert_msg(strcmp(got, fast[k].before) == 0, "lookahead %u: swap-in before %s, want %s",
-                  fast[k].lookahead, got, fast[k].before);
-    if (fast[k].lookahead == 2) expect_steps(g, s, before_d, 12);
-    if (fast[k].lookahead == 3) expect_steps(g, s, before_e, 12);
+    ck_assert_msg(strcmp(got, rows[k].before) == 0, "row %zu: swap-in before %s, want %s", k, got,
+                  rows[k].before);
+    if (rows[k].steps) expect_steps(g, s, rows[k].steps, 12);
     mp_test_simulate(g, s, &dev, &rep);
-    ck_assert_msg(rep.peak_bytes == fast[k].peak_mb * MB, "lookahead %u: peak %llu", fast[k].lookahead,
+    ck_assert_msg(rep.peak_bytes == rows[k].peak_mb * MB, "row %zu: peak %llu", k,
                   (unsigned long long)rep.peak_bytes);
-    ck_assert_double_eq(rep.time_stall, 0);
-    ck_assert_double_eq(rep.time_total, 378);
+    ck_assert_msg(fabs(rep.time_stall - rows[k].stall) <= tol, "row %zu: stall %.17g", k,
+                  rep.time_stall);
+    ck_assert_msg(fabs(rep.time_total - rows[k].total) <= tol, "row %zu: total %.17g", k,
+                  rep.time_total);
     ck_assert_uint_eq(rep.n_swap_in, 1);
     mp_sim_report_free(&rep);
     mp_schedule_free(s);
   }
-
-  /* The slow link: just in time reaches back to d; one step ahead is late. */
-  chain_device_slow(&dev);
-  ck_assert_double_eq_tol(mp_device_copy_time(&dev, g, 46 * MB, 1), 210, 1e-9);
-  {
-    char got[64];
-    ro.lookahead = 0;
-    ck_assert_int_eq(mp_schedule_from_residency(g, dec, &ro, &s, &err), 0);
-    swap_in_before(g, s, got, sizeof(got));
-    ck_assert_str_eq(got, "backward d");
-    mp_test_simulate(g, s, &dev, &rep);
-    ck_assert_uint_eq(rep.peak_bytes, 146 * MB);
-    ck_assert_double_eq_tol(rep.time_stall, 0, 1e-9);
-    ck_assert_double_eq_tol(rep.time_total, 378, 1e-9);
-    mp_sim_report_free(&rep);
-    mp_schedule_free(s);
-    ro.lookahead = 1;
-    ck_assert_int_eq(mp_schedule_from_residency(g, dec, &ro, &s, &err), 0);
-    swap_in_before(g, s, got, sizeof(got));
-    ck_assert_str_eq(got, "backward c");
-    mp_test_simulate(g, s, &dev, &rep);
-    ck_assert_uint_eq(rep.peak_bytes, 102 * MB);
-    ck_assert_double_eq_tol(rep.time_stall, 10, 1e-9);
-    ck_assert_double_eq_tol(rep.time_total, 388, 1e-9);
-    mp_sim_report_free(&rep);
-    mp_schedule_free(s);
-  }
   mp_graph_free(g);
 }
 END_TEST
 
-static void plan_chain_dev(const mp_graph_t *g, mp_solver_t solver, const mp_device_t *dev,
-                           uint64_t budget, mp_plan_result_t *r) {
+/* ---- Plans on the chain, one row each --------------------------------------
+ * A row is a plan (chain flags, solver, link, prefetch, budget, host memory)
+ * and what it must give, as words: "feasible" or "infeasible", and key=value
+ * with the value exact, or key~value for a time within 1e-9 (the 0.23 MB/ms
+ * link's copies are not whole numbers of ms). Keys: source, solver_used,
+ * swapped and recomputed (node ids, comma-separated, empty for none),
+ * swap_in_before (the node whose backward a's swap-in precedes), peak,
+ * host_peak, bytes_out and min_feasible in MB, total, stall, recompute_time,
+ * d2h and h2d in ms. Every feasible plan is also re-simulated (check_resim),
+ * and an infeasible one has no schedule. */
+#define NOLIMIT UINT64_MAX
+
+typedef struct {
+  int a_recompute, others_recompute; /* chain()'s flags */
+  mp_solver_t solver;
+  double h2d;          /* MB/ms */
+  double latency_ms;
+  uint32_t prefetch;   /* device.prefetch_lookahead */
+  uint64_t budget_mb;  /* or NOLIMIT */
+  uint64_t host_mb;    /* device.host_bytes in MB, or NOLIMIT */
+  const char *expect;
+} chain_plan_t;
+
+static const chain_plan_t chain_plans[] = {
+    /* 0: keeping everything fits 147 MB. */
+    {1, 1, MP_SOLVER_SWAP, 1.0, 0, 0, 147, NOLIMIT,
+     "feasible source=keep-all peak=147 total=378 swapped="},
+    /* 1: h2d 1 MB/ms: a's copy back (46 ms) hides under c's backward (200
+     * ms), so swapping a is free (recomputing it would cost 5). Its swap-out
+     * (46 ms after b, ends at 61) is done long before the backward starts
+     * (126). Just in time, the swap-in is issued before c's backward, which
+     * then holds b, c's gradient, a and b's new gradient: 10 + 30 + 46 + 10
+     * = 96. Peak 102 (backward of b), time 126 + 252, no stall. */
+    {1, 1, MP_SOLVER_SWAP, 1.0, 0, 0, 107, NOLIMIT,
+     "feasible source=swap-greedy swapped=a recomputed= peak=102 total=378 stall=0 "
+     "host_peak=46 bytes_out=46 d2h=46 h2d=46"},
+    /* 2: h2d 0.2 MB/ms: a's copy back takes 230 ms and at most 220 ms of
+     * backward (d's and c's) can hide it, so swapping exposes 10 ms;
+     * recomputing a costs its 5 ms. The greedy recomputes a: peak 102 (the
+     * recompute right before b's backward), time 126 + 252 + 5 = 383. */
+    {1, 1, MP_SOLVER_SWAP, 0.2, 0, 0, 107, NOLIMIT,
+     "feasible swapped= recomputed=a peak=102 recompute_time=5 total=383 host_peak=0"},
+    /* 3: the same with a marked recompute:false: a is swapped instead. First
+     * the swap-in is held back past e's backward (the peak), issued at 128
+     * before d's backward, which then peaks at 70 + 46 + 30 = 146; the greedy
+     * holds it back once more, past d's backward: issued at 148 before c's,
+     * it lands at 378 and b's backward (due at 348) stalls 30 ms. Peak 102,
+     * time 408. */
+    {0, 1, MP_SOLVER_SWAP, 0.2, 0, 0, 107, NOLIMIT,
+     "feasible swapped=a recomputed= peak=102 stall=30 total=408 host_peak=46"},
+    /* 4-7: nothing may be recomputed: with no pinned host memory at all
+     * nothing can move and the least budget the solver meets is keeping
+     * everything, 147 MB; with exactly a's 46 MB the plan above fits. Hybrid:
+     * the DP can recompute nothing here either. */
+    {0, 0, MP_SOLVER_SWAP, 0.2, 0, 0, 107, 0, "infeasible min_feasible=147"},
+    {0, 0, MP_SOLVER_SWAP, 0.2, 0, 0, 107, 45, "infeasible"},
+    {0, 0, MP_SOLVER_SWAP, 0.2, 0, 0, 107, 46, "feasible peak=102 host_peak=46 total=408"},
+    {0, 0, MP_SOLVER_HYBRID, 0.2, 0, 0, 107, 0, "infeasible min_feasible=147"},
+    /* 8-9: hybrid: the recompute-only plan (recompute a, 383) beats the
+     * swap-only one (408) when a may be recomputed; both reach 102. On the
+     * fast link the free swap (378) beats recomputing (383). */
+    {1, 1, MP_SOLVER_HYBRID, 0.2, 0, 0, 107, NOLIMIT,
+     "feasible total=383 peak=102 solver_used=hybrid"},
+    {1, 1, MP_SOLVER_HYBRID, 1.0, 0, 0, 107, NOLIMIT, "feasible total=378 peak=102 swapped=a"},
+    /* 10-13: the solvers under device.prefetch_lookahead (figures from the
+     * comment above test_prefetch_schedules). Fast link, 146 MB: 1 MB over
+     * keeping everything (147, e's backward). The greedy swaps a (hidden)
+     * with its swap-in held past e's backward. Just in time it then comes
+     * before c: 102. Two steps ahead it comes before d, which now peaks at
+     * 146: fits, and that is the plan. Hybrid starts from the DP's plan
+     * (nothing to recompute at 146) and ends with the same swap. At 107 MB
+     * d's backward (146) is too much: the greedy holds the swap-in back past
+     * it, to before c, as just in time would have: 102, 378. */
+    {1, 1, MP_SOLVER_SWAP, 1.0, 0, 0, 146, NOLIMIT,
+     "feasible swapped=a peak=102 total=378 swap_in_before=c"},
+    {1, 1, MP_SOLVER_SWAP, 1.0, 0, 2, 146, NOLIMIT,
+     "feasible swapped=a peak=146 total=378 stall=0 swap_in_before=d"},
+    {1, 1, MP_SOLVER_HYBRID, 1.0, 0, 2, 146, NOLIMIT,
+     "feasible peak=146 total=378 swap_in_before=d"},
+    {1, 1, MP_SOLVER_SWAP, 1.0, 0, 2, 107, NOLIMIT,
+     "feasible swapped=a peak=102 total=378 swap_in_before=c"},
+    /* 14-16: slow link, 146 MB. Just in time a's copy hides under d's and
+     * c's backward (issued before d: peak 146, 378). One step ahead only c's
+     * 200 can hide its 210: the estimate sees 10 exposed, more than the 5 of
+     * recomputing a, and the greedy recomputes a instead (peak 102, 383;
+     * swapping would have stalled 10, 388). Two steps ahead is just in time
+     * again. */
+    {1, 1, MP_SOLVER_SWAP, 0.23, 10, 0, 146, NOLIMIT,
+     "feasible swapped=a peak=146 total~378 stall~0"},
+    {1, 1, MP_SOLVER_SWAP, 0.23, 10, 1, 146, NOLIMIT,
+     "feasible swapped= recomputed=a peak=102 total=383"},
+    {1, 1, MP_SOLVER_SWAP, 0.23, 10, 2, 146, NOLIMIT,
+     "feasible swapped=a peak=146 total~378 swap_in_before=d"},
+    /* 17-19: Layrub on the chain (h2d 1 MB/ms, intra-layer reuse forced on).
+     * Forward: each offload is followed by a wait: a's 46 ms after b (ends
+     * 61), b's 10 after c (171), c's 30 after d (211), d's 30 after e (242):
+     * 116 ms of stall. Backward, one step ahead: d and c come in before e's
+     * backward (242..272, 272..302): e's backward waits 30 for d; b is issued
+     * after it (lands 312), d's backward waits until c lands at 302 (28); a
+     * is issued at 322 and lands at 368, long before b's backward (522).
+     * Total 552 = 126 + 252 + 174. Each gradient is written over its input's
+     * value (the backward creating it is that value's last reader), so
+     * device memory peaks at 86 MB when a lands before c's backward (a 46, b
+     * 10, c's gradient 30); host memory at 116 MB while all four copies sit
+     * there. Layrub keeps its one step ahead whatever the device says. */
+    {1, 1, MP_SOLVER_LAYRUB, 1.0, 0, 0, NOLIMIT, NOLIMIT,
+     "feasible source=layrub swapped=a,b,c,d recomputed= stall=174 total=552 peak=86 "
+     "host_peak=116"},
+    {1, 1, MP_SOLVER_LAYRUB, 1.0, 0, 0, 50, NOLIMIT, "infeasible min_feasible=86"},
+    {1, 1, MP_SOLVER_LAYRUB, 1.0, 0, 3, NOLIMIT, NOLIMIT, "feasible total=552 peak=86"},
+};
+
+/* Node ids, comma-separated, into buf. */
+static const char *ids_text(const mp_graph_t *g, const uint32_t *v, size_t n, char *buf,
+                            size_t len) {
+  size_t i, off = 0;
+  buf[0] = '\0';
+  for (i = 0; i < n && off < len; i++)
+    off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? "," : "", g->nodes[v[i]].id);
+  return buf;
+}
+
+/* One "key=value" or "key~value" of a row against the plan. */
+static void check_plan_value(const mp_graph_t *g, const mp_plan_result_t *r, int row,
+                             const char *key, char op, const char *want) {
+  const mp_sim_report_t *s = &r->sim;
+  const uint64_t *bytes = strcmp(key, "peak") == 0           ? &s->peak_bytes
+                          : strcmp(key, "host_peak") == 0    ? &s->host_peak_bytes
+                          : strcmp(key, "bytes_out") == 0    ? &s->bytes_swapped_out
+                          : strcmp(key, "min_feasible") == 0 ? &r->min_feasible_budget
+                                                             : NULL;
+  const double *ms = strcmp(key, "total") == 0            ? &s->time_total
+                     : strcmp(key, "stall") == 0          ? &s->time_stall
+                     : strcmp(key, "recompute_time") == 0 ? &s->time_recompute
+                     : strcmp(key, "d2h") == 0            ? &s->time_copy_d2h
+                     : strcmp(key, "h2d") == 0            ? &s->time_copy_h2d
+                                                          : NULL;
+  char got[128];
+  if (bytes) {
+    ck_assert_msg(op == '=' && *bytes == strtoull(want, NULL, 10) * MB,
+                  "row %d: %s is %llu bytes, want %s MB", row, key, (unsigned long long)*bytes, want);
+    return;
+  }
+  if (ms) {
+    double w = strtod(want, NULL);
+    ck_assert_msg(op == '=' ? *ms == w : fabs(*ms - w) <= 1e-9, "row %d: %s is %.17g, want %c%s",
+                  row, key, *ms, op, want);
+    return;
+  }
+  ck_assert_msg(op == '=', "row %d: %s~ is for times", row, key);
+  if (strcmp(key, "source") == 0) {
+    snprintf(got, sizeof(got), "%s", r->source ? r->source : "(none)");
+  } else if (strcmp(key, "solver_used") == 0) {
+    snprintf(got, sizeof(got), "%s", mp_solver_name(r->solver_used));
+  } else if (strcmp(key, "swapped") == 0) {
+    ids_text(g, r->swapped, r->n_swapped, got, sizeof(got));
+  } else if (strcmp(key, "recomputed") == 0) {
+    ids_text(g, r->sim.recomputed, r->sim.n_recomputed, got, sizeof(got));
+  } else if (strcmp(key, "swap_in_before") == 0) {
+    char step[64];
+    swap_in_before(g, r->schedule, step, sizeof(step));
+    snprintf(got, sizeof(got), "%s", strncmp(step, "backward ", 9) == 0 ? step + 9 : step);
+  } else {
+    ck_abort_msg("row %d: unknown key %s", row, key);
+  }
+  ck_assert_msg(strcmp(got, want) == 0, "row %d: %s is '%s', want '%s'", row, key, got, want);
+}
+
+START_TEST(test_chain_plans) {
+  const chain_plan_t *c = &chain_plans[_i];
+  mp_graph_t *g = chain(c->a_recompute, c->others_recompute);
   mp_plan_options_t o;
+  mp_plan_result_t r;
+  mp_error_t err;
+  char *words = strdup(c->expect), *save = NULL, *w;
+  ck_assert_ptr_nonnull(words);
+  mp_plan_options_init(&o);
+  o.solver = c->solver;
+  o.budget = c->budget_mb == NOLIMIT ? UINT64_MAX : c->budget_mb * MB;
+  chain_device(&o.device, c->h2d);
+  o.device.latency_s = c->latency_ms * 1e-3;
+  o.device.prefetch_lookahead = c->prefetch;
+  o.device.host_bytes = c->host_mb == NOLIMIT ? UINT64_MAX : c->host_mb * MB;
+  ck_assert_msg(mp_plan(g, &o, &r, &err) == 0, "row %d: %s", _i, err.message);
+  /* Layrub simulates with intra-layer reuse on, its policy. */
+  if (c->solver == MP_SOLVER_LAYRUB) o.device.intra_layer_reuse = 1;
+  if (r.feasible)
+    check_resim(g, &o.device, &r);
+  else
+    ck_assert_ptr_null(r.schedule);
+  for (w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+    size_t k = strcspn(w, "=~");
+    if (strcmp(w, "feasible") == 0 || strcmp(w, "infeasible") == 0) {
+      ck_assert_msg(r.feasible == (w[0] == 'f'), "row %d: feasible is %d", _i, r.feasible);
+    } else {
+      char op = w[k];
+      ck_assert_msg(op != '\0', "row %d: bad word %s", _i, w);
+      w[k] = '\0';
+      check_plan_value(g, &r, _i, w, op, w + k + 1);
+    }
+  }
+  free(words);
+  mp_plan_result_free(&r);
+  mp_graph_free(g);
+}
+END_TEST
+
+/* A prefetch out of range: the plan is refused naming the field. */
+START_TEST(test_prefetch_out_of_range) {
+  mp_graph_t *g = chain(1, 1);
+  mp_plan_options_t o;
+  mp_plan_result_t r;
   mp_error_t err;
   mp_plan_options_init(&o);
-  o.solver = solver;
-  o.budget = budget;
-  o.device = *dev;
-  ck_assert_msg(mp_plan(g, &o, r, &err) == 0, "%s", err.message);
-  if (solver == MP_SOLVER_LAYRUB) o.device.intra_layer_reuse = 1;
-  if (r->feasible) check_resim(g, &o.device, r);
-}
-
-/* The solvers under device.prefetch_lookahead (figures from the comment
- * above test_prefetch_schedules). */
-START_TEST(test_prefetch_plans) {
-  mp_graph_t *g = chain(1, 1);
-  mp_device_t dev;
-  mp_plan_result_t r;
-  char got[64];
-
-  /* Fast link, 146 MB: 1 MB over keeping everything (147, e's backward).
-   * The greedy swaps a (hidden) with its swap-in held past e's backward.
-   * Just in time it then comes before c: 102. Two steps ahead it comes
-   * before d, which now peaks at 146: fits, and that is the plan. */
-  chain_device(&dev, 1.0);
-  plan_chain_dev(g, MP_SOLVER_SWAP, &dev, 146 * MB, &r);
+  o.solver = MP_SOLVER_SWAP;
+  o.budget = 146 * MB;
+  o.device.prefetch_lookahead = MP_DEVICE_MAX_PREFETCH + 1;
+  ck_assert_int_eq(mp_plan(g, &o, &r, &err), MP_EINVAL);
+  ck_assert_str_eq(err.path, "$.device.prefetch");
+  o.device.prefetch_lookahead = MP_DEVICE_MAX_PREFETCH;
+  ck_assert_int_eq(mp_plan(g, &o, &r, &err), 0);
   ck_assert(r.feasible);
-  ck_assert_uint_eq(r.n_swapped, 1);
-  ck_assert_uint_eq(r.sim.peak_bytes, 102 * MB);
-  ck_assert_double_eq(r.sim.time_total, 378);
-  swap_in_before(g, r.schedule, got, sizeof(got));
-  ck_assert_str_eq(got, "backward c");
-  mp_plan_result_free(&r);
-  dev.prefetch_lookahead = 2;
-  plan_chain_dev(g, MP_SOLVER_SWAP, &dev, 146 * MB, &r);
-  ck_assert(r.feasible);
-  ck_assert_uint_eq(r.n_swapped, 1);
-  ck_assert_uint_eq(r.swapped[0], node(g, "a"));
-  ck_assert_uint_eq(r.sim.peak_bytes, 146 * MB);
-  ck_assert_double_eq(r.sim.time_total, 378);
-  ck_assert_double_eq(r.sim.time_stall, 0);
-  swap_in_before(g, r.schedule, got, sizeof(got));
-  ck_assert_str_eq(got, "backward d");
-  mp_plan_result_free(&r);
-  /* Hybrid starts from the DP's plan (nothing to recompute at 146) and
-   * ends with the same swap. */
-  plan_chain_dev(g, MP_SOLVER_HYBRID, &dev, 146 * MB, &r);
-  ck_assert(r.feasible);
-  ck_assert_uint_eq(r.sim.peak_bytes, 146 * MB);
-  ck_assert_double_eq(r.sim.time_total, 378);
-  swap_in_before(g, r.schedule, got, sizeof(got));
-  ck_assert_str_eq(got, "backward d");
-  mp_plan_result_free(&r);
-  /* At 107 MB d's backward (146) is too much: the greedy holds the swap-in
-   * back past it, to before c, as just in time would have: 102, 378. */
-  plan_chain_dev(g, MP_SOLVER_SWAP, &dev, 107 * MB, &r);
-  ck_assert(r.feasible);
-  ck_assert_uint_eq(r.n_swapped, 1);
-  ck_assert_uint_eq(r.sim.peak_bytes, 102 * MB);
-  ck_assert_double_eq(r.sim.time_total, 378);
-  swap_in_before(g, r.schedule, got, sizeof(got));
-  ck_assert_str_eq(got, "backward c");
-  mp_plan_result_free(&r);
-
-  /* Slow link, 146 MB. Just in time a's copy hides under d's and c's
-   * backward (issued before d: peak 146, 378). One step ahead only c's 200
-   * can hide its 210: the estimate sees 10 exposed, more than the 5 of
-   * recomputing a, and the greedy recomputes a instead (peak 102, 383;
-   * swapping would have stalled 10, 388). Two steps ahead is just in time
-   * again. */
-  chain_device_slow(&dev);
-  plan_chain_dev(g, MP_SOLVER_SWAP, &dev, 146 * MB, &r);
-  ck_assert(r.feasible);
-  ck_assert_uint_eq(r.n_swapped, 1);
-  ck_assert_uint_eq(r.sim.peak_bytes, 146 * MB);
-  ck_assert_double_eq_tol(r.sim.time_total, 378, 1e-9);
-  ck_assert_double_eq_tol(r.sim.time_stall, 0, 1e-9);
-  mp_plan_result_free(&r);
-  dev.prefetch_lookahead = 1;
-  plan_chain_dev(g, MP_SOLVER_SWAP, &dev, 146 * MB, &r);
-  ck_assert(r.feasible);
-  ck_assert_uint_eq(r.n_swapped, 0);
-  ck_assert_uint_eq(r.sim.n_recomputed, 1);
-  ck_assert_uint_eq(r.sim.recomputed[0], node(g, "a"));
-  ck_assert_uint_eq(r.sim.peak_bytes, 102 * MB);
-  ck_assert_double_eq(r.sim.time_total, 383);
-  mp_plan_result_free(&r);
-  dev.prefetch_lookahead = 2;
-  plan_chain_dev(g, MP_SOLVER_SWAP, &dev, 146 * MB, &r);
-  ck_assert(r.feasible);
-  ck_assert_uint_eq(r.n_swapped, 1);
-  ck_assert_uint_eq(r.sim.peak_bytes, 146 * MB);
-  ck_assert_double_eq_tol(r.sim.time_total, 378, 1e-9);
-  swap_in_before(g, r.schedule, got, sizeof(got));
-  ck_assert_str_eq(got, "backward d");
-  mp_plan_result_free(&r);
-
-  /* Layrub keeps its one step ahead whatever the device says: the figures
-   * of test_layrub_chain. */
-  chain_device(&dev, 1.0);
-  dev.prefetch_lookahead = 3;
-  plan_chain_dev(g, MP_SOLVER_LAYRUB, &dev, UINT64_MAX, &r);
-  ck_assert(r.feasible);
-  ck_assert_double_eq(r.sim.time_total, 552);
-  ck_assert_uint_eq(r.sim.peak_bytes, 86 * MB);
-  mp_plan_result_free(&r);
-
-  /* Out of range: the plan is refused naming the field. */
-  {
-    mp_plan_options_t o;
-    mp_error_t err;
-    mp_plan_options_init(&o);
-    o.solver = MP_SOLVER_SWAP;
-    o.budget = 146 * MB;
-    o.device.prefetch_lookahead = MP_DEVICE_MAX_PREFETCH + 1;
-    ck_assert_int_eq(mp_plan(g, &o, &r, &err), MP_EINVAL);
-    ck_assert_str_eq(err.path, "$.device.prefetch");
-    o.device.prefetch_lookahead = MP_DEVICE_MAX_PREFETCH;
-    ck_assert_int_eq(mp_plan(g, &o, &r, &err), 0);
-    ck_assert(r.feasible);
-    mp_plan_result_free(&r);
-  }
-  mp_graph_free(g);
-}
-END_TEST
-
-/* Layrub on the chain (h2d 1 MB/ms, intra-layer reuse forced on). Forward:
- * each offload is followed by a wait: a's 46 ms after b (ends 61), b's 10
- * after c (171), c's 30 after d (211), d's 30 after e (242): 116 ms of
- * stall. Backward, one step ahead: d and c come in before e's backward
- * (242..272, 272..302): e's backward waits 30 for d; b is issued after it
- * (lands 312), d's backward waits until c lands at 302 (28); a is issued
- * at 322 and lands at 368, long before b's backward (522). Total 552 =
- * 126 + 252 + 174. Each gradient is written over its input's value (the
- * backward creating it is that value's last reader), so device memory
- * peaks at 86 MB when a lands before c's backward (a 46, b 10, c's
- * gradient 30); host memory at 116 MB while all four copies sit there. */
-START_TEST(test_layrub_chain) {
-  mp_graph_t *g = chain(1, 1);
-  mp_plan_result_t r;
-  plan_chain(g, MP_SOLVER_LAYRUB, 1.0, UINT64_MAX, UINT64_MAX, &r);
-  ck_assert(r.feasible);
-  ck_assert_str_eq(r.source, "layrub");
-  ck_assert_uint_eq(r.n_swapped, 4);
-  ck_assert_uint_eq(r.sim.n_recomputed, 0);
-  ck_assert_double_eq(r.sim.time_stall, 174);
-  ck_assert_double_eq(r.sim.time_total, 552);
-  ck_assert_uint_eq(r.sim.peak_bytes, 86 * MB);
-  ck_assert_uint_eq(r.sim.host_peak_bytes, 116 * MB);
-  mp_plan_result_free(&r);
-  plan_chain(g, MP_SOLVER_LAYRUB, 1.0, 50 * MB, UINT64_MAX, &r);
-  ck_assert(!r.feasible);
-  ck_assert_uint_eq(r.min_feasible_budget, 86 * MB);
   mp_plan_result_free(&r);
   mp_graph_free(g);
 }
@@ -765,16 +676,10 @@ END_TEST
 Suite *suite_solver_swap(void) {
   Suite *s = suite_create("solver_swap");
   TCase *tc = tcase_create("chain");
-  tcase_add_test(tc, test_keep_all_fits);
-  tcase_add_test(tc, test_swap_hidden);
-  tcase_add_test(tc, test_recompute_cheaper);
-  tcase_add_test(tc, test_nofree_swapped);
-  tcase_add_test(tc, test_host_budget);
-  tcase_add_test(tc, test_hybrid_chain);
   tcase_add_test(tc, test_residency_schedules);
   tcase_add_test(tc, test_prefetch_schedules);
-  tcase_add_test(tc, test_prefetch_plans);
-  tcase_add_test(tc, test_layrub_chain);
+  tcase_add_loop_test(tc, test_chain_plans, 0, (int)(sizeof(chain_plans) / sizeof(chain_plans[0])));
+  tcase_add_test(tc, test_prefetch_out_of_range);
   tcase_add_test(tc, test_reference_accounting_refused);
   tcase_add_test(tc, test_cancel);
   suite_add_tcase(s, tc);

@@ -84,24 +84,51 @@ mp_graph_t *mp_test_load_shipped(const char *name) {
 /* The step letters, in mp_step_op_t order. */
 static const char mp__test_ops[MP_STEP_OP_COUNT + 1] = "CRFBOIW";
 
-mp_schedule_t *mp_test_schedule(const mp_graph_t *g, int auto_free, const char *text) {
+int mp_test_schedule_parse(const mp_graph_t *g, int auto_free, const char *text,
+                           mp_schedule_t **out, char *why, size_t n) {
   mp_schedule_t *s = mp_schedule_new();
   char *copy = strdup(text), *save = NULL, *tok;
-  ck_assert_ptr_nonnull(s);
-  ck_assert_ptr_nonnull(copy);
-  s->auto_free = auto_free;
-  for (tok = strtok_r(copy, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
-    char opc, name[64];
+  int rc = 0;
+  *out = NULL;
+  if (s == NULL || copy == NULL) {
+    snprintf(why, n, "out of memory");
+    rc = -1;
+  } else {
+    s->auto_free = auto_free;
+  }
+  for (tok = rc ? NULL : strtok_r(copy, ";\n", &save); tok; tok = strtok_r(NULL, ";\n", &save)) {
+    char opc, name[64], extra;
     const char *p;
     long v;
-    ck_assert_int_eq(sscanf(tok, " %c %63s", &opc, name), 2);
-    p = strchr(mp__test_ops, opc);
-    ck_assert_msg(p != NULL && opc != '\0', "unknown op letter %c", opc);
-    v = mp_graph_find(g, name);
-    ck_assert_msg(v >= 0, "unknown node %s", name);
-    ck_assert_int_eq(mp_schedule_push(s, (mp_step_op_t)(p - mp__test_ops), (uint32_t)v), 0);
+    int got = sscanf(tok, " %c %63s %c", &opc, name, &extra);
+    if (got <= 0) continue; /* blank */
+    p = got == 2 && opc != '\0' ? strchr(mp__test_ops, opc) : NULL;
+    v = p ? mp_graph_find(g, name) : -1;
+    if (got != 2 || p == NULL) {
+      snprintf(why, n, "step \"%.80s\" is not <letter of %s> <node>", tok, mp__test_ops);
+      rc = -1;
+    } else if (v < 0) {
+      snprintf(why, n, "step \"%.80s\": unknown node %s", tok, name);
+      rc = -1;
+    } else if (mp_schedule_push(s, (mp_step_op_t)(p - mp__test_ops), (uint32_t)v) != 0) {
+      snprintf(why, n, "out of memory");
+      rc = -1;
+    }
+    if (rc) break;
   }
   free(copy);
+  if (rc) {
+    mp_schedule_free(s);
+    return -1;
+  }
+  *out = s;
+  return 0;
+}
+
+mp_schedule_t *mp_test_schedule(const mp_graph_t *g, int auto_free, const char *text) {
+  mp_schedule_t *s;
+  char why[256];
+  ck_assert_msg(mp_test_schedule_parse(g, auto_free, text, &s, why, sizeof(why)) == 0, "%s", why);
   return s;
 }
 

@@ -48,6 +48,11 @@ void mp_test_simulate(const mp_graph_t *g, const mp_schedule_t *s, const mp_devi
  * swap_in, wait) and a node id, failing the running test on an unknown
  * letter or node. auto_free as given; the caller frees the schedule. */
 mp_schedule_t *mp_test_schedule(const mp_graph_t *g, int auto_free, const char *text);
+/* The same without failing the test: steps may also be separated by
+ * newlines, blank ones are skipped. 0 and a new schedule in *out, or -1 with
+ * the reason in why[n] (and *out NULL). */
+int mp_test_schedule_parse(const mp_graph_t *g, int auto_free, const char *text,
+                           mp_schedule_t **out, char *why, size_t n);
 /* A schedule back in that text (a static buffer, overwritten by the next call). */
 const char *mp_test_schedule_text(const mp_graph_t *g, const mp_schedule_t *s);
 
