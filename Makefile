@@ -48,7 +48,7 @@ TESTS := $(B)/check_all
 BENCH := $(B)/bench_planner
 SRV   := $(B)/memplan-server
 
-.PHONY: all deps run test test-only test-python test-fuzz-replay asan bench fuzz fuzz-run clean
+.PHONY: all deps run test test-only test-python test-fuzz-replay test-chaos asan bench fuzz fuzz-run clean
 
 all: $(LIBA) $(CLI) $(SRV)
 
@@ -101,8 +101,9 @@ $(BENCH): $(BENCH_SRC:%.c=$(B)/%.o) $(LIBA)
 
 # The whole suite: unit tests, data-driven cases, shipped graphs, CLI checks
 # and the malformed-input sweep all run inside one Check runner (one summary),
-# then the Python package's tests against the real daemon (test-python), and
-# the fuzz regressions and seeds through their harnesses (test-fuzz-replay).
+# then the Python package's tests against the real daemon (test-python), the
+# fuzz regressions and seeds through their harnesses (test-fuzz-replay), and
+# the chaos test (test-chaos).
 test: deps
 	@$(MAKE) --no-print-directory test-only
 
@@ -110,12 +111,19 @@ test-only: $(LIBA) $(CLI) $(SRV) $(TESTS)
 	MEMPLAN_CLI=$(CURDIR)/$(CLI) MEMPLAN_SERVER=$(CURDIR)/$(SRV) ./$(TESTS)
 	@$(MAKE) --no-print-directory test-python
 	@$(MAKE) --no-print-directory test-fuzz-replay
+	@$(MAKE) --no-print-directory test-chaos
 
 # clients/python/tests (stdlib unittest) start the built daemon themselves
 # and end with one summary line.
 test-python: $(CLI) $(SRV)
 	MEMPLAN_CLI=$(CURDIR)/$(CLI) MEMPLAN_SERVER=$(CURDIR)/$(SRV) PYTHONPATH=$(CURDIR)/clients/python \
 	  $(PYTHON) -m unittest discover -s clients/python/tests -v
+
+# tests/chaos/test_chaos.py: slow clients, oversized bodies and a flood
+# against the built daemon while a well-behaved client is timed, then kill -9
+# and a restart that must finish every accepted plan (about 30 s).
+test-chaos: $(SRV)
+	$(PYTHON) tests/chaos/test_chaos.py $(SRV)
 
 # Sanitizer build in its own tree; the same runner under ASan+UBSan, which
 # runs the planner 2-4x slower: Check's per-test timeouts are scaled to match.
