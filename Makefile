@@ -48,7 +48,7 @@ TESTS := $(B)/check_all
 BENCH := $(B)/bench_planner
 SRV   := $(B)/memplan-server
 
-.PHONY: all deps run test test-only test-python test-install install uninstall asan bench fuzz clean
+.PHONY: all deps run test test-only test-python test-install test-deploy test-fuzz-replay test-chaos install uninstall asan bench fuzz fuzz-run clean
 
 all: $(LIBA) $(CLI) $(SRV)
 
@@ -151,7 +151,8 @@ uninstall:
 # and the malformed-input sweep all run inside one Check runner (one summary),
 # then `make install` is checked (test-install), the Python package's tests
 # run against the real daemon (test-python), and so do the deployment files
-# (test-deploy).
+# (test-deploy), the fuzz regressions and seeds through their harnesses
+# (test-fuzz-replay), and the chaos test (test-chaos).
 test: deps
 	@$(MAKE) --no-print-directory test-only
 
@@ -160,6 +161,8 @@ test-only: $(LIBA) $(CLI) $(SRV) $(TESTS)
 	@$(MAKE) --no-print-directory test-install
 	@$(MAKE) --no-print-directory test-python
 	@$(MAKE) --no-print-directory test-deploy
+	@$(MAKE) --no-print-directory test-fuzz-replay
+	@$(MAKE) --no-print-directory test-chaos
 
 # `make install` into a scratch DESTDIR, checked file by file, and a program
 # built against it through pkg-config (tests/install/run.sh); then uninstall.
@@ -176,9 +179,14 @@ test-python: $(CLI) $(SRV)
 
 # deploy/ (Dockerfile, systemd unit, Kubernetes manifests) against the built
 # daemon: tests/deploy/test_manifests.py parses them and runs their settings.
-.PHONY: test-deploy
 test-deploy: $(SRV) $(CLI)
 	MEMPLAN_SERVER=$(CURDIR)/$(SRV) $(PYTHON) -m unittest discover -s tests/deploy -p 'test_*.py' -v
+
+# tests/chaos/test_chaos.py: slow clients, oversized bodies and a flood
+# against the built daemon while a well-behaved client is timed, then kill -9
+# and a restart that must finish every accepted plan (about 30 s).
+test-chaos: $(SRV)
+	$(PYTHON) tests/chaos/test_chaos.py $(SRV)
 
 # Sanitizer build in its own tree; the same runner under ASan+UBSan, which
 # runs the planner 2-4x slower: Check's per-test timeouts are scaled to match.
@@ -197,18 +205,76 @@ bench: deps $(BENCH) $(B)/memplan-server
 run: deps all
 	mkdir -p var && ./$(B)/memplan-server --listen 127.0.0.1:8080 --data-dir var
 
-# libFuzzer over the graph readers, the writer round trip and the planner
-# (tests/fuzz/fuzz_graph.c); new inputs land in build-fuzz/corpus.
+# ---- fuzzing ----
+# One libFuzzer harness per input surface, tests/fuzz/fuzz_<name>.c:
+#   graph     the graph readers, the writer round trip and the planner
+#   request   plan and fit request bodies (proto/request_json.c)
+#   schedule  schedule JSON and the simulator (proto/schedule_json.c)
+#   units     byte, rate, duration and prefetch strings
+#   route     URL decoding and route matching (server/http.c, routes.c)
+#   http      raw bytes to the daemon itself, run in the harness's process
+# `make fuzz` builds them with clang's libFuzzer, ASan and UBSan in
+# build-fuzz/ and runs each for FUZZ_SECONDS, seeded from
+# tests/fuzz/corpus/<name> (and tests/cases for graph and request); new
+# inputs land in build-fuzz/corpus/<name>, crashes in build-fuzz/crashes/<name>.
+# A crash is kept as a regression by copying it to
+# tests/fuzz/regressions/<name>/: `make test` replays those (and the seeds)
+# through the same harnesses built without libFuzzer (test-fuzz-replay).
 FUZZ_SECONDS ?= 60
+FUZZ_LIB := graph request schedule units
+FUZZ_SRV := route http
+FUZZ_ALL := $(FUZZ_LIB) $(FUZZ_SRV)
+# The engine: tests/fuzz/replay_main.c, or libFuzzer (make fuzz).
+FUZZ_ENGINE ?= $(B)/tests/fuzz/replay_main.o
+FUZZ_ENGINE_OBJ = $(filter %.o,$(FUZZ_ENGINE))
+FUZZ_ENGINE_FLAG = $(filter-out %.o,$(FUZZ_ENGINE))
+# The daemon's objects; main.c with its main renamed, for fuzz_http.
+FUZZ_SRV_OBJ = $(filter-out $(B)/server/main.o,$(SRV_OBJ)) $(B)/tests/fuzz/daemon_main.o
+# harnesses that also take the graph cases as seeds
+FUZZ_CASE_SEEDED := graph request
+
+$(B)/tests/fuzz/%.o: tests/fuzz/%.c
+	@mkdir -p $(dir $@)
+	@echo "  CC    $<"
+	$(Q)$(CC) $(FINAL_CFLAGS) $(SRVCFLAGS) -Iserver -c $< -o $@
+
+$(B)/tests/fuzz/daemon_main.o: server/main.c
+	@mkdir -p $(dir $@)
+	@echo "  CC    $< (main as srv_fuzz_daemon_main)"
+	$(Q)$(CC) $(FINAL_CFLAGS) $(SRVCFLAGS) -Dmain=srv_fuzz_daemon_main -c $< -o $@
+
+$(addprefix $(B)/fuzz_,$(FUZZ_LIB)): $(B)/fuzz_%: $(B)/tests/fuzz/fuzz_%.o $(FUZZ_ENGINE_OBJ) $(LIBA)
+	@echo "  LINK  $@"
+	$(Q)$(CC) $(FINAL_LDFLAGS) $(FUZZ_ENGINE_FLAG) -o $@ $< $(FUZZ_ENGINE_OBJ) $(LIBA) $(LIBS)
+
+$(addprefix $(B)/fuzz_,$(FUZZ_SRV)): $(B)/fuzz_%: $(B)/tests/fuzz/fuzz_%.o $(FUZZ_ENGINE_OBJ) $(FUZZ_SRV_OBJ) $(LIBA)
+	@echo "  LINK  $@"
+	$(Q)$(CC) $(FINAL_LDFLAGS) $(FUZZ_ENGINE_FLAG) -o $@ $< $(FUZZ_ENGINE_OBJ) $(FUZZ_SRV_OBJ) $(LIBA) \
+	  $(SRVLIBS) $(LIBS)
+
+# Every regression and seed through its harness, without libFuzzer.
+test-fuzz-replay: $(addprefix $(B)/fuzz_,$(FUZZ_ALL))
+	@for h in $(FUZZ_ALL); do \
+	  ./$(B)/fuzz_$$h tests/fuzz/regressions/$$h tests/fuzz/corpus/$$h || exit 1; \
+	done
+
 fuzz: deps
-	@mkdir -p build-fuzz/corpus
-	@echo "  FUZZ  tests/fuzz/fuzz_graph.c ($(FUZZ_SECONDS) s)"
-	$(Q)clang $(STD) -g -O1 -fsanitize=fuzzer,address,undefined $(INCS) $(PKGCFLAGS) \
-	  tests/fuzz/fuzz_graph.c $(LIB_SRC) -o build-fuzz/fuzz_graph $(LIBS)
-	./build-fuzz/fuzz_graph -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 \
-	  build-fuzz/corpus tests/fuzz/corpus
+	@$(MAKE) --no-print-directory B=build-fuzz CC=clang OPTIMIZATION=-O1 \
+	  SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
+	  FUZZ_ENGINE=-fsanitize=fuzzer fuzz-run
+
+fuzz-run: $(addprefix $(B)/fuzz_,$(FUZZ_ALL))
+	@for h in $(FUZZ_ALL); do \
+	  mkdir -p $(B)/corpus/$$h $(B)/crashes/$$h; \
+	  case " $(FUZZ_CASE_SEEDED) " in *" $$h "*) seeds=tests/cases;; *) seeds=;; esac; \
+	  echo "  FUZZ  tests/fuzz/fuzz_$$h.c ($(FUZZ_SECONDS) s)"; \
+	  ./$(B)/fuzz_$$h -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=60 -print_final_stats=1 \
+	    -artifact_prefix=$(B)/crashes/$$h/ $(B)/corpus/$$h tests/fuzz/corpus/$$h $$seeds \
+	    2>$(B)/fuzz_$$h.log || { tail -40 $(B)/fuzz_$$h.log; exit 1; }; \
+	  grep -aE "DONE|stat::number_of_executed_units|stat::average_exec_per_sec" $(B)/fuzz_$$h.log; \
+	done
 
 clean:
 	rm -rf build build-asan build-fuzz
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(SRV_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(SRV_OBJ:.o=.d) $(wildcard $(B)/tests/fuzz/*.d)

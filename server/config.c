@@ -18,7 +18,9 @@
 #include "server.h"
 #include "units.h"
 
-typedef enum { SRV__STR, SRV__UINT, SRV__SECONDS, SRV__BYTES, SRV__LISTEN } srv__opt_type_t;
+/* SRV__BOOL: a flag without a value means true. SRV__LIST: a comma list;
+ * the flag may be repeated (its values add up). */
+typedef enum { SRV__STR, SRV__UINT, SRV__SECONDS, SRV__BYTES, SRV__LISTEN, SRV__BOOL, SRV__LIST } srv__opt_type_t;
 
 typedef struct srv__opt_s {
   const char *flag; /* without the leading dashes */
@@ -69,12 +71,27 @@ static const srv__opt_t srv__opts[] = {
    "seconds a connection may stay idle (0: none)"},
   {"max-upload-seconds", "MEMPLAN_MAX_UPLOAD_SECONDS", SRV__UINT, SRV__F(max_upload_s), "120", 1, 86400,
    "seconds a request body may take to arrive, however steadily it trickles"},
+  {"header-timeout", "MEMPLAN_HEADER_TIMEOUT", SRV__SECONDS, SRV__F(header_timeout_s), "10", 0, 0,
+   "seconds a request line and its headers may take, from the accept (or the previous answer on "
+   "a kept-alive connection); 1 s when 3/4 of --max-connections are open (0: no deadline)"},
+  {"min-body-rate", "MEMPLAN_MIN_BODY_RATE", SRV__BYTES, SRV__F(min_body_rate), "1KiB", 0, 0,
+   "bytes per second a request body must average once --header-timeout has passed; slower ones "
+   "are closed (0: no minimum)"},
+  {"max-inflight-body-bytes", "MEMPLAN_MAX_INFLIGHT_BODY_BYTES", SRV__BYTES, SRV__F(max_inflight_body_bytes),
+   "256MiB", 0, 0,
+   "request body bytes held at once over all connections (at least --max-body-bytes); past it a "
+   "body gets 503 with Retry-After"},
   {"http-threads", "MEMPLAN_HTTP_THREADS", SRV__UINT, SRV__F(http_threads), "2", 1, 64,
    "HTTP event threads"},
   {"grace", "MEMPLAN_GRACE", SRV__SECONDS, SRV__F(grace_s), "25", 0, 0,
    "seconds running plans get to finish after SIGTERM"},
   {"token-file", "MEMPLAN_TOKEN_FILE", SRV__STR, SRV__F(token_file), "", 0, 0,
-   "file holding a bearer token required by POST and DELETE"},
+   "file holding a bearer token, required by the routes that start work or show plans and graphs"},
+  {"public-reads", "MEMPLAN_PUBLIC_READS", SRV__BOOL, SRV__F(public_reads), "false", 0, 0,
+   "with --token-file, reading plans and graphs needs no token (starting work still does)"},
+  {"cors-origin", "MEMPLAN_CORS_ORIGIN", SRV__LIST, SRV__F(cors_origins), "", 0, 0,
+   "a browser origin allowed to call the API (https://host:port, * for any); repeat the flag or "
+   "give a comma list"},
   {"tls-cert", "MEMPLAN_TLS_CERT", SRV__STR, SRV__F(tls_cert), "", 0, 0, "PEM certificate: serve HTTPS"},
   {"tls-key", "MEMPLAN_TLS_KEY", SRV__STR, SRV__F(tls_key), "", 0, 0, "PEM private key for --tls-cert"},
   {"log-file", "MEMPLAN_LOG_FILE", SRV__STR, SRV__F(log_file), "", 0, 0,
@@ -121,6 +138,22 @@ static int srv__parse_listen(srv_config_t *c, const char *v) {
   return 0;
 }
 
+/* A comma list of non-empty items without blanks or control characters. */
+static int srv__check_list(const char *v) {
+  size_t item = 0;
+  for (; *v; v++) {
+    if (*v == ',') {
+      if (item == 0) return -1;
+      item = 0;
+    } else if ((unsigned char)*v <= ' ' || *v == 0x7f) {
+      return -1;
+    } else {
+      item++;
+    }
+  }
+  return 0;
+}
+
 static int srv__set(srv_config_t *c, const srv__opt_t *o, const char *v, const char *src) {
   char *field = (char *)c + o->offset;
   char *end;
@@ -154,6 +187,18 @@ static int srv__set(srv_config_t *c, const srv__opt_t *o, const char *v, const c
     *(uint64_t *)field = x;
     return 0;
   }
+  case SRV__BOOL:
+    if (strcmp(v, "true") == 0 || strcmp(v, "1") == 0 || strcmp(v, "yes") == 0)
+      *(int *)field = 1;
+    else if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0 || strcmp(v, "no") == 0)
+      *(int *)field = 0;
+    else
+      goto bad;
+    return 0;
+  case SRV__LIST:
+    if (srv__check_list(v) != 0 || strlen(v) >= o->size) goto bad;
+    strcpy(field, v);
+    return 0;
   }
 bad:
   fprintf(stderr, "memplan-server: invalid value '%s' for --%s (from %s)\n", v, o->flag, src);
@@ -182,6 +227,7 @@ int srv_config_load(srv_config_t *c, int argc, char **argv) {
   size_t i;
   int a;
   long ncpu;
+  char listed[SRV__NOPTS]; /* a list flag already seen on the command line */
 
   memset(c, 0, sizeof(*c));
   for (i = 0; i < SRV__NOPTS; i++)
@@ -195,6 +241,7 @@ int srv_config_load(srv_config_t *c, int argc, char **argv) {
     if (v != NULL && srv__set(c, &srv__opts[i], v, srv__opts[i].env) != 0) return SRV_CONFIG_EXIT_USAGE;
   }
 
+  memset(listed, 0, sizeof(listed));
   for (a = 1; a < argc; a++) {
     const char *arg = argv[a], *val = NULL, *name;
     char flag[64];
@@ -227,6 +274,7 @@ int srv_config_load(srv_config_t *c, int argc, char **argv) {
       fprintf(stderr, "memplan-server: unknown option '--%s' (see --help)\n", flag);
       return SRV_CONFIG_EXIT_USAGE;
     }
+    if (val == NULL && srv__opts[i].type == SRV__BOOL) val = "true";
     if (val == NULL) {
       if (a + 1 >= argc) {
         fprintf(stderr, "memplan-server: --%s needs a value\n", flag);
@@ -234,6 +282,18 @@ int srv_config_load(srv_config_t *c, int argc, char **argv) {
       }
       val = argv[++a];
     }
+    if (srv__opts[i].type == SRV__LIST && listed[i]) {
+      /* a repeated list flag adds to the values given before */
+      char joined[2048];
+      const char *prev = (const char *)c + srv__opts[i].offset;
+      if ((size_t)snprintf(joined, sizeof(joined), "%s,%s", prev, val) >= sizeof(joined)) {
+        fprintf(stderr, "memplan-server: too many values for --%s\n", flag);
+        return SRV_CONFIG_EXIT_USAGE;
+      }
+      if (srv__set(c, &srv__opts[i], joined, "the command line") != 0) return SRV_CONFIG_EXIT_USAGE;
+      continue;
+    }
+    listed[i] = 1;
     if (srv__set(c, &srv__opts[i], val, "the command line") != 0) return SRV_CONFIG_EXIT_USAGE;
   }
   if ((c->tls_cert[0] != '\0') != (c->tls_key[0] != '\0')) {
@@ -245,7 +305,12 @@ int srv_config_load(srv_config_t *c, int argc, char **argv) {
     fprintf(stderr, "memplan-server: --log-level must be debug, info, warn or error\n");
     return SRV_CONFIG_EXIT_USAGE;
   }
+  if (c->max_inflight_body_bytes < c->max_body_bytes) {
+    fprintf(stderr, "memplan-server: --max-inflight-body-bytes must be at least --max-body-bytes\n");
+    return SRV_CONFIG_EXIT_USAGE;
+  }
   if (c->plan_timeout_s <= 0) c->plan_timeout_s = 1e7; /* 0: effectively none */
+  if (c->header_timeout_s <= 0) c->header_timeout_s = 1e7;
   return SRV_CONFIG_RUN;
 }
 
@@ -259,7 +324,9 @@ json_t *srv_config_to_json(const srv_config_t *c) {
     json_t *v = NULL;
     switch (op->type) {
     case SRV__STR:
+    case SRV__LIST:
     case SRV__LISTEN: v = json_string(field); break;
+    case SRV__BOOL: v = json_boolean(*(const int *)field); break;
     case SRV__UINT: v = json_integer(*(const unsigned *)field); break;
     case SRV__SECONDS: v = json_real(*(const double *)field); break;
     case SRV__BYTES: v = json_integer((json_int_t)(*(const uint64_t *)field & INT64_MAX)); break;

@@ -33,6 +33,11 @@ typedef struct srv_config_s {
   unsigned max_header_bytes;
   unsigned request_timeout_s;
   unsigned max_upload_s;      /* total time to receive a body */
+  double header_timeout_s;    /* the whole request head; a body's grace */
+  uint64_t min_body_rate;     /* bytes per second a body must average */
+  uint64_t max_inflight_body_bytes; /* all bodies being received at once */
+  int public_reads;           /* with a token: reads of plans stay open */
+  char cors_origins[1024];    /* comma-separated origins, "*" any, "" none */
   unsigned http_threads;
   double grace_s;
   char token_file[SRV_PATH_MAX];

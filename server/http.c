@@ -1,6 +1,7 @@
 /* http.c - libmicrohttpd wiring: daemon options, the access handler, request
- * state and body accumulation, limits, authentication, response building,
- * the per-request log line and request metrics. */
+ * state and body accumulation, limits (bodies in flight among them),
+ * authentication, CORS, response building, the per-request log line and
+ * request metrics. The connection watchdog is conns.c. */
 #include "http.h"
 
 #include <arpa/inet.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "cache.h"
+#include "conns.h"
 #include "log.h"
 #include "metrics.h"
 #include "routes.h"
@@ -21,6 +23,14 @@
 #include "waits.h"
 
 enum { SRV__REQ_NEW = 0, SRV__REQ_SUSPENDED = 1, SRV__REQ_ANSWERED = 2 };
+
+struct srv_http_s {
+  srv_conns_t *conns;
+  _Atomic uint64_t inflight; /* body bytes reserved by requests */
+};
+
+/* A chunked body reserves room in steps of at least this much. */
+#define SRV__RESERVE_STEP (64u * 1024u)
 
 /* ---- responses ---- */
 
@@ -39,9 +49,16 @@ static enum MHD_Result srv__queue(srv_req_t *r, unsigned status, struct MHD_Resp
                                   const char *ctype) {
   enum MHD_Result ret;
   if (resp == NULL) return MHD_NO;
-  MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+  if (ctype) MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
   MHD_add_response_header(resp, "X-Request-ID", r->request_id);
   MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+  if (r->srv->cfg.cors_origins[0]) MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, "Origin");
+  if (r->origin) {
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_ACCESS_CONTROL_ALLOW_ORIGIN, r->origin);
+    MHD_add_response_header(resp, "Access-Control-Expose-Headers",
+                            "X-Request-ID, Location, Retry-After, WWW-Authenticate");
+  }
+  srv_conns_answering(r->srv->http->conns, r->guard);
   ret = MHD_queue_response(r->conn, status, resp);
   MHD_destroy_response(resp);
   r->state = SRV__REQ_ANSWERED;
@@ -154,30 +171,228 @@ static int srv__token_ok(srv_server_t *s, const char *header) {
   return diff == 0;
 }
 
-static enum MHD_Result srv__dispatch(srv_server_t *s, srv_req_t *r) {
-  const srv_route_t *route;
-  char allow[64];
+/* ---- deciding from the head ---- */
+
+/* Does the route need the bearer token? */
+static int srv__needs_token(const srv_server_t *s, const srv_route_t *rt) {
+  if (s->token == NULL) return 0;
+  if (rt->access == SRV_ROUTE_WORK) return 1;
+  return rt->access == SRV_ROUTE_READ && !s->cfg.public_reads;
+}
+
+/* Is `origin` in the comma list of allowed origins ("*" allows any)? */
+static int srv__origin_allowed(const char *list, const char *origin) {
+  size_t n = strlen(origin);
+  while (*list) {
+    size_t k = strcspn(list, ",");
+    if ((k == 1 && list[0] == '*') || (k == n && memcmp(list, origin, n) == 0)) return 1;
+    list += k;
+    if (*list == ',') list++;
+  }
+  return 0;
+}
+
+typedef struct {
+  const char *first; /* the first Content-Length */
+  int differ;        /* a later one says something else */
+} srv__lengths_t;
+
+static enum MHD_Result srv__count_lengths(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+  srv__lengths_t *l = cls;
+  (void)kind;
+  if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) != 0 || value == NULL) return MHD_YES;
+  if (l->first == NULL)
+    l->first = value;
+  else if (strcmp(l->first, value) != 0)
+    l->differ = 1;
+  return MHD_YES;
+}
+
+/* Framing libmicrohttpd lets through but that must not be guessed at: two
+ * different Content-Lengths (it would take the first), Content-Length with
+ * Transfer-Encoding, and a transfer coding other than chunked (it would
+ * read the body until the connection closes). NULL when the framing is
+ * sound; else the reason, with *status 400 or 501. */
+static const char *srv__framing_error(struct MHD_Connection *conn, unsigned *status) {
+  srv__lengths_t l = {NULL, 0};
+  const char *te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+  MHD_get_connection_values(conn, MHD_HEADER_KIND, srv__count_lengths, &l);
+  *status = MHD_HTTP_BAD_REQUEST;
+  if (l.differ) return "the request has two different Content-Length headers";
+  if (te && l.first) return "the request has both Transfer-Encoding and Content-Length";
+  if (te && strcasecmp(te, "chunked") != 0) {
+    *status = MHD_HTTP_NOT_IMPLEMENTED;
+    return "the only transfer coding accepted is chunked";
+  }
+  return NULL;
+}
+
+/* Does the head announce a body? */
+static int srv__has_body(struct MHD_Connection *conn, uint64_t *declared) {
+  const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+  *declared = cl ? strtoull(cl, NULL, 10) : 0;
+  return *declared > 0 ||
+         MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL;
+}
+
+/* Take n more bytes of --max-inflight-body-bytes for r; -1 when they are
+ * not there. */
+static int srv__reserve(srv_server_t *s, srv_req_t *r, uint64_t n) {
+  uint64_t cur = atomic_load(&s->http->inflight);
+  do {
+    if (cur + n > s->cfg.max_inflight_body_bytes) return -1;
+  } while (!atomic_compare_exchange_weak(&s->http->inflight, &cur, cur + n));
+  r->reserved += n;
+  return 0;
+}
+
+/* Free the body and give its room back. */
+static void srv__drop_body(srv_server_t *s, srv_req_t *r) {
+  free(r->body);
+  r->body = NULL;
+  r->body_len = r->body_cap = 0;
+  if (r->reserved) atomic_fetch_sub(&s->http->inflight, r->reserved);
+  r->reserved = 0;
+}
+
+/* OPTIONS on a known path: the methods, and a CORS preflight's answer
+ * when the origin is allowed. */
+static enum MHD_Result srv__options(srv_req_t *r, const char *allow) {
+  struct MHD_Response *resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+  if (resp == NULL) return MHD_NO;
+  MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
+  if (r->origin) {
+    MHD_add_response_header(resp, "Access-Control-Allow-Methods", allow);
+    MHD_add_response_header(resp, "Access-Control-Allow-Headers", "Authorization, Content-Type, X-Request-ID");
+    MHD_add_response_header(resp, "Access-Control-Max-Age", "600");
+  }
+  return srv__queue(r, MHD_HTTP_NO_CONTENT, resp, NULL);
+}
+
+/* Everything the head decides, in order: the URL, the framing, the route
+ * and method, the token, the declared size and the room for the body.
+ * Returns 1 after answering (*ret), 0 when the request may go on. */
+static int srv__precheck(srv_server_t *s, srv_req_t *r, int has_body, enum MHD_Result *ret) {
+  char allow[96];
+  const char *why;
+  unsigned code;
   int status;
 
-  if (r->too_large)
+  r->checked = 1;
+  if (r->bad_url) {
+    *ret = srv_respond_error(r, MHD_HTTP_BAD_REQUEST, "bad_url", "", "the URL holds an encoded NUL (%%00)");
+    return 1;
+  }
+  if ((why = srv__framing_error(r->conn, &code)) != NULL) {
+    *ret = srv_respond_error(r, code, code == MHD_HTTP_NOT_IMPLEMENTED ? "not_implemented" : "bad_framing", "",
+                             "%s", why);
+    return 1;
+  }
+  r->rt = srv_route_match(r->method, r->url, r, allow, sizeof(allow), &status);
+  if (r->rt == NULL) {
+    r->route = "unmatched";
+    if (status == MHD_HTTP_METHOD_NOT_ALLOWED && strcmp(r->method, MHD_HTTP_METHOD_OPTIONS) == 0)
+      *ret = srv__options(r, allow);
+    else if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+      *ret = srv_respond_error_hdr(r, status, "method_not_allowed", "", MHD_HTTP_HEADER_ALLOW, allow,
+                                   "this method is not allowed here; see the Allow header");
+    else
+      *ret = srv_respond_error(r, MHD_HTTP_NOT_FOUND, "not_found", "", "no route for %.200s", r->url);
+    return 1;
+  }
+  r->route = r->rt->pattern;
+  if (srv__needs_token(s, r->rt) &&
+      !srv__token_ok(s, MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION))) {
+    *ret = srv_respond_error_hdr(r, MHD_HTTP_UNAUTHORIZED, "unauthorized", "", MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+                                 "Bearer realm=\"memplan\"", "this route needs an Authorization: Bearer token");
+    return 1;
+  }
+  if (!has_body) return 0;
+  if (r->declared > s->cfg.max_body_bytes) {
+    *ret = srv_respond_error(r, MHD_HTTP_CONTENT_TOO_LARGE, "body_too_large", "$",
+                             "the request body is larger than %llu bytes (--max-body-bytes)",
+                             (unsigned long long)s->cfg.max_body_bytes);
+    return 1;
+  }
+  if (strcmp(r->rt->method, MHD_HTTP_METHOD_POST) != 0) {
+    r->discard = 1; /* a body the route does not read is not kept */
+    return 0;
+  }
+  if (r->declared > 0 && srv__reserve(s, r, r->declared) != 0) {
+    *ret = srv_respond_error_hdr(r, MHD_HTTP_SERVICE_UNAVAILABLE, "busy", "", "Retry-After", "2",
+                                 "too many request bodies are being received (--max-inflight-body-bytes); "
+                                 "retry later");
+    return 1;
+  }
+  return 0;
+}
+
+static enum MHD_Result srv__dispatch(srv_server_t *s, srv_req_t *r) {
+  enum MHD_Result ret;
+  if (!r->checked && srv__precheck(s, r, 0, &ret)) return ret;
+  if (r->too_large) {
+    srv__drop_body(s, r);
     return srv_respond_error(r, MHD_HTTP_CONTENT_TOO_LARGE, "body_too_large", "$",
                              "the request body is larger than %llu bytes (--max-body-bytes)",
                              (unsigned long long)s->cfg.max_body_bytes);
-  route = srv_route_match(r->method, r->url, r, allow, sizeof(allow), &status);
-  if (route == NULL) {
-    r->route = "unmatched";
-    if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-      return srv_respond_error_hdr(r, status, "method_not_allowed", "", MHD_HTTP_HEADER_ALLOW, allow,
-                                   "this method is not allowed here; see the Allow header");
-    return srv_respond_error(r, MHD_HTTP_NOT_FOUND, "not_found", "", "no route for %.200s", r->url);
   }
-  r->route = route->pattern;
-  if (s->token && route->write &&
-      !srv__token_ok(s, MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION)))
-    return srv_respond_error_hdr(r, MHD_HTTP_UNAUTHORIZED, "unauthorized", "", MHD_HTTP_HEADER_WWW_AUTHENTICATE,
-                                 "Bearer realm=\"memplan\"",
-                                 "this route needs an Authorization: Bearer token");
-  return route->handler(r);
+  if (r->overloaded) {
+    srv__drop_body(s, r);
+    return srv_respond_error_hdr(r, MHD_HTTP_SERVICE_UNAVAILABLE, "busy", "", "Retry-After", "2",
+                                 "too many request bodies are being received (--max-inflight-body-bytes); "
+                                 "retry later");
+  }
+  srv_conns_answering(s->http->conns, r->guard);
+  ret = r->rt->handler(r);
+  /* The handlers are done with the body when they return, parked or not. */
+  srv__drop_body(s, r);
+  return ret;
+}
+
+/* Keep n bytes of body; 0, or -1 when out of memory (the connection is
+ * then dropped). Past a limit the body is dropped and the request marked. */
+static int srv__take_body(srv_server_t *s, srv_req_t *r, const char *data, size_t n) {
+  if (r->too_large || r->overloaded || r->discard) return 0;
+  if ((uint64_t)r->body_len + n > s->cfg.max_body_bytes) {
+    /* Chunked uploads have no Content-Length: count, discard, answer 413
+     * once the body is over (no response may be queued before). */
+    r->too_large = 1;
+    srv__drop_body(s, r);
+    return 0;
+  }
+  if (r->body_len + n + 1 > r->body_cap) {
+    size_t cap;
+    char *nb;
+    if (r->declared) {
+      cap = (size_t)r->declared + 1; /* its room was reserved up front */
+    } else {
+      cap = r->body_cap ? r->body_cap : 4096;
+      while (cap < r->body_len + n + 1) cap *= 2;
+      if (cap > r->reserved) {
+        uint64_t need = cap - r->reserved;
+        if (need < SRV__RESERVE_STEP) need = SRV__RESERVE_STEP;
+        if (srv__reserve(s, r, need) != 0) {
+          r->overloaded = 1;
+          srv__drop_body(s, r);
+          return 0;
+        }
+      }
+    }
+    nb = realloc(r->body, cap);
+    if (nb == NULL) return -1;
+    r->body = nb;
+    r->body_cap = cap;
+  }
+  memcpy(r->body + r->body_len, data, n);
+  r->body_len += n;
+  r->body[r->body_len] = '\0';
+  return 0;
+}
+
+/* The watchdog's record of a connection (NULL if it could not be made). */
+static srv_conn_t *srv__guard_of(struct MHD_Connection *conn) {
+  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  return ci ? ci->socket_context : NULL;
 }
 
 static enum MHD_Result srv__handler(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
@@ -185,10 +400,11 @@ static enum MHD_Result srv__handler(void *cls, struct MHD_Connection *conn, cons
                                     void **con_cls) {
   srv_server_t *s = cls;
   srv_req_t *r = *con_cls;
+  enum MHD_Result ret;
   (void)version;
 
   if (r == NULL) {
-    const char *rid, *cl;
+    const char *rid, *origin;
     r = calloc(1, sizeof(*r));
     if (r == NULL) return MHD_NO;
     r->srv = s;
@@ -197,26 +413,27 @@ static enum MHD_Result srv__handler(void *cls, struct MHD_Connection *conn, cons
     r->method = method;
     r->t0 = srv_mono_ms();
     r->route = "unmatched";
+    r->guard = srv__guard_of(conn);
+    r->bad_url = srv_conns_head_done(s->http->conns, r->guard);
     rid = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Request-ID");
     if (srv__valid_request_id(rid))
       snprintf(r->request_id, sizeof(r->request_id), "%s", rid);
     else
       srv_random_hex(r->request_id, 16);
+    origin = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ORIGIN);
+    if (origin && s->cfg.cors_origins[0] && srv__origin_allowed(s->cfg.cors_origins, origin)) r->origin = origin;
     *con_cls = r;
     atomic_fetch_add(&s->in_flight, 1);
-    /* A declared length over the limit is refused before reading: here a
-     * closed connection is what we want, so answering early is fine. */
-    cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-    if (cl && strtoull(cl, NULL, 10) > s->cfg.max_body_bytes) {
-      r->too_large = 1;
-      return srv__dispatch(s, r);
-    }
+    /* A request with a body is judged before any of it is read; see
+     * http.h. */
+    if (srv__has_body(conn, &r->declared) && srv__precheck(s, r, 1, &ret)) return ret;
     return MHD_YES;
   }
 
   if (*upload_data_size > 0) {
     size_t n = *upload_data_size;
     *upload_data_size = 0;
+    srv_conns_body_bytes(s->http->conns, r->guard, n);
     /* The idle timeout cannot stop a body that trickles in a byte at a
      * time; past --max-upload-seconds the connection is dropped (no answer
      * can be queued mid-upload). */
@@ -225,29 +442,7 @@ static enum MHD_Result srv__handler(void *cls, struct MHD_Connection *conn, cons
               json_pack("{s:s,s:s}", "request_id", r->request_id, "route", r->url ? r->url : ""));
       return MHD_NO;
     }
-    if (r->too_large) return MHD_YES;
-    if ((uint64_t)r->body_len + n > s->cfg.max_body_bytes) {
-      /* Chunked uploads have no Content-Length: count, discard, answer 413
-       * once the body is over (no response may be queued before). */
-      r->too_large = 1;
-      free(r->body);
-      r->body = NULL;
-      r->body_len = r->body_cap = 0;
-      return MHD_YES;
-    }
-    if (r->body_len + n + 1 > r->body_cap) {
-      size_t cap = r->body_cap ? r->body_cap : 4096;
-      char *nb;
-      while (cap < r->body_len + n + 1) cap *= 2;
-      nb = realloc(r->body, cap);
-      if (nb == NULL) return MHD_NO;
-      r->body = nb;
-      r->body_cap = cap;
-    }
-    memcpy(r->body + r->body_len, upload_data, n);
-    r->body_len += n;
-    r->body[r->body_len] = '\0';
-    return MHD_YES;
+    return srv__take_body(s, r, upload_data, n) == 0 ? MHD_YES : MHD_NO;
   }
 
   if (r->state == SRV__REQ_SUSPENDED) {
@@ -267,10 +462,59 @@ static void srv__completed(void *cls, struct MHD_Connection *conn, void **con_cl
   if (r == NULL) return;
   if (r->ctx_free) r->ctx_free(r->ctx);
   srv_job_unref(r->job);
-  free(r->body);
+  srv__drop_body(s, r);
+  srv_conns_request_done(s->http->conns, r->guard);
   free(r);
   *con_cls = NULL;
   atomic_fetch_sub(&s->in_flight, 1);
+}
+
+/* libmicrohttpd's connection notifications: the watchdog's records. */
+static void srv__connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                            enum MHD_ConnectionNotificationCode toe) {
+  srv_server_t *s = cls;
+  if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    *socket_context = ci ? srv_conns_opened(s->http->conns, ci->connect_fd) : NULL;
+  } else {
+    srv_conns_closed(s->http->conns, *socket_context);
+    *socket_context = NULL;
+  }
+}
+
+static int srv__hexval(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+size_t srv_http_unescape(char *str, int *had_nul) {
+  char *rd = str, *wr = str;
+  while (*rd) {
+    int hi, lo;
+    if (rd[0] == '%' && (hi = srv__hexval(rd[1])) >= 0 && (lo = srv__hexval(rd[2])) >= 0) {
+      if (hi == 0 && lo == 0) {
+        *had_nul = 1; /* kept as the three characters */
+      } else {
+        *wr++ = (char)(hi * 16 + lo);
+        rd += 3;
+        continue;
+      }
+    }
+    *wr++ = *rd++;
+  }
+  *wr = '\0';
+  return (size_t)(wr - str);
+}
+
+/* libmicrohttpd's unescaper for the path and the query arguments. */
+static size_t srv__unescape(void *cls, struct MHD_Connection *conn, char *str) {
+  srv_server_t *s = cls;
+  int had_nul = 0;
+  size_t n = srv_http_unescape(str, &had_nul);
+  if (had_nul) srv_conns_mark_bad_url(s->http->conns, srv__guard_of(conn));
+  return n;
 }
 
 static void srv__mhd_log(void *cls, const char *fmt, va_list ap) {
@@ -285,7 +529,7 @@ static void srv__mhd_log(void *cls, const char *fmt, va_list ap) {
 
 int srv_http_start(srv_server_t *s, char *errbuf, size_t errlen) {
   struct sockaddr_storage ss;
-  struct MHD_OptionItem ops[16];
+  struct MHD_OptionItem ops[20];
   /* poll(), not epoll: libmicrohttpd 0.9.75's epoll loop stalled with
    * exactly 256 or 512 busy keep-alive clients on a thread until the
    * connection timeout (after a full batch of 128 events it seems to wait
@@ -294,6 +538,25 @@ int srv_http_start(srv_server_t *s, char *errbuf, size_t errlen) {
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
   int n = 0;
   const union MHD_DaemonInfo *info;
+  srv_conns_config_t cc;
+
+  s->http = calloc(1, sizeof(*s->http));
+  if (s->http == NULL) {
+    snprintf(errbuf, errlen, "out of memory");
+    return -1;
+  }
+  atomic_init(&s->http->inflight, 0);
+  memset(&cc, 0, sizeof(cc));
+  cc.header_timeout_ms = 1000.0 * s->cfg.header_timeout_s;
+  cc.min_body_rate = s->cfg.min_body_rate;
+  cc.max_connections = s->cfg.max_connections;
+  cc.tick_ms = 100;
+  if (srv_conns_new(&cc, &s->http->conns) != 0) {
+    free(s->http);
+    s->http = NULL;
+    snprintf(errbuf, errlen, "cannot start the connection watchdog");
+    return -1;
+  }
 
   memset(&ss, 0, sizeof(ss));
   if (strchr(s->cfg.host, ':')) {
@@ -324,6 +587,8 @@ int srv_http_start(srv_server_t *s, char *errbuf, size_t errlen) {
   SRV__OPT(MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)s->cfg.request_timeout_s, NULL);
   SRV__OPT(MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)s->cfg.max_header_bytes, NULL);
   SRV__OPT(MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)srv__completed, s);
+  SRV__OPT(MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)srv__connection, s);
+  SRV__OPT(MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)srv__unescape, s);
   if (s->tls_cert_pem) {
     flags |= MHD_USE_TLS;
     SRV__OPT(MHD_OPTION_HTTPS_MEM_CERT, 0, s->tls_cert_pem);
@@ -335,6 +600,9 @@ int srv_http_start(srv_server_t *s, char *errbuf, size_t errlen) {
                             MHD_OPTION_END);
   if (s->mhd == NULL) {
     snprintf(errbuf, errlen, "cannot listen on %s (address in use, or bad TLS files?)", s->cfg.listen);
+    srv_conns_free(s->http->conns);
+    free(s->http);
+    s->http = NULL;
     return -1;
   }
   info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
@@ -349,4 +617,7 @@ void srv_http_stop(srv_server_t *s) {
   MHD_stop_daemon(s->mhd);
   if (fd != MHD_INVALID_SOCKET) close(fd);
   s->mhd = NULL;
+  srv_conns_free(s->http->conns);
+  free(s->http);
+  s->http = NULL;
 }

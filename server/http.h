@@ -1,11 +1,16 @@
 /* http.h - the HTTP layer: libmicrohttpd in its own poll() thread pool,
- * request state, body limits, authentication, suspension, and the one
- * place where responses are built, logged and counted.
+ * request state, body limits, authentication, CORS, suspension, and the
+ * one place where responses are built, logged and counted.
  *
  * Contract with libmicrohttpd (see the project notes): the handler answers
- * on the last call for a request (never the first, which would drop
- * keep-alive), never while upload data is pending, and a suspended
- * connection is always resumed by waits.c before the daemon stops. */
+ * on the last call for a request, never while upload data is pending, and
+ * a suspended connection is always resumed by waits.c before the daemon
+ * stops. One exception to the first rule: a request that announces a body
+ * is judged on the first call, from its head alone (route, method, token,
+ * framing, size, room among the bodies in flight), and refused there
+ * before a byte of the body is read; the connection then closes, which is
+ * what a refused upload wants. A request without a body is judged on its
+ * last call, so that keep-alive survives a 404. */
 #ifndef SRV_HTTP_H
 #define SRV_HTTP_H
 
@@ -17,6 +22,8 @@
 #include "server.h"
 
 typedef struct srv_req_s srv_req_t;
+struct srv_route_s;
+struct srv_conn_s;
 typedef enum MHD_Result (*srv_resume_fn)(srv_req_t *r);
 
 struct srv_req_s {
@@ -29,9 +36,18 @@ struct srv_req_s {
   const char *route;         /* the matched pattern, for logs and metrics */
   char params[2][160];       /* path parameters ({id}, {hash}) */
   int state;
+  const struct srv_route_s *rt; /* the matched route, once checked */
+  struct srv_conn_s *guard;  /* the connection's watchdog record (conns.h) */
+  const char *origin;        /* an allowed Origin (borrowed), for CORS */
+  int checked;               /* route, method, token and limits decided */
+  int bad_url;               /* the URL held %00 */
   char *body;                /* owned; NUL-terminated */
   size_t body_len, body_cap;
-  int too_large;
+  uint64_t declared;         /* Content-Length, 0 when absent */
+  uint64_t reserved;         /* bytes of --max-inflight-body-bytes held */
+  int too_large;             /* over --max-body-bytes: 413 at the end */
+  int overloaded;            /* no room in --max-inflight-body-bytes: 503 */
+  int discard;               /* the route takes no body: bytes dropped */
   /* while suspended */
   srv_job_t *job;            /* a reference, released with the request */
   srv_resume_fn on_resume;
@@ -43,6 +59,10 @@ struct srv_req_s {
 };
 
 int srv_http_start(srv_server_t *s, char *errbuf, size_t errlen);
+/* Decode %XX escapes in place, as libmicrohttpd does, except that %00
+ * stays as it is (a NUL would cut the path short of what the client asked
+ * for); sets *had_nul when there was one. Returns the new length. */
+size_t srv_http_unescape(char *s, int *had_nul);
 /* Stop accepting, then stop the daemon (every waiter must be resumed). */
 void srv_http_stop(srv_server_t *s);
 

@@ -491,19 +491,20 @@ static enum MHD_Result srv__dashboard(srv_req_t *r) {
 /* ---- the table ---- */
 
 static const srv_route_t srv__routes[] = {
-  {"GET", "/", srv__dashboard, 0},
-  {"GET", "/healthz", srv__healthz, 0},
-  {"GET", "/livez", srv__healthz, 0},
-  {"GET", "/readyz", srv__readyz, 0},
-  {"GET", "/metrics", srv__metrics, 0},
-  {"GET", "/v1/status", srv__status, 0},
-  {"POST", "/v1/plans", srv__plans_post, 1},
-  {"GET", "/v1/plans", srv__plans_list, 0},
-  {"GET", "/v1/plans/{id}", srv__plan_get, 0},
-  {"DELETE", "/v1/plans/{id}", srv__plan_delete, 1},
-  {"POST", "/v1/fit", srv__fit, 1},
-  {"GET", "/v1/graphs/{hash}", srv__graph_get, 0},
-  {"GET", "/v1/graphs/{hash}/frontier", srv__graph_frontier, 0},
+  {"GET", "/", srv__dashboard, SRV_ROUTE_OPEN},
+  {"GET", "/healthz", srv__healthz, SRV_ROUTE_OPEN},
+  {"GET", "/livez", srv__healthz, SRV_ROUTE_OPEN},
+  {"GET", "/readyz", srv__readyz, SRV_ROUTE_OPEN},
+  {"GET", "/metrics", srv__metrics, SRV_ROUTE_OPEN},
+  {"GET", "/v1/status", srv__status, SRV_ROUTE_OPEN},
+  {"POST", "/v1/plans", srv__plans_post, SRV_ROUTE_WORK},
+  {"GET", "/v1/plans", srv__plans_list, SRV_ROUTE_READ},
+  {"GET", "/v1/plans/{id}", srv__plan_get, SRV_ROUTE_READ},
+  {"DELETE", "/v1/plans/{id}", srv__plan_delete, SRV_ROUTE_WORK},
+  {"POST", "/v1/fit", srv__fit, SRV_ROUTE_WORK},
+  {"GET", "/v1/graphs/{hash}", srv__graph_get, SRV_ROUTE_READ},
+  /* a frontier not computed yet is queued: work, even though it is a GET */
+  {"GET", "/v1/graphs/{hash}/frontier", srv__graph_frontier, SRV_ROUTE_WORK},
 };
 #define SRV__NROUTES (sizeof(srv__routes) / sizeof(srv__routes[0]))
 
@@ -531,36 +532,46 @@ static int srv__path_match(const char *pattern, const char *url, char params[2][
   return *p == '\0' && *u == '\0';
 }
 
+/* Append ", name" (or "name" first) to the Allow list, if it fits. */
+static void srv__allow_add(char *allow, size_t allow_len, const char *name) {
+  size_t n = strlen(allow);
+  if (n + strlen(name) + 3 > allow_len) return;
+  snprintf(allow + n, allow_len - n, "%s%s", n ? ", " : "", name);
+}
+
 const srv_route_t *srv_route_match(const char *method, const char *url, srv_req_t *r, char *allow,
                                    size_t allow_len, int *status) {
   size_t i;
-  int path_known = 0;
+  int path_known = 0, has_get = 0;
   char params[2][160];
+  /* HEAD is GET without the body, which libmicrohttpd drops. */
+  const char *want = strcmp(method, "HEAD") == 0 ? "GET" : method;
   allow[0] = '\0';
   for (i = 0; i < SRV__NROUTES; i++) {
     if (!srv__path_match(srv__routes[i].pattern, url, params)) continue;
-    if (strcmp(srv__routes[i].method, method) == 0) {
+    if (strcmp(srv__routes[i].method, want) == 0) {
       memcpy(r->params, params, sizeof(params));
       *status = 200;
       return &srv__routes[i];
     }
-    if (strlen(allow) + strlen(srv__routes[i].method) + 3 < allow_len) {
-      if (path_known) strcat(allow, ", ");
-      strcat(allow, srv__routes[i].method);
-    }
+    srv__allow_add(allow, allow_len, srv__routes[i].method);
+    if (strcmp(srv__routes[i].method, "GET") == 0) has_get = 1;
     path_known = 1;
   }
+  if (has_get) srv__allow_add(allow, allow_len, "HEAD");
+  if (path_known) srv__allow_add(allow, allow_len, "OPTIONS");
   *status = path_known ? 405 : 404;
   return NULL;
 }
 
 void srv_routes_print(FILE *f) {
+  static const char *const access[] = {"open", "read", "work"};
   json_t *arr = json_array();
   char *text;
   size_t i;
   for (i = 0; i < SRV__NROUTES; i++)
-    json_array_append_new(arr, json_pack("{s:s,s:s,s:b}", "method", srv__routes[i].method, "path",
-                                         srv__routes[i].pattern, "write", srv__routes[i].write));
+    json_array_append_new(arr, json_pack("{s:s,s:s,s:s}", "method", srv__routes[i].method, "path",
+                                         srv__routes[i].pattern, "access", access[srv__routes[i].access]));
   text = json_dumps(arr, JSON_INDENT(1));
   json_decref(arr);
   if (text) fprintf(f, "%s\n", text);

@@ -48,6 +48,7 @@ typedef struct srv_cache_s srv_cache_t;
 typedef struct srv_metrics_s srv_metrics_t;
 typedef struct srv_jobs_s srv_jobs_t;
 typedef struct srv_waits_s srv_waits_t;
+typedef struct srv_http_s srv_http_t;
 
 typedef struct srv_server_s {
   srv_config_t cfg;
@@ -62,6 +63,7 @@ typedef struct srv_server_s {
   int drain_phase;         /* 0 running, 1 finishing plans, 2 flushing replies */
 
   struct MHD_Daemon *mhd;
+  srv_http_t *http;        /* http.c's state: the watchdog, bodies in flight */
   uint16_t bound_port;
   srv_store_t *store;
   srv_cache_t *cache;

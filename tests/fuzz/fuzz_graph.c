@@ -3,9 +3,10 @@
  * Each input is loaded in every format; a graph that loads is hashed,
  * written back as native JSON and re-read (the hash must not change), and,
  * when small, planned with the approximate DP and simulated. Built and run by
- * `make fuzz` (clang's -fsanitize=fuzzer,address,undefined); not part of
- * `make test`, whose malformed-input sweep (tests/unit/test_malformed.c)
- * covers the same entry points deterministically. */
+ * `make fuzz` (clang's -fsanitize=fuzzer,address,undefined); `make test`
+ * replays tests/fuzz/regressions/graph and the seeds through it without
+ * libFuzzer (tests/fuzz/replay_main.c), and its malformed-input sweep
+ * (tests/unit/test_malformed.c) covers the same entry points. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

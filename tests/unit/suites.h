@@ -25,6 +25,7 @@
   X(solver_memonger)  \
   X(frontier)         \
   X(server)           \
+  X(http_edges)       \
   X(swap_sim)         \
   X(solver_swap)      \
   X(migrate_io)

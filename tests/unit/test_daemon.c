@@ -3,12 +3,16 @@
  * through curl (see test_daemon.h). */
 #include "test_daemon.h"
 
+#include <arpa/inet.h>
 #include <check.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -143,4 +147,26 @@ int mp_test_daemon_http(mp_test_daemon_t *d, const char *method, const char *pat
   unlink(bodyf);
   unlink(hdrf);
   return status;
+}
+
+int mp_test_raw_connect(int port) {
+  struct sockaddr_in a;
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  memset(&a, 0, sizeof(a));
+  a.sin_family = AF_INET;
+  a.sin_port = htons((uint16_t)port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+int mp_test_raw_closed(int fd, int ms) {
+  struct pollfd p = {fd, POLLIN, 0};
+  char c;
+  if (poll(&p, 1, ms) <= 0) return 0;
+  return recv(fd, &c, 1, MSG_DONTWAIT) <= 0;
 }

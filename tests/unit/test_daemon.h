@@ -68,4 +68,11 @@ void mp_test_daemon_cleanup(mp_test_daemon_t *d);
 int mp_test_daemon_http(mp_test_daemon_t *d, const char *method, const char *path, const char *body,
                         const char *extra, json_t **out, char **headers);
 
+/* A raw TCP connection to 127.0.0.1:port (blocking); -1 on failure. */
+int mp_test_raw_connect(int port);
+
+/* Whether the peer closed the connection within `ms` (EOF or reset); data
+ * that arrives first counts as not closed. */
+int mp_test_raw_closed(int fd, int ms);
+
 #endif

@@ -381,8 +381,8 @@ END_TEST
 /* The fuzzer's finds: every budget plans without a simulator mismatch. */
 START_TEST(test_fuzz_regressions) {
   static const char *const files[] = {
-      "tests/fuzz/regressions/crash-e2716ddd56d19ac591c4dd179e747d9c1314f46b",
-      "tests/fuzz/regressions/crash-ed6fe0e83e6872137aff2ee459f63648daaadca0"};
+      "tests/fuzz/regressions/graph/crash-e2716ddd56d19ac591c4dd179e747d9c1314f46b",
+      "tests/fuzz/regressions/graph/crash-ed6fe0e83e6872137aff2ee459f63648daaadca0"};
   size_t f;
   for (f = 0; f < 2; f++) {
     mp_graph_t *g = NULL;

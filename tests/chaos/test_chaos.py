@@ -1,0 +1,459 @@
+#!/usr/bin/python3
+"""A bounded chaos test of memplan-server (run by `make test`, about 30 s).
+
+While hostile clients run against a real daemon on loopback, a well-behaved
+client must keep getting correct answers within a stated latency, and after
+the daemon is killed (-9) and restarted every plan it accepted must finish.
+
+The hostile clients, each a process of its own from its own loopback
+address (127.0.0.x, so that --max-connections-per-ip does not hide one
+behind another):
+
+  slow-heads   200 connections sending a request head a byte a second, each
+               reconnecting as soon as it is closed (slowloris)
+  slow-bodies  20 uploads trickling 10 bytes a second
+  big-bodies   bodies over --max-body-bytes (413), and 900 KiB bodies six at a
+               time, more than --max-inflight-body-bytes holds (503 or 400)
+  flood        16 keep-alive connections from one address sending GETs,
+               404s and bad JSON as fast as they can
+
+The well-behaved client (127.0.0.1) submits a small plan (202), reads it
+back, asks /healthz and /v1/status, in a loop; every answer is checked and
+timed. The daemon holds each job 300 ms (MEMPLAN_TEST_PLAN_DELAY_MS), so
+plans are still queued or running when it is killed.
+
+Usage: test_chaos.py SERVER_BINARY   (standard library only; loopback only;
+every loop is bounded by a deadline). One summary line at the end; exit
+status 0 when every check held.
+"""
+
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ATTACK_SECONDS = 12.0
+P99_BOUND_S = float(os.environ.get("CHAOS_P99_BOUND", "2.0"))
+DAEMON_FLAGS = [
+    "--workers", "2", "--http-threads", "2", "--queue-size", "10000",
+    "--max-connections", "256", "--max-connections-per-ip", "64",
+    "--header-timeout", "2", "--min-body-rate", "1KiB", "--request-timeout", "10",
+    "--max-body-bytes", "1MiB", "--max-inflight-body-bytes", "4MiB",
+]
+GRAPH = {"format": "memplan.graph/1", "name": "chaos", "nodes": [
+    {"id": "a", "bytes": 1000, "time": 1},
+    {"id": "b", "inputs": ["a"], "bytes": 2000, "time": 2},
+    {"id": "c", "inputs": ["b"], "bytes": 3000, "time": 3},
+    {"id": "d", "inputs": ["c"], "bytes": 1000, "time": 1}]}
+
+
+# ---- the daemon ----
+
+class Daemon:
+    def __init__(self, binary, workdir):
+        self.binary = binary
+        self.dir = workdir
+        self.proc = None
+        self.port = None
+
+    def start(self, delay_ms=0):
+        portfile = os.path.join(self.dir, "port")
+        if os.path.exists(portfile):
+            os.unlink(portfile)
+        env = dict(os.environ)
+        env.pop("MEMPLAN_TEST_PLAN_DELAY_MS", None)
+        if delay_ms:
+            env["MEMPLAN_TEST_PLAN_DELAY_MS"] = str(delay_ms)
+        argv = [self.binary, "--listen", "127.0.0.1:0", "--port-file", portfile,
+                "--data-dir", os.path.join(self.dir, "data"),
+                "--log-file", os.path.join(self.dir, "log")] + DAEMON_FLAGS
+        err = open(os.path.join(self.dir, "stderr"), "ab")
+        self.proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=err)
+        err.close()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("the daemon exited during start-up (see %s)" % self.dir)
+            try:
+                with open(portfile) as f:
+                    self.port = int(f.read())
+                if request(self.port, "GET", "/healthz")[0] == 200:
+                    return
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.05)
+        raise RuntimeError("the daemon did not become healthy")
+
+    def kill(self, sig):
+        self.proc.send_signal(sig)
+        return self.proc.wait(timeout=60)
+
+
+def request(port, method, path, body=None, timeout=10.0, conn=None):
+    """One exchange; (status, parsed JSON or None, seconds)."""
+    t0 = time.monotonic()
+    own = conn is None
+    if own:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        data = json.dumps(body).encode() if body is not None else None
+        headers = {"Content-Type": "application/json"} if data is not None else {}
+        conn.request(method, path, body=data, headers=headers)
+        resp = conn.getresponse()
+        raw = resp.read()
+        try:
+            parsed = json.loads(raw) if raw else None
+        except ValueError:
+            parsed = None
+        return resp.status, parsed, time.monotonic() - t0
+    finally:
+        if own:
+            conn.close()
+
+
+# ---- the hostile clients (each run as `test_chaos.py --attack ROLE PORT SECONDS`) ----
+
+def bound_socket(src):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.bind((src, 0))
+    return s
+
+
+def peer_closed(s):
+    """Has the daemon closed this non-blocking socket (EOF or reset)?"""
+    try:
+        return s.recv(4096) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+
+
+def attack_slow_heads(port, seconds):
+    """200 connections from 127.0.0.2-5, a head byte a second each."""
+    head = b"GET /healthz HTTP/1.1\r\nHost: chaos\r\nX-Pad: " + b"p" * 200 + b"\r\n\r\n"
+    conns = {}
+    stats = {"opened": 0, "closed_by_server": 0}
+
+    def open_one(i):
+        s = bound_socket("127.0.0.%d" % (2 + i % 4))
+        s.setblocking(False)
+        try:
+            s.connect(("127.0.0.1", port))
+        except BlockingIOError:
+            pass
+        except OSError:
+            s.close()
+            return
+        conns[s] = [i, 0, time.monotonic() + 0.2]
+        stats["opened"] += 1
+
+    for i in range(200):
+        open_one(i)
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        now = time.monotonic()
+        for s, st in list(conns.items()):
+            gone = peer_closed(s)
+            if not gone and now >= st[2]:
+                try:
+                    s.send(head[st[1] % len(head):st[1] % len(head) + 1])
+                    st[1] += 1
+                    st[2] = now + 1.0
+                except BlockingIOError:
+                    st[2] = now + 0.2
+                except OSError:
+                    gone = True
+            if gone:
+                stats["closed_by_server"] += 1
+                del conns[s]
+                s.close()
+                open_one(st[0])
+        time.sleep(0.05)
+    for s in conns:
+        s.close()
+    return stats
+
+
+def attack_slow_bodies(port, seconds):
+    """20 uploads from 127.0.0.6 trickling 10 bytes a second."""
+    head = (b"POST /v1/plans HTTP/1.1\r\nHost: chaos\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 100000\r\n\r\n")
+    stats = {"opened": 0, "closed_by_server": 0}
+    conns = {}
+
+    def open_one():
+        s = bound_socket("127.0.0.6")
+        s.settimeout(2)
+        try:
+            s.connect(("127.0.0.1", port))
+            s.sendall(head)
+        except OSError:
+            s.close()
+            return
+        s.setblocking(False)
+        conns[s] = time.monotonic()
+        stats["opened"] += 1
+
+    for _ in range(20):
+        open_one()
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        for s in list(conns):
+            gone = peer_closed(s)
+            if not gone:
+                try:
+                    s.send(b" ")
+                except (BlockingIOError, OSError):
+                    gone = True
+            if gone:
+                stats["closed_by_server"] += 1
+                del conns[s]
+                s.close()
+                open_one()
+        time.sleep(0.1)
+    for s in conns:
+        s.close()
+    return stats
+
+
+def attack_big_bodies(port, seconds):
+    """From 127.0.0.7: bodies over the limit, and more large bodies at once
+    than the bound on bodies in flight holds."""
+    stats = {}
+    lock = threading.Lock()
+    deadline = time.monotonic() + seconds
+
+    def count(key):
+        with lock:
+            stats[key] = stats.get(key, 0) + 1
+
+    def exchange(head, body):
+        s = bound_socket("127.0.0.7")
+        s.settimeout(10)
+        try:
+            s.connect(("127.0.0.1", port))
+            s.sendall(head)
+            try:
+                if body:
+                    s.sendall(body)
+            except OSError:
+                pass  # refused before the body: the daemon closed
+            answer = s.recv(64)
+            return answer.split(b" ")[1].decode() if answer.startswith(b"HTTP/1.1 ") else "none"
+        except OSError:
+            return "error"
+        finally:
+            s.close()
+
+    def too_large():
+        while time.monotonic() < deadline:
+            count(exchange(b"POST /v1/plans HTTP/1.1\r\nHost: chaos\r\nContent-Length: 5242880\r\n\r\n", b""))
+            time.sleep(0.05)
+
+    def large():
+        body = b"{" + b" " * (900 * 1024 - 2) + b"}"
+        head = b"POST /v1/plans HTTP/1.1\r\nHost: chaos\r\nContent-Length: %d\r\n\r\n" % len(body)
+        while time.monotonic() < deadline:
+            count(exchange(head, body))
+
+    threads = [threading.Thread(target=too_large)] + [threading.Thread(target=large) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return stats
+
+
+def attack_flood(port, seconds):
+    """16 keep-alive connections from 127.0.0.8, as fast as they go."""
+    stats = {}
+    lock = threading.Lock()
+    deadline = time.monotonic() + seconds
+    asks = [("GET", "/healthz", None), ("GET", "/no/such/route", None), ("POST", "/v1/plans", b"{not json"),
+            ("GET", "/v1/plans?limit=500", None), ("DELETE", "/healthz", None)]
+
+    def worker(k):
+        conn = None
+        n = 0
+        while time.monotonic() < deadline:
+            if conn is None:
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10, source_address=("127.0.0.8", 0))
+            method, path, body = asks[(n + k) % len(asks)]
+            n += 1
+            try:
+                conn.request(method, path, body=body)
+                resp = conn.getresponse()
+                resp.read()
+                key = str(resp.status)
+                if resp.getheader("Connection", "").lower() == "close":
+                    conn.close()
+                    conn = None
+            except (OSError, http.client.HTTPException):
+                key = "error"
+                conn.close()
+                conn = None
+            with lock:
+                stats[key] = stats.get(key, 0) + 1
+        if conn is not None:
+            conn.close()
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return stats
+
+
+ATTACKS = {"slow-heads": attack_slow_heads, "slow-bodies": attack_slow_bodies,
+           "big-bodies": attack_big_bodies, "flood": attack_flood}
+
+
+# ---- the well-behaved client ----
+
+def good_client(port, seconds, accepted, latencies, failures):
+    """Submit, read back, check health and status, until `seconds` pass."""
+    deadline = time.monotonic() + seconds
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    budget = 7000
+    while time.monotonic() < deadline:
+        budget += 1  # a new plan each time (the budget is part of its key)
+        steps = [("POST", "/v1/plans", {"graph": GRAPH, "budget": budget, "solver": "exact"}),
+                 ("GET", None, None), ("GET", "/healthz", None), ("GET", "/v1/status", None)]
+        plan_id = None
+        for method, path, body in steps:
+            if path is None:
+                if plan_id is None:
+                    continue
+                path = "/v1/plans/" + plan_id
+            try:
+                status, doc, dur = request(port, method, path, body, conn=conn)
+            except (OSError, http.client.HTTPException) as e:
+                failures.append("%s %s: %s" % (method, path, e))
+                conn.close()
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+                continue
+            latencies.append(dur)
+            ok = False
+            if method == "POST":
+                ok = status == 202 and doc and len(doc.get("id", "")) == 32 and doc.get("status") == "queued"
+                if ok:
+                    plan_id = doc["id"]
+                    accepted.append(plan_id)
+            elif path.startswith("/v1/plans/"):
+                ok = status == 200 and doc and doc.get("id") == plan_id and \
+                    doc.get("status") in ("queued", "running", "done")
+            elif path == "/healthz":
+                ok = status == 200 and doc == {"status": "ok"}
+            else:
+                ok = status == 200 and doc and "queue_depth" in doc
+            if not ok:
+                failures.append("%s %s: %s %s" % (method, path, status, json.dumps(doc)[:200]))
+        time.sleep(0.02)
+    conn.close()
+
+
+def percentile(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(p * len(xs)))] if xs else float("nan")
+
+
+def main():
+    if len(sys.argv) == 5 and sys.argv[1] == "--attack":
+        print(json.dumps(ATTACKS[sys.argv[2]](int(sys.argv[3]), float(sys.argv[4]))))
+        return 0
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    binary = os.path.abspath(sys.argv[1])
+    workdir = tempfile.mkdtemp(prefix="mp-chaos-")
+    problems = []
+    daemon = Daemon(binary, workdir)
+    try:
+        daemon.start(delay_ms=300)
+        attackers = {role: subprocess.Popen([sys.executable, os.path.abspath(__file__), "--attack", role,
+                                             str(daemon.port), str(ATTACK_SECONDS)],
+                                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                     for role in ATTACKS}
+        time.sleep(1.0)  # let the attacks build up
+        accepted, latencies, failures = [], [], []
+        good_client(daemon.port, ATTACK_SECONDS - 2.0, accepted, latencies, failures)
+        reports = {}
+        for role, proc in attackers.items():
+            out, err = proc.communicate(timeout=60)
+            if proc.returncode != 0:
+                problems.append("attacker %s failed: %s" % (role, err.decode()[-500:]))
+            else:
+                reports[role] = json.loads(out)
+        p50, p99, worst = percentile(latencies, 0.5), percentile(latencies, 0.99), max(latencies or [0])
+        if failures:
+            problems.append("%d wrong answers, first: %s" % (len(failures), failures[:3]))
+        if not latencies or p99 >= P99_BOUND_S:
+            problems.append("p99 latency %.3f s (bound %.1f s)" % (p99, P99_BOUND_S))
+        if reports.get("slow-heads", {}).get("closed_by_server", 0) < 200:
+            problems.append("slow heads were not shed: %s" % reports.get("slow-heads"))
+        if reports.get("slow-bodies", {}).get("closed_by_server", 0) < 20:
+            problems.append("slow bodies were not closed: %s" % reports.get("slow-bodies"))
+        big = reports.get("big-bodies", {})
+        if big.get("413", 0) == 0 or set(big) - {"400", "413", "503"}:
+            problems.append("oversized bodies were answered %s" % big)
+        if reports.get("flood", {}).get("error", 0):
+            problems.append("the flood saw connection errors: %s" % reports.get("flood"))
+
+        # kill -9 with plans queued and running, restart: every accepted plan finishes
+        st, doc, _ = request(daemon.port, "GET", "/v1/status")
+        pending = doc.get("queue_depth", 0) + doc.get("running", 0) if st == 200 and doc else -1
+        daemon.kill(signal.SIGKILL)
+        daemon.start()
+        unfinished = []
+        deadline = time.monotonic() + 60
+        for plan_id in accepted:
+            status = "?"
+            while time.monotonic() < deadline:
+                st, doc, _ = request(daemon.port, "GET", "/v1/plans/%s?wait=10&timeline=false" % plan_id, timeout=30)
+                status = doc.get("status", "?") if st == 200 and doc else "http %d" % st
+                if status not in ("queued", "running"):
+                    break
+            if status != "done":
+                unfinished.append("%s: %s" % (plan_id, status))
+        if unfinished:
+            problems.append("%d of %d accepted plans did not finish after the restart: %s"
+                            % (len(unfinished), len(accepted), unfinished[:3]))
+        if pending <= 0:
+            problems.append("no plan was pending at the kill (%d): the restart proved nothing" % pending)
+        rc = daemon.kill(signal.SIGTERM)
+        if rc != 0:
+            problems.append("the restarted daemon exited %d on SIGTERM" % rc)
+        with open(os.path.join(workdir, "stderr"), errors="replace") as f:
+            if any(w in f.read() for w in ("ERROR: AddressSanitizer", "runtime error:", "LeakSanitizer")):
+                problems.append("a sanitizer report in %s/stderr" % workdir)
+
+        summary = ("chaos: %d answers to the good client, p50 %.3f s, p99 %.3f s, worst %.3f s (bound %.1f s); "
+                   "%d plans accepted, %d pending at kill -9, all finished after the restart: %s; attacks %s"
+                   % (len(latencies), p50, p99, worst, P99_BOUND_S, len(accepted), pending,
+                      "yes" if not unfinished else "no", json.dumps(reports, sort_keys=True)))
+        print(summary)
+    except Exception as e:  # noqa: BLE001 - a harness failure is a failed test
+        problems.append("harness: %r" % e)
+    finally:
+        if daemon.proc and daemon.proc.poll() is None:
+            daemon.proc.kill()
+            daemon.proc.wait()
+    if problems:
+        print("chaos: FAILED (%s kept)\n  %s" % (workdir, "\n  ".join(problems)))
+        return 1
+    shutil.rmtree(workdir, ignore_errors=True)
+    print("chaos: OK")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
