@@ -35,9 +35,10 @@
  * the time objective's answer at every budget.
  *
  * Reverse passes (mp__reverse_q, mp__staircase) may run on several threads
- * (mp__par_run): the sets of one size push into smaller sets only, so each
- * size is shared out, with a lock per target set and a barrier per size.
- * The forward passes stay on the caller's thread.
+ * (mp__par_pass, a job of the thread pool, threadpool.h): the sets of one
+ * size push into smaller sets only, so each size is shared out, with a lock
+ * per target set and a barrier per size. The forward passes stay on the
+ * caller's thread.
  *
  * The frontier pass (mp_dp_frontier): no budget, Pareto on (max a, min k,
  * min p). Dominance in all three is sound: a continuation's steps cost k +
@@ -55,14 +56,13 @@
 #include "dp.h"
 
 #include <math.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lowerset.h"
+#include "threadpool.h"
 
 /* ---- Saturating arithmetic ---------------------------------------------- */
 
@@ -246,7 +246,7 @@ typedef struct {
   size_t work;
   double tol; /* slack for comparing sums of times */
 
-  /* reverse passes on several threads (mp__par_run) */
+  /* reverse passes on several threads (mp__par_pass) */
   size_t threads;         /* 1 .. MP_DP_MAX_THREADS */
   mp__rwalker_t *xwalk;   /* the walk state of threads 1 .. */
   size_t n_xwalk;
@@ -1108,16 +1108,17 @@ mp__rwalk(mp__dp_t *c, mp__rwalker_t *w, size_t j, uint64_t qcap, uint64_t mwlim
  * decreasing index order. The family is sorted by size and a step goes
  * from a set to a strictly larger one, so once every set of size > s has
  * pushed, the sets of size s are complete: the sets of one size can push at
- * the same time. mp__par_run shares each size's sources out to the threads
- * one at a time (their walks differ a lot in length), the pass's visitor
- * takes the target's lock for each push (two threads rarely want the same
- * set), and a barrier closes each size. With one thread it is the same loop
- * in the caller's thread, without locks or barrier.
+ * the same time. mp__par_pass runs the pass as a job of the thread pool
+ * (threadpool.h) with one level per size, which shares each size's sources
+ * out to the threads one at a time (their walks differ a lot in length);
+ * the pass's visitor takes the target's lock for each push (two threads
+ * rarely want the same set), and a barrier closes each size. With one
+ * thread it is the same loop in the caller's thread, without locks or
+ * barrier.
  *
  * Only the exact family's walks run on several threads (the approximate
  * family's walk writes c->vis, and its passes are short). Thread 0 is the
  * caller's: it alone polls (should_stop need not be thread-safe). */
-typedef struct mp__par_s mp__par_t;
 
 /* Below these (sets in the family, sets per size on average) a pass runs on
  * the caller's thread whatever it was given (MP_DP_TUNE_THREADS_ALWAYS
@@ -1126,97 +1127,19 @@ typedef struct mp__par_s mp__par_t;
 #define MP__PAR_MIN_SETS 4096
 #define MP__PAR_MIN_PER_SIZE 8
 
+/* One thread's share of a reverse pass, its argument in the pool: the
+ * context, the thread's walk state and the pass's own record. */
 typedef struct {
-  mp__par_t *p;
-  size_t t;          /* 0: the caller's thread */
+  mp__dp_t *c;
   mp__rwalker_t w;
-  void *ctx;         /* the pass's, per thread */
-  pthread_t tid;
+  void *ctx;
 } mp__pw_t;
 
-struct mp__par_s {
-  mp__dp_t *c;
-  size_t nthreads;
-  size_t *lvl;           /* the sets of size s: [lvl[s], lvl[s + 1]) */
-  size_t nlvl;
-  atomic_size_t *next;   /* per size: the sources claimed so far */
-  atomic_int stop;       /* 0, or why the pass stops (an MP_E* code) */
-  pthread_barrier_t bar;
-  pthread_mutex_t mu;    /* the start gate: */
-  pthread_cond_t cv;
-  int go;                /* 0 wait, 1 run, -1 leave (not every thread started) */
-  /* the pass: push from source j (0 or an MP_E* code); after a size's
-   * barrier, on thread 0 (a check: 0 or an MP_E* code, followed by another
-   * barrier), and on every thread (its share of the clean-up) */
-  int (*source)(mp__pw_t *w, size_t j);
-  int (*size_done)(mp__pw_t *w, size_t lo, size_t hi);
-  void (*size_after)(mp__pw_t *w, size_t lo, size_t hi);
-};
-
-static inline void mp__par_stop(mp__par_t *p, int rc) {
-  int zero = 0;
-  atomic_compare_exchange_strong(&p->stop, &zero, rc);
-}
-
-static inline int mp__par_stopped(mp__par_t *p) {
-  return atomic_load_explicit(&p->stop, memory_order_relaxed);
-}
-
-/* A spin lock of one set, held for one push (contended about once in 700
- * pushes on GoogLeNet's staircase). After a while it yields the core: with
- * more threads than cores the holder may be waiting for one. */
-static inline void mp__lock(atomic_uchar *l) {
-  unsigned spins = 0;
-  while (atomic_exchange_explicit(l, 1, memory_order_acquire))
-    while (atomic_load_explicit(l, memory_order_relaxed))
-      if (++spins % 1024 == 0) sched_yield();
-}
-
-static inline void mp__unlock(atomic_uchar *l) { atomic_store_explicit(l, 0, memory_order_release); }
-
-/* One thread's share of the pass, size by size from V's down to 1. */
-static void mp__par_sizes(mp__pw_t *me) {
-  mp__par_t *p = me->p;
-  mp__dp_t *c = p->c;
-  size_t s;
-  for (s = p->nlvl - 1; s >= 1; s--) {
-    size_t lo = p->lvl[s], hi = p->lvl[s + 1], k;
-    int rc;
-    while (mp__par_stopped(p) == 0 &&
-           (k = atomic_fetch_add_explicit(&p->next[s], 1, memory_order_relaxed)) < hi - lo) {
-      if ((rc = p->source(me, hi - 1 - k)) != 0) {
-        mp__par_stop(p, rc);
-        break;
-      }
-      if (me->t == 0 && me->w.work > (1u << 18)) {
-        me->w.work = 0;
-        if ((rc = mp__poll(c)) != 0) mp__par_stop(p, rc);
-      }
-    }
-    /* Once stopped, the sizes left are passed through without work rather
-     * than left: a thread that left could not tell whether another one had
-     * seen the stop before its barrier or after, and would leave it there. */
-    if (p->nthreads > 1) pthread_barrier_wait(&p->bar);
-    /* the size's figures are complete, the same for any thread count; a
-     * second barrier keeps the next size's from mixing in before the check */
-    if (p->size_done != NULL) {
-      if (me->t == 0 && mp__par_stopped(p) == 0 && (rc = p->size_done(me, lo, hi)) != 0)
-        mp__par_stop(p, rc);
-      if (p->nthreads > 1) pthread_barrier_wait(&p->bar);
-    }
-    if (p->size_after != NULL) p->size_after(me, lo, hi);
-  }
-}
-
-static void *mp__par_thread(void *arg) {
-  mp__pw_t *me = arg;
-  mp__par_t *p = me->p;
-  int go;
-  pthread_mutex_lock(&p->mu);
-  while ((go = p->go) == 0) pthread_cond_wait(&p->cv, &p->mu);
-  pthread_mutex_unlock(&p->mu);
-  if (go > 0) mp__par_sizes(me);
-  return NULL;
+/* Thread t, after a source it pushed: thread 0 polls every 2^18 steps. */
+static inline int mp__pw_poll(mp__pw_t *me, size_t t) {
+  if (t != 0 || me->w.work <= (1u << 18)) return 0;
+  me->w.work = 0;
+  return mp__poll(me->c);
 }
 
 /* The walk state of threads 1 .. threads - 1, kept in c across passes. */
@@ -1245,7 +1168,7 @@ static int mp__par_walkers(mp__dp_t *c, size_t threads) {
  * from more (each size costs a barrier or two, and a thread start costs
  * about as much as a small family's whole pass: DenseNet, one set per size,
  * 50 ms on one thread, 109 ms on two). Fewer still if a thread's walk
- * state or start fails (mp__par_run). */
+ * state or start fails (mp__par_pass). */
 static size_t mp__par_threads(const mp__dp_t *c, size_t want) {
   size_t ns = c->fam.n_sets, nlvl = (size_t)c->fam.card[ns - 1] + 1;
   if (want <= 1 || !c->fam.exact) return 1;
@@ -1255,37 +1178,30 @@ static size_t mp__par_threads(const mp__dp_t *c, size_t want) {
   return want;
 }
 
-/* Run the pass p (c, source, size_done, size_after set) on up to `threads`
- * threads (mp__par_threads), ctx[t] being thread t's context; returns the code it stopped
- * with (0: done). *used: the threads it ran on (their ctx only are used).
- * Thread 0 polls from the start. If a thread cannot be started the pass
- * runs on the caller's thread alone. */
-static int mp__par_run(mp__par_t *p, size_t threads, void **ctx, size_t *used) {
-  mp__dp_t *c = p->c;
-  size_t ns = c->fam.n_sets, last = ns - 1, j, t, started = 1;
-  mp__pw_t *wk = NULL;
-  int rc, sync = 0, gate = 0;
+/* Run a reverse pass on up to `threads` threads (mp__par_threads): the
+ * job's item (a source set, its argument the thread's mp__pw_t), and its
+ * level_check and level_after if any, are the caller's; its levels, the
+ * sizes from V's down to 1, are set here. ctx[t] is thread t's record.
+ * Returns the code the pass stopped with (0: done); *used: the threads it
+ * ran on (their ctx only are used). Thread 0 polls from the start. If a
+ * thread cannot be started the pass runs on fewer. */
+static int mp__par_pass(mp__dp_t *c, mp__par_job_t *job, size_t threads, void **ctx,
+                        size_t *used) {
+  size_t ns = c->fam.n_sets, nlvl = (size_t)c->fam.card[ns - 1] + 1, j, t;
+  mp__pw_t wk[MP_DP_MAX_THREADS];
+  void *args[MP_DP_MAX_THREADS];
+  size_t *lvl;
+  int rc;
   threads = mp__par_threads(c, threads);
   *used = 1;
-  p->nlvl = (size_t)c->fam.card[last] + 1;
-  p->lvl = calloc(p->nlvl + 1, sizeof(*p->lvl));
-  p->next = malloc(p->nlvl * sizeof(*p->next));
-  wk = calloc(threads, sizeof(*wk));
-  if (!p->lvl || !p->next || !wk) {
-    rc = MP_ENOMEM;
-    goto done;
-  }
+  if ((lvl = calloc(nlvl + 1, sizeof(*lvl))) == NULL) return MP_ENOMEM;
   if (threads > 1 && mp__par_walkers(c, threads) != 0)
     threads = c->n_xwalk + 1; /* as many as have their walk state */
-  for (j = 0; j < ns; j++) p->lvl[c->fam.card[j] + 1]++;
-  for (j = 0; j < p->nlvl; j++) {
-    p->lvl[j + 1] += p->lvl[j];
-    atomic_init(&p->next[j], 0);
-  }
-  atomic_init(&p->stop, 0);
+  /* the sets of size s: [lvl[s], lvl[s + 1]) */
+  for (j = 0; j < ns; j++) lvl[c->fam.card[j] + 1]++;
+  for (j = 0; j < nlvl; j++) lvl[j + 1] += lvl[j];
   for (t = 0; t < threads; t++) {
-    wk[t].p = p;
-    wk[t].t = t;
+    wk[t].c = c;
     wk[t].ctx = ctx[t];
     if (t == 0) {
       wk[t].w.stack = c->rstack;
@@ -1294,47 +1210,12 @@ static int mp__par_run(mp__par_t *p, size_t threads, void **ctx, size_t *used) {
     } else {
       wk[t].w = c->xwalk[t - 1];
     }
+    args[t] = &wk[t];
   }
-  if ((rc = mp__poll(c)) != 0) goto done;
-  p->nthreads = 1;
-  if (threads > 1 && pthread_mutex_init(&p->mu, NULL) == 0) {
-    if (pthread_cond_init(&p->cv, NULL) == 0) {
-      gate = 1;
-      p->go = 0;
-      for (; started < threads; started++)
-        if (pthread_create(&wk[started].tid, NULL, mp__par_thread, &wk[started]) != 0) break;
-      /* the barrier counts the threads that started */
-      if (started > 1 && pthread_barrier_init(&p->bar, NULL, (unsigned)started) == 0) {
-        p->nthreads = started;
-        sync = 1;
-      }
-      pthread_mutex_lock(&p->mu);
-      p->go = sync ? 1 : -1;
-      pthread_cond_broadcast(&p->cv);
-      pthread_mutex_unlock(&p->mu);
-      if (!sync) {
-        for (t = 1; t < started; t++) pthread_join(wk[t].tid, NULL);
-        started = 1;
-      }
-    } else {
-      pthread_mutex_destroy(&p->mu);
-    }
-  }
-  *used = started;
-  mp__par_sizes(&wk[0]);
-  for (t = 1; t < started; t++) pthread_join(wk[t].tid, NULL);
-  if (sync) pthread_barrier_destroy(&p->bar);
-  if (gate) {
-    pthread_cond_destroy(&p->cv);
-    pthread_mutex_destroy(&p->mu);
-  }
-  rc = atomic_load(&p->stop);
-done:
-  free(wk);
-  free(p->lvl);
-  free(p->next);
-  p->lvl = NULL;
-  p->next = NULL;
+  job->n_levels = nlvl - 1; /* sizes 1 .. nlvl - 1: {} pushes nothing */
+  job->bound = lvl + 1;
+  if ((rc = mp__poll(c)) == 0) rc = mp__par_run(job, args, threads, used);
+  free(lvl);
   return rc;
 }
 
@@ -1353,9 +1234,9 @@ static inline void mp__rq_visit(mp__dp_t *c, void *ctx, uint32_t i, uint64_t cos
 static inline void mp__rq_visit_locked(mp__dp_t *c, void *ctx, uint32_t i, uint64_t cost,
                                        uint64_t mw, double ch) {
   const mp__rq_ctx_t *x = ctx;
-  mp__lock(&c->rr[i].lock);
+  mp__spin_lock(&c->rr[i].lock);
   mp__rq_fold(c, x->rj, x->into_v, x->timed, i, cost, mw, ch);
-  mp__unlock(&c->rr[i].lock);
+  mp__spin_unlock(&c->rr[i].lock);
 }
 
 static inline void mp__rq_found(mp__dp_t *c, void *ctx, uint32_t i) {
@@ -1371,8 +1252,9 @@ typedef struct {
   size_t total; /* steps walked */
 } mp__rq_thr_t;
 
-static int mp__rq_source(mp__pw_t *me, size_t j) {
-  mp__dp_t *c = me->p->c;
+static int mp__rq_source(void *arg, size_t t, size_t nthreads, size_t j) {
+  mp__pw_t *me = arg;
+  mp__dp_t *c = me->c;
   mp__rq_thr_t *r = me->ctx;
   mp__rq_ctx_t x;
   uint64_t hj = c->rr[j].hq;
@@ -1384,14 +1266,14 @@ static int mp__rq_source(mp__pw_t *me, size_t j) {
   x.timed = r->with_time && x.rj->ht != HUGE_VAL;
   if (c->hq_part && !x.timed) return 0; /* (ht(L_j) > tcap or V unreachable) */
   chlim = c->hq_part ? r->tcap - x.rj->ht : HUGE_VAL;
-  if (me->p->nthreads > 1)
+  if (nthreads > 1)
     nw = mp__rwalk(c, &me->w, j, r->qcap, r->qcap - hj, chlim, mp__rq_visit_locked, mp__rq_found,
                    &x);
   else
     nw = mp__rwalk(c, &me->w, j, r->qcap, r->qcap - hj, chlim, mp__rq_visit, mp__rq_found, &x);
   if (c->fam.exact) c->rvis[j] = nw > UINT32_MAX ? UINT32_MAX : (uint32_t)nw;
   r->total += nw;
-  return 0;
+  return mp__pw_poll(me, t);
 }
 
 /* hq and qnext up to qcap; with_time: also ht and the hl_z, for every
@@ -1410,7 +1292,7 @@ static int mp__reverse_q(mp__dp_t *c, uint64_t qcap, int with_time, double tcap)
   size_t ns = c->fam.n_sets, last = ns - 1, j, t, used;
   mp__rq_thr_t thr[MP_DP_MAX_THREADS];
   void *ctx[MP_DP_MAX_THREADS];
-  mp__par_t p;
+  mp__par_job_t job = {.item = mp__rq_source};
   int rc, z;
   for (j = 0; j < ns; j++) {
     mp__rrec_t *r = &c->rr[j];
@@ -1439,10 +1321,7 @@ static int mp__reverse_q(mp__dp_t *c, uint64_t qcap, int with_time, double tcap)
     thr[t].total = 0;
     ctx[t] = &thr[t];
   }
-  memset(&p, 0, sizeof(p));
-  p.c = c;
-  p.source = mp__rq_source;
-  if ((rc = mp__par_run(&p, c->threads, ctx, &used)) != 0) return rc;
+  if ((rc = mp__par_pass(c, &job, c->threads, ctx, &used)) != 0) return rc;
   for (t = 0; t < used; t++) c->rvis_total += thr[t].total;
   c->hq_done = 1;
   c->ht_done = with_time;
@@ -1756,31 +1635,32 @@ static inline void mp__st_visit_locked(mp__dp_t *c, void *ctx, uint32_t i, uint6
                                        uint64_t mw, double ch) {
   mp__st_ctx_t *x = ctx;
   (void)c;
-  mp__lock(&x->locks[i]);
+  mp__spin_lock(&x->locks[i]);
   mp__st_push(x, i, cost, mw, ch);
-  mp__unlock(&x->locks[i]);
+  mp__spin_unlock(&x->locks[i]);
 }
 
-static int mp__st_source(mp__pw_t *me, size_t j) {
+static int mp__st_source(void *arg, size_t t, size_t nthreads, size_t j) {
+  mp__pw_t *me = arg;
   mp__st_ctx_t *x = me->ctx;
   mp__cqh_t *h = &x->H[j];
   size_t before = x->cand, all;
   if (h->n == 0) return 0;
   x->hj = h;
-  if (me->p->nthreads > 1)
-    mp__rwalk(me->p->c, &me->w, j, x->qmax, x->qmax - h->v[0].q, x->cmax - h->v[h->n - 1].c,
+  if (nthreads > 1)
+    mp__rwalk(me->c, &me->w, j, x->qmax, x->qmax - h->v[0].q, x->cmax - h->v[h->n - 1].c,
               mp__st_visit_locked, mp__st_found, x);
   else
-    mp__rwalk(me->p->c, &me->w, j, x->qmax, x->qmax - h->v[0].q, x->cmax - h->v[h->n - 1].c,
+    mp__rwalk(me->c, &me->w, j, x->qmax, x->qmax - h->v[0].q, x->cmax - h->v[h->n - 1].c,
               mp__st_visit, mp__st_found, x);
   if (x->rc != 0) return x->rc;
-  if (me->p->nthreads == 1) { /* read no more (with threads: after the size) */
+  if (nthreads == 1) { /* read no more (with threads: after the size) */
     free(h->v);
     memset(h, 0, sizeof(*h));
   }
   all = atomic_fetch_add_explicit(x->cand_all, x->cand - before, memory_order_relaxed) +
         (x->cand - before);
-  return all > x->max_work ? MP_ELIMIT : 0;
+  return all > x->max_work ? MP_ELIMIT : mp__pw_poll(me, t);
 }
 
 /* Thread 0, after each size: every 1/32 of the walk (counted in the
@@ -1788,8 +1668,9 @@ static int mp__st_source(mp__pw_t *me, size_t j) {
  * compare), project the rest at twice the recent rate of candidates per
  * step (the sets grow towards {}), and give up early when that passes the
  * limit. */
-static int mp__st_size_done(mp__pw_t *me, size_t lo, size_t hi) {
-  mp__dp_t *c = me->p->c;
+static int mp__st_size_done(void *arg, size_t lo, size_t hi) {
+  mp__pw_t *me = arg;
+  mp__dp_t *c = me->c;
   mp__st_ctx_t *x = me->ctx;
   size_t j, cand;
   double rate;
@@ -1808,10 +1689,10 @@ static int mp__st_size_done(mp__pw_t *me, size_t lo, size_t hi) {
 }
 
 /* Every thread, once a size is pushed: free its share of the size's sets. */
-static void mp__st_size_after(mp__pw_t *me, size_t lo, size_t hi) {
-  mp__st_ctx_t *x = me->ctx;
+static void mp__st_size_after(void *arg, size_t t, size_t nthreads, size_t lo, size_t hi) {
+  mp__st_ctx_t *x = ((mp__pw_t *)arg)->ctx;
   size_t j;
-  for (j = lo + me->t; j < hi; j += me->p->nthreads) {
+  for (j = lo + t; j < hi; j += nthreads) {
     free(x->H[j].v);
     memset(&x->H[j], 0, sizeof(x->H[j]));
   }
@@ -1820,7 +1701,7 @@ static void mp__st_size_after(mp__pw_t *me, size_t lo, size_t hi) {
 /* H({}) up to qmax, into *out (q ascending, c strictly decreasing), or
  * MP_ELIMIT once the candidates exceed max_work or are projected to (the
  * candidates per step so far, times the steps still to walk, known from the
- * reverse pass that counted them). On c->threads threads (mp__par_run). */
+ * reverse pass that counted them). On c->threads threads (mp__par_pass). */
 static int mp__staircase(mp__dp_t *c, uint64_t qmax, double cmax, size_t max_work, mp__cqs_t *out) {
   size_t ns = c->fam.n_sets, last = ns - 1, j, t, used = 0;
   mp__st_ctx_t x[MP_DP_MAX_THREADS];
@@ -1828,7 +1709,9 @@ static int mp__staircase(mp__dp_t *c, uint64_t qmax, double cmax, size_t max_wor
   atomic_size_t cand_all;
   atomic_uchar *locks = NULL;
   mp__cqh_t *H;
-  mp__par_t p;
+  mp__par_job_t job = {.item = mp__st_source,
+                       .level_check = mp__st_size_done,
+                       .level_after = mp__st_size_after};
   int rc = 0;
   memset(out, 0, sizeof(*out));
   memset(x, 0, sizeof(x));
@@ -1861,12 +1744,7 @@ static int mp__staircase(mp__dp_t *c, uint64_t qmax, double cmax, size_t max_wor
   }
   if (c->fam.exact && c->hq_done)
     for (j = 1; j < ns; j++) x[0].left += c->rvis[j];
-  memset(&p, 0, sizeof(p));
-  p.c = c;
-  p.source = mp__st_source;
-  p.size_done = mp__st_size_done;
-  p.size_after = mp__st_size_after;
-  if ((rc = mp__par_run(&p, c->threads, ctx, &used)) != 0) goto done;
+  if ((rc = mp__par_pass(c, &job, c->threads, ctx, &used)) != 0) goto done;
   out->v = H[0].v;
   out->n = H[0].n;
   out->cap = H[0].cap;
