@@ -30,9 +30,9 @@
  * The reverse pass holds for every budget up to its cap, so a session
  * (several budgets on one graph) does it once.
  *
- * The staircase (mp__staircase): hq in two dimensions, the Pareto set of
- * (charged time, peak) of what remains, in one reverse pass; at {} it is
- * the time objective's answer at every budget.
+ * The staircase (mp__staircase, dp_staircase.c): hq in two dimensions, the
+ * Pareto set of (charged time, peak) of what remains, in one reverse pass;
+ * at {} it is the time objective's answer at every budget.
  *
  * Reverse passes (mp__reverse_q, mp__staircase) may run on several threads
  * (mp__par_pass, a job of the thread pool, threadpool.h): the sets of one
@@ -53,7 +53,7 @@
  * charged": in the default accounting the last step into V adds the time of
  * the whole last segment, so recompute = fwd_time - a in both accountings.
  */
-#include "dp.h"
+#include "dp_internal.h"
 
 #include <math.h>
 #include <stdatomic.h>
@@ -63,194 +63,6 @@
 
 #include "lowerset.h"
 #include "threadpool.h"
-
-/* ---- Saturating arithmetic ---------------------------------------------- */
-
-static inline uint64_t mp__sadd(uint64_t x, uint64_t y) {
-  return x > UINT64_MAX - y ? UINT64_MAX : x + y;
-}
-
-static inline uint64_t mp__sdbl(uint64_t x) { return x > UINT64_MAX / 2 ? UINT64_MAX : 2 * x; }
-
-/* The array p of *cap elements of `size` bytes, grown (doubling from
- * `first`) to hold at least `need` (>= 1): p itself when it already does,
- * else the reallocated array with *cap updated, or NULL when out of memory
- * (p is then still valid and *cap unchanged). */
-static void *mp__grow(void *p, size_t *cap, size_t need, size_t size, size_t first) {
-  size_t nc = *cap ? *cap : first;
-  void *np;
-  if (p != NULL && need <= *cap) return p;
-  while (nc < need) {
-    if (nc > SIZE_MAX / 2 / size) return NULL;
-    nc *= 2;
-  }
-  if ((np = realloc(p, nc * size)) == NULL) return NULL;
-  *cap = nc;
-  return np;
-}
-
-/* mp__grow into the pointer `ptr` (an lvalue), or return MP_ENOMEM. */
-#define MP__GROW(ptr, cap, need, first)                                        \
-  do {                                                                         \
-    void *mp__g = mp__grow((ptr), &(cap), (need), sizeof(*(ptr)), (first));    \
-    if (mp__g == NULL) return MP_ENOMEM;                                       \
-    (ptr) = mp__g;                                                             \
-  } while (0)
-
-/* ---- State -------------------------------------------------------------- */
-
-/* MINKEPT keeps one pair per state, the least kept memory (the memory
- * objective's first pass). */
-typedef enum { MP__BOUNDED = 0, MP__FRONTIER = 1, MP__MINKEPT = 2 } mp__mode_t;
-
-/* Number of multipliers of the Lagrangian bounds (see mp__reverse_q); the
- * candidate filter (mp__relax_stair) is written out for exactly four. */
-#define MP__NLAM 4
-
-
-typedef struct {
-  double a;           /* forward time not charged so far */
-  uint64_t k;         /* kept bytes (sum of m(W)) */
-  uint64_t p;         /* largest step peak along the path (activation terms) */
-  uint32_t from_set;  /* previous lower set, UINT32_MAX at the start */
-  uint32_t from_pair; /* index of the previous pair in the arena */
-} mp__pair_t;
-
-/* One step L_i -> L_j of a walk (j fixed): its cost (peak minus kept), kept
- * memory mw, time not charged tw, and charged time ch = t(L_j \ L_i) - tw. */
-typedef struct {
-  uint32_t i;
-  uint32_t node; /* exact family: the node this step removed (the walk's tree) */
-  uint64_t cost, mw;
-  double tw, ch;
-} mp__vis_t;
-
-/* Per set, what remains to V (mp__reverse_q), together in one record since
- * a reverse walk updates them all for the same set. */
-typedef struct {
-  uint64_t hq;          /* least peak from the set with nothing kept */
-  double ht;            /* least charged time, relaxed */
-  double hl[MP__NLAM];  /* the Lagrangian bounds */
-  uint32_t qnext;       /* the step achieving hq (ties: the largest) */
-  atomic_uchar lock;    /* held by a thread folding into the record */
-} mp__rrec_t;
-
-/* Exact family, per set, what a walk reads when it reaches the set as a
- * step's source: its bytes, the source's term of the step cost (g(L) in the
- * default accounting, 0 in the reference one) and its cover edges. */
-typedef struct {
-  uint64_t m, csrc;
-  uint32_t dlo, dhi;
-} mp__wset_t;
-
-/* What a forward pass's pairs hold at best over a set of lower sets: the
- * least kept memory k and the least charged time so far c (t(L) - a) of
- * any pair there (UINT64_MAX and HUGE_VAL: no pair). See mp__agg_fill. */
-typedef struct {
-  uint64_t k;
-  double c;
-} mp__agg_t;
-
-/* A cover edge L -> L \ {v} with what a walk needs of its lower end s, so
- * that reaching s reads nothing else: its bytes, cost term and own edges. */
-typedef struct {
-  uint32_t s, v;
-  uint64_t m, csrc;
-  uint32_t dlo, dhi;
-} mp__dedge_t;
-
-/* A set on the stack of mp__reverse_q's walk: its edges, the node removed
- * to reach it, and the step's kept memory and charged time so far. */
-typedef struct {
-  uint32_t dlo, dhi, node, s;
-  uint64_t mw, cost;
-  double ch;
-} mp__rframe_t;
-
-/* What one thread's reverse walks write: the stack (one frame per set), the
- * boundary marks (one per node) and the steps walked since it last polled. */
-typedef struct {
-  mp__rframe_t *stack;
-  uint32_t *fmark;
-  size_t work;
-} mp__rwalker_t;
-
-typedef struct {
-  const mp_graph_t *g;
-  mp_accounting_t acc;
-  mp_actdag_t dag;
-  mp_lowerset_family_t fam;
-  int have_fam;
-
-  /* per activation (compact index) */
-  uint64_t *nm;
-  double *nt;
-  uint8_t *nofree; /* recompute:false, default accounting only */
-
-  /* per set */
-  uint64_t *m, *back, *mr;
-  uint64_t *gsrc;  /* default accounting: m of the nodes of L with a successor outside L */
-  uint64_t max_ws; /* default accounting: the largest workspace of any activation */
-  double *t, *tr;
-  uint32_t *fb_off, *fb; /* F'(L): boundary nodes that are not recompute:false */
-  uint32_t *approx_top;  /* approx: the node whose closure set i is, or UINT32_MAX */
-  mp__rrec_t *rr;        /* what remains (mp__reverse_q), per set */
-  double lam[MP__NLAM];  /* the multipliers of rr[].hl (nlam of them) */
-  int nlam;
-  uint64_t *hk;          /* the memory objective's bound (mp__reverse_kept) */
-  int qcap_all;          /* compute rr[] for every budget at once (sessions) */
-  unsigned tuning;       /* MP_DP_TUNE_* */
-  int hq_done;           /* rr[].hq computed for this family ... */
-  int hq_part;           /* ... for the plans within a time cap only ... */
-  int ht_done;           /* ... and rr[].ht, rr[].hl too ... */
-  uint64_t hq_cap;       /* ... exact up to this cap */
-  mp__wset_t *wset;      /* exact family: per set, what its walks read */
-  mp__dedge_t *dedge;    /* exact family: the cover edges */
-  mp__agg_t *eagg;       /* exact family, per cover edge, in a forward pass:
-                          * the pairs of the walk subtree below it (mp__agg_fill);
-                          * pm[pmi[e]] copied next to the edge, so the walk reads
-                          * it in edge order instead of at the child's pm */
-  mp__agg_t *pm;         /* ... per set s, from pm_base(s): its own pairs, then
-                          * with its edges' subtrees added one by one */
-  uint32_t *pmi;         /* ... per cover edge L -> s = L \ {v}: where in pm the
-                          * subtree the walk explores below s is */
-  mp__rframe_t *rstack;  /* exact family: mp__reverse_q's walk, one per set */
-  uint32_t *rvis;        /* exact family: steps mp__reverse_q walked into each set */
-  size_t rvis_total;     /* ... and in all */
-  uint32_t *live;        /* mp__run: the sets that have pairs so far, ascending */
-  size_t n_live;
-  uint64_t *ctgt;        /* per set as a step's target: the cost's own term */
-
-  /* the DP */
-  mp__pair_t *arena;
-  size_t n_arena, cap_arena;
-  size_t *front_off;
-  uint32_t *front_len;
-
-  /* scratch */
-  uint32_t *fmark;       /* per node: in the boundary of the current walk's L_j */
-  mp__vis_t *vis;        /* the current walk's steps, one per set at most */
-  mp__pair_t *cand;     /* the state being built (bounded: its staircase) */
-  size_t n_cand, cap_cand;
-  mp__pair_t *cand2;    /* merge output, swapped with cand */
-  size_t cap_cand2;
-  mp__pair_t *surv;     /* one source's candidates that survive the filter */
-  size_t cap_surv;
-  mp__pair_t *stair3; /* frontier sweep */
-  size_t cap_stair3;
-
-  /* stopping */
-  double deadline_at; /* 0: none */
-  int (*should_stop)(void *);
-  void *stop_arg;
-  size_t work;
-  double tol; /* slack for comparing sums of times */
-
-  /* reverse passes on several threads (mp__par_pass) */
-  size_t threads;         /* 1 .. MP_DP_MAX_THREADS */
-  mp__rwalker_t *xwalk;   /* the walk state of threads 1 .. */
-  size_t n_xwalk;
-} mp__dp_t;
 
 /* The threads an options struct asks for (mp__check_options bounds it). */
 static size_t mp__opt_threads(const mp_dp_options_t *o) { return o->threads > 1 ? o->threads : 1; }
@@ -640,104 +452,6 @@ static int mp__reduce3(mp__dp_t *c) {
 
 /* ---- Walking the steps into one lower set --------------------------------- */
 
-static int mp__poll(mp__dp_t *c) {
-  if (c->should_stop && c->should_stop(c->stop_arg)) return MP_ECANCELED;
-  if (c->deadline_at > 0 && mp_lowerset_clock_ms() > c->deadline_at) return MP_ETIMEDOUT;
-  return 0;
-}
-
-/* The step's peak minus the kept memory.
- *
- * Reference accounting: 2 * (m(L_j) - m(L_i)) + back(L_j), the paper's model.
- *
- * Default accounting: 2 * (m(L_j) - m(L_i)) + g(L_i) + the largest
- * workspace, where g(L) is the bytes of the nodes of L with a successor
- * outside L. This bounds what memplan's simulator sees while the schedule
- * (schedule.c) runs segment V = L_j \ L_i: besides the kept values of
- * earlier segments (the pair's k), at most the values and the gradients of V
- * (2 m(V)), and the gradients of earlier nodes that later backward steps have
- * already created, which are nodes of L_i with a successor outside L_i. Every
- * value and gradient of a later segment was freed by its own backward step,
- * so back(L_j), which counts nodes outside L_j, is not what the real
- * schedule holds: three chains joined at one sink showed the paper's term
- * missing the sink's input gradients. Like back(L_j), the cost only grows as
- * L_i shrinks (g(L_i') <= g(L_i) + m(L_i' \ L_i) for L_i subset of L_i'),
- * which the walks' pruning relies on. */
-static inline uint64_t mp__step_cost(const mp__dp_t *c, size_t i, size_t j) {
-  if (c->acc == MP_ACCOUNTING_DEFAULT)
-    return mp__sadd(mp__sadd(mp__sdbl(c->m[j] - c->m[i]), c->gsrc[i]), c->max_ws);
-  return mp__sadd(mp__sdbl(c->m[j] - c->m[i]), c->back[j]);
-}
-
-/* What a step L_i -> L_j keeps: m(W) (plus recompute:false nodes) and the
- * time it does not charge, from scratch (the approx family's walk). */
-static inline void mp__step_gain(const mp__dp_t *c, size_t i, size_t j, uint64_t *mw,
-                                 double *tw) {
-  size_t last = c->fam.n_sets - 1;
-  if (j == last) {
-    /* Into V: nothing has a successor outside, W is empty; the default
-     * accounting does not charge the last segment. */
-    *mw = 0;
-    *tw = c->acc == MP_ACCOUNTING_DEFAULT ? c->t[last] - c->t[i] : 0;
-  } else {
-    const uint64_t *bi = c->fam.bits + i * c->fam.words;
-    uint64_t m = c->mr[j] - c->mr[i];
-    double t = c->tr[j] - c->tr[i];
-    uint32_t e;
-    for (e = c->fb_off[j]; e < c->fb_off[j + 1]; e++) {
-      uint32_t v = c->fb[e];
-      if ((bi[v >> 6] >> (v & 63)) & 1u) continue;
-      m += c->nm[v];
-      t += c->nt[v];
-    }
-    *mw = m;
-    *tw = t;
-  }
-}
-
-/* Limits of one walk (the steps L_i -> L_j for a fixed j). A step is not
- * taken, and the subsets of its L_i are not walked, when its cost exceeds
- * `budget`, its charged time ch = t(L_j \ L_i) - tw exceeds `chlim`, or its
- * kept memory mw exceeds `mwlim`. That cut is sound for the subsets because
- * all three only grow as L_i shrinks: the segment L_j \ L_i grows, each node
- * added to it is either kept (mw and tw grow) or charged (ch grows), and
- * m(L_i) falls. The least value that was cut is reported, so that a caller
- * iterating on a bound knows the next bound worth trying. */
-typedef struct {
-  uint64_t budget;
-  double chlim;      /* HUGE_VAL: none */
-  uint64_t mwlim;    /* UINT64_MAX: none */
-  /* The Lagrangian cut (forward passes with a time cut): a step is cut when
-   * ch + lam_z * mw > lagoff_z for some z; ch and mw only grow as L_i
-   * shrinks, so it is sound for the subsets too. lagbase_z converts back to
-   * the bound value, for cut_t. */
-  int nlag;
-  const double *lam;
-  double lagoff[MP__NLAM], lagbase[MP__NLAM];
-  /* Exact family's forward passes: per cover edge, the best the pairs in
-   * the walk's part below it hold (mp__agg_cut); NULL: none. agg_slack: the
-   * margin its time cuts keep beyond the per-pair ones, which sum the same
-   * times in another order. */
-  const mp__agg_t *agg;
-  double agg_slack;
-  double cut_ch;     /* out: least ch cut (HUGE_VAL: none) */
-  uint64_t cut_mw;   /* out: least mw cut (UINT64_MAX: none) */
-  double cut_t;      /* out: least bound cut by the Lagrangian cut */
-} mp__wlim_t;
-
-static inline void mp__wlim_init(mp__wlim_t *wl, uint64_t budget, double chlim, uint64_t mwlim) {
-  wl->budget = budget;
-  wl->chlim = chlim;
-  wl->mwlim = mwlim;
-  wl->nlag = 0;
-  wl->lam = NULL;
-  wl->agg = NULL;
-  wl->agg_slack = 0;
-  wl->cut_ch = HUGE_VAL;
-  wl->cut_mw = UINT64_MAX;
-  wl->cut_t = HUGE_VAL;
-}
-
 /* Append the step i -> j with the given gains to the visit list, unless a
  * limit cuts it. Returns 1 when appended. */
 static inline int mp__walk_keep(mp__dp_t *c, mp__wlim_t *wl, size_t *nv, uint32_t i,
@@ -826,7 +540,7 @@ static inline int mp__agg_cut(mp__wlim_t *wl, const mp__agg_t *a, uint64_t cost,
  * Approx family: the subsets are {} and the closures of the nodes of L_j
  * (closure(u) is inside L_j iff u is); there is no cover relation to walk, so
  * each step's gains are computed over the boundary of L_j. */
-static void mp__walk(mp__dp_t *c, size_t j, mp__wlim_t *wl, size_t *nv_out) {
+void mp__walk(mp__dp_t *c, size_t j, mp__wlim_t *wl, size_t *nv_out) {
   const mp_lowerset_family_t *f = &c->fam;
   size_t last = f->n_sets - 1, nv = 0;
   c->work++;
@@ -1019,89 +733,6 @@ static inline void mp__rq_fold(mp__dp_t *c, const mp__rrec_t *rj, int into_v, in
   }
 }
 
-/* The steps into L_j for a reverse pass, each handed to visit(c, ctx, i,
- * cost, mw, ch) (i the smaller set) and cut, with everything below it, when
- * cost > qcap, mw > mwlim or ch > chlim. Returns the number of steps. The
- * exact family's walk is the tree walk of mp__walk, depth first, with the
- * steps handed over as they are found (a stack that stays small instead of
- * a list of every step); the walk is bound by memory latency, so a set's
- * children are found first, with their records and edge lists prefetched,
- * and handed over after: their cache misses overlap. Always inlined, so
- * that each pass gets its own copy with its visitor inlined too. */
-typedef void (*mp__rvisit_t)(mp__dp_t *c, void *ctx, uint32_t i, uint64_t cost, uint64_t mw,
-                             double ch);
-/* Prefetch hook: `found` when a step into set i is found (before the batch
- * it belongs to is visited). */
-typedef void (*mp__rhook_t)(mp__dp_t *c, void *ctx, uint32_t i);
-
-static inline __attribute__((always_inline)) size_t
-mp__rwalk(mp__dp_t *c, mp__rwalker_t *w, size_t j, uint64_t qcap, uint64_t mwlim, double chlim,
-          mp__rvisit_t visit, mp__rhook_t found, void *ctx) {
-  size_t last = c->fam.n_sets - 1, nw = 0;
-  int into_v = j == last, dflt = c->acc == MP_ACCOUNTING_DEFAULT;
-  if (c->fam.exact) {
-    const mp__dedge_t *D = c->dedge;
-    mp__rframe_t *st = w->stack;
-    uint32_t *fmark = w->fmark;
-    uint64_t mj = c->wset[j].m, tg = c->ctgt[j];
-    uint32_t mark = (uint32_t)(j + 1), e;
-    size_t sp = 0;
-    for (e = c->fb_off[j]; e < c->fb_off[j + 1]; e++) fmark[c->fb[e]] = mark;
-    st[sp].dlo = c->wset[j].dlo;
-    st[sp].dhi = c->wset[j].dhi;
-    st[sp].node = UINT32_MAX;
-    st[sp].s = (uint32_t)j;
-    st[sp].mw = 0;
-    st[sp].cost = 0;
-    st[sp].ch = 0;
-    sp++;
-    while (sp > 0) {
-      const mp__rframe_t par = st[--sp];
-      size_t first = sp, k;
-      for (e = par.dlo; e < par.dhi; e++) {
-        const mp__dedge_t *d = &D[e];
-        uint32_t v = d->v;
-        uint64_t mw = par.mw, cost;
-        double ch = par.ch;
-        if (v >= par.node) break;
-        if (into_v) {
-          if (!dflt) ch += c->nt[v];
-        } else if (fmark[v] == mark || c->nofree[v]) {
-          mw = mp__sadd(mw, c->nm[v]);
-        } else {
-          ch += c->nt[v];
-        }
-        cost = mp__sadd(mp__sadd(mp__sdbl(mj - d->m), d->csrc), tg);
-        w->work++;
-        if (cost > qcap || mw > mwlim || ch > chlim) continue; /* and every subset */
-        if (found) found(c, ctx, d->s);
-        __builtin_prefetch(&D[d->dlo]);
-        st[sp].dlo = d->dlo;
-        st[sp].dhi = d->dhi;
-        st[sp].node = v;
-        st[sp].s = d->s;
-        st[sp].mw = mw;
-        st[sp].cost = cost;
-        st[sp].ch = ch;
-        sp++;
-      }
-      nw += sp - first;
-      for (k = first; k < sp; k++) visit(c, ctx, st[k].s, st[k].cost, st[k].mw, st[k].ch);
-    }
-  } else {
-    mp__wlim_t wl;
-    size_t q;
-    mp__wlim_init(&wl, qcap, chlim, mwlim);
-    mp__walk(c, j, &wl, &nw);
-    w->work += nw;
-    for (q = 0; q < nw; q++) {
-      const mp__vis_t *x = &c->vis[q];
-      visit(c, ctx, x->i, x->cost, x->mw, x->ch);
-    }
-  }
-  return nw;
-}
-
 /* ---- Reverse passes on several threads --------------------------------------
  *
  * A reverse pass pushes each set's figures into its subsets, sets in
@@ -1126,21 +757,6 @@ mp__rwalk(mp__dp_t *c, mp__rwalker_t *w, size_t j, uint64_t qcap, uint64_t mwlim
  * the other shipped graphs stay below. */
 #define MP__PAR_MIN_SETS 4096
 #define MP__PAR_MIN_PER_SIZE 8
-
-/* One thread's share of a reverse pass, its argument in the pool: the
- * context, the thread's walk state and the pass's own record. */
-typedef struct {
-  mp__dp_t *c;
-  mp__rwalker_t w;
-  void *ctx;
-} mp__pw_t;
-
-/* Thread t, after a source it pushed: thread 0 polls every 2^18 steps. */
-static inline int mp__pw_poll(mp__pw_t *me, size_t t) {
-  if (t != 0 || me->w.work <= (1u << 18)) return 0;
-  me->w.work = 0;
-  return mp__poll(me->c);
-}
 
 /* The walk state of threads 1 .. threads - 1, kept in c across passes. */
 static int mp__par_walkers(mp__dp_t *c, size_t threads) {
@@ -1169,7 +785,7 @@ static int mp__par_walkers(mp__dp_t *c, size_t threads) {
  * about as much as a small family's whole pass: DenseNet, one set per size,
  * 50 ms on one thread, 109 ms on two). Fewer still if a thread's walk
  * state or start fails (mp__par_pass). */
-static size_t mp__par_threads(const mp__dp_t *c, size_t want) {
+size_t mp__par_threads(const mp__dp_t *c, size_t want) {
   size_t ns = c->fam.n_sets, nlvl = (size_t)c->fam.card[ns - 1] + 1;
   if (want <= 1 || !c->fam.exact) return 1;
   if (!(c->tuning & MP_DP_TUNE_THREADS_ALWAYS) &&
@@ -1185,7 +801,7 @@ static size_t mp__par_threads(const mp__dp_t *c, size_t want) {
  * Returns the code the pass stopped with (0: done); *used: the threads it
  * ran on (their ctx only are used). Thread 0 polls from the start. If a
  * thread cannot be started the pass runs on fewer. */
-static int mp__par_pass(mp__dp_t *c, mp__par_job_t *job, size_t threads, void **ctx,
+int mp__par_pass(mp__dp_t *c, mp__par_job_t *job, size_t threads, void **ctx,
                         size_t *used) {
   size_t ns = c->fam.n_sets, nlvl = (size_t)c->fam.card[ns - 1] + 1, j, t;
   mp__pw_t wk[MP_DP_MAX_THREADS];
@@ -1288,7 +904,7 @@ static int mp__rq_source(void *arg, size_t t, size_t nthreads, size_t j) {
  * within tcap, which is all a solve whose answer is known to be within tcap
  * needs (its cuts only drop pairs that no such plan has), but hq is no
  * longer the least peak of every plan (c->hq_part says so). */
-static int mp__reverse_q(mp__dp_t *c, uint64_t qcap, int with_time, double tcap) {
+int mp__reverse_q(mp__dp_t *c, uint64_t qcap, int with_time, double tcap) {
   size_t ns = c->fam.n_sets, last = ns - 1, j, t, used;
   mp__rq_thr_t thr[MP_DP_MAX_THREADS];
   void *ctx[MP_DP_MAX_THREADS];
@@ -1364,7 +980,7 @@ static int mp__reverse_kept(mp__dp_t *c, uint64_t budget, uint64_t cap_u) {
 
 /* The charged time (t(V) - a) of the least-peak plan that qnext gives from
  * {}; hq({}) must be within the cap hq was computed with. */
-static double mp__qchain_charged(const mp__dp_t *c) {
+double mp__qchain_charged(const mp__dp_t *c) {
   size_t last = c->fam.n_sets - 1, i = 0;
   double a = 0;
   while (i != last) {
@@ -1376,388 +992,6 @@ static double mp__qchain_charged(const mp__dp_t *c) {
     i = j;
   }
   return c->t[last] - a;
-}
-
-/* The time bound at budget B of a pair with kept memory k (<= B) at set j
- * (charged time still to come): the largest of ht and the Lagrangian bounds.
- * (With B far above m(V) the Lagrangian ones are hugely negative, never
- * above ht, so their rounding does not matter.) */
-static inline double mp__tbound(const mp__dp_t *c, size_t j, uint64_t k, uint64_t B) {
-  double b = c->rr[j].ht, room = B > k ? (double)(B - k) : 0;
-  int z;
-  for (z = 0; z < c->nlam; z++) {
-    double v = c->rr[j].hl[z] - c->lam[z] * room;
-    if (v > b) b = v;
-  }
-  return b;
-}
-
-/* ---- The whole staircase in one reverse pass --------------------------------- */
-
-/* hq extends to two dimensions: for every lower set L, the Pareto set H(L)
- * of its continuations by (charged time c, peak offset q), q being the
- * peak of the continuation started with nothing kept (started with k kept it
- * peaks at k + q, as for hq). A continuation is a first step then a
- * continuation from L', so H(L) is the Pareto set of (ch + c', max(cost,
- * mw + q')) over the steps and the pairs of H(L'): one pass in decreasing
- * index order, each set's H pushed to its subsets once complete. H({}) is
- * the time objective's whole staircase: at budget B the least recomputation
- * is the least c with q <= B. The sets are two-dimensional (the forward
- * frontier pass needs three) but not cut by any budget, so this pass costs
- * about a forward pass above the optimum: on the shipped graphs about one
- * solve at the graph's hardest budget (GoogLeNet: 6-9 s, where exact solves take
- * 0.1-10 s), but it has no bound of its own; hence the work limit. Nine steps
- * in ten add nothing to H(L_i), and the pass is bound by the cache misses
- * of reaching H(L_i) to find that out: see mp__cqh_t.
- *
- * Each H(L) is kept sorted by q ascending with c strictly decreasing; a pair
- * is dominated iff the last one with q'' <= q has c'' <= c. Pairs above qmax
- * (no budget of interest) or cmax (no plan from {} through them can be of
- * use) are not kept. */
-typedef struct {
-  double c;
-  uint64_t q;
-} mp__cq_t;
-
-typedef struct {
-  mp__cq_t *v;
-  size_t n, cap;
-} mp__cqs_t;
-
-/* H(L) in the pass: its pairs, and six of them summarised next to the
- * pointer (at 1/7 .. 6/7 of the set, q ascending), so that most steps are
- * rejected from this one cache line (mp__st_visit) instead of a search
- * through pairs elsewhere in memory: the pass is bound by those misses.
- * The summary is in floats rounded up, so a rejection it allows is one the
- * exact pairs allow too (a pair no worse than the rounded one exists). */
-#define MP__NSUM 6
-typedef struct {
-  mp__cq_t *v;
-  uint32_t n, cap;
-  float sq[MP__NSUM], sc[MP__NSUM];
-} mp__cqh_t;
-
-typedef struct {
-  mp__cqh_t *H;          /* per set */
-  atomic_uchar *locks;   /* per set, when the pass may run on several threads */
-  const mp__cqh_t *hj;   /* the set being pushed */
-  uint64_t qmax;
-  double cmax;
-  size_t cand;           /* candidates so far */
-  mp__cq_t *surv, *tmp;  /* scratch */
-  size_t cap_surv, cap_tmp;
-  int rc;                /* MP_ENOMEM when a push failed */
-  size_t max_work;
-  atomic_size_t *cand_all; /* candidates so far, all threads */
-  size_t left, walked, mark_w, mark_c; /* thread 0: the projection */
-} mp__st_ctx_t;
-
-static int mp__cq_reserve(mp__cq_t **v, size_t *cap, size_t need) {
-  MP__GROW(*v, *cap, need, 16);
-  return 0;
-}
-
-static inline void mp__st_found(mp__dp_t *c, void *ctx, uint32_t i) {
-  (void)c;
-  __builtin_prefetch(&((mp__st_ctx_t *)ctx)->H[i]);
-}
-
-/* x as a float no smaller than x. */
-static inline float mp__f_up(double x) {
-  float f = (float)x;
-  return (double)f < x ? nextafterf(f, HUGE_VALF) : f;
-}
-
-/* The index of summary entry z in a set of n pairs. */
-static inline size_t mp__sum_at(uint32_t n, int z) {
-  return (size_t)n * (size_t)(z + 1) / (MP__NSUM + 1);
-}
-
-/* Set the summary of h (n > 0) from its pairs. */
-static inline void mp__cqh_summarise(mp__cqh_t *h) {
-  int z;
-  for (z = 0; z < MP__NSUM; z++) {
-    const mp__cq_t *p = &h->v[mp__sum_at(h->n, z)];
-    /* (beyond 2^53 bytes a double may round below the exact q; no budget of
-     * interest is there, so such a pair is left out of the summary) */
-    h->sq[z] = p->q > (UINT64_C(1) << 53) ? HUGE_VALF : mp__f_up((double)p->q);
-    h->sc[z] = mp__f_up(p->c);
-  }
-}
-
-/* Push H(L_j) through the step i -> j into H(L_i): filter the shifted pairs
- * against H(L_i) (read only, the position only moving forward), then merge
- * the survivors in one pass. */
-static inline void mp__st_push(mp__st_ctx_t *x, uint32_t i, uint64_t cost, uint64_t mw,
-                               double ch) {
-  const mp__cq_t *J = x->hj->v;
-  mp__cqh_t *hi = &x->H[i];
-  size_t nj = x->hj->n, r0 = 0, rend, r, pos = 0, nu = 0, lo, hi_, a, b, out;
-  double clim = x->cmax - ch, cbest;
-  uint64_t q0;
-  /* the pairs with mw + q' <= cost all give q = cost: only the last (least
-   * c) of them counts; those with c' > cmax - ch are of no use */
-  lo = 0;
-  hi_ = nj;
-  while (lo < hi_) {
-    size_t mid = lo + (hi_ - lo) / 2;
-    if (mw + J[mid].q <= cost) lo = mid + 1;
-    else hi_ = mid;
-  }
-  lo = lo > 0 ? lo - 1 : 0;
-  hi_ = nj;
-  while (lo < hi_) { /* c falls strictly: the first within clim */
-    size_t mid = lo + (hi_ - lo) / 2;
-    if (J[mid].c > clim) lo = mid + 1;
-    else hi_ = mid;
-  }
-  r0 = lo;
-  if (r0 >= nj) return;
-  /* The work counted: the candidates within qmax (r0 .. the first beyond),
-   * whatever H(L_i) holds, so that the count, and whether the work limit
-   * stops the pass, do not depend on the order of the pushes (threads). */
-  hi_ = nj;
-  while (lo < hi_) {
-    size_t mid = lo + (hi_ - lo) / 2;
-    if (mp__sadd(mw, J[mid].q) <= x->qmax) lo = mid + 1;
-    else hi_ = mid;
-  }
-  rend = lo;
-  x->cand += rend - r0;
-  /* Most steps add nothing (nine in ten on GoogLeNet). When a pair of
-   * H(L_i) with q'' <= the least candidate peak has c'' <= the least
-   * candidate time, it dominates every candidate. The summary's pairs are
-   * tried first, from the cache line the walk has prefetched; then, when
-   * H(L_i) is large enough for the summary to miss, a search. */
-  q0 = mp__sadd(mw, J[r0].q);
-  if (q0 < cost) q0 = cost;
-  cbest = ch + J[nj - 1].c;
-  if (hi->n > 0) {
-    int z;
-    size_t from, to;
-    double q0d = (double)q0;
-    for (z = MP__NSUM - 1; z >= 0; z--)
-      if ((double)hi->sq[z] <= q0d) break;
-    if (z >= 0 && (double)hi->sc[z] <= cbest) return;
-    /* The first pair with q'' > q0 is past the summary's z-th entry (its
-     * rounded q is <= q0, so its exact one is), and usually at most at the
-     * next entry (its rounded q is above q0, but the exact one may not be). */
-    from = z >= 0 ? mp__sum_at(hi->n, z) + 1 : 0;
-    to = hi->n;
-    if (z + 1 < MP__NSUM) {
-      size_t t = mp__sum_at(hi->n, z + 1);
-      if (hi->v[t].q > q0) to = t;
-      else from = t + 1;
-    }
-    lo = from;
-    hi_ = to;
-    while (lo < hi_) {
-      size_t mid = lo + (hi_ - lo) / 2;
-      if (hi->v[mid].q <= q0) lo = mid + 1;
-      else hi_ = mid;
-    }
-    if (lo > 0 && hi->v[lo - 1].c <= cbest) return;
-    pos = lo; /* where the candidates' filter starts (their q >= q0) */
-  }
-  if (mp__cq_reserve(&x->surv, &x->cap_surv, rend - r0) != 0) {
-    x->rc = MP_ENOMEM;
-    return;
-  }
-  for (r = r0; r < rend; r++) { /* (cost <= qmax: the walk's cap) */
-    uint64_t q = mp__sadd(mw, J[r].q);
-    double cc = ch + J[r].c;
-    if (q < cost) q = cost;
-    if (pos < hi->n && hi->v[pos].q <= q) { /* gallop to the first q'' > q */
-      size_t l = pos + 1, h2 = pos + 1, width = 1;
-      while (h2 < hi->n && hi->v[h2].q <= q) {
-        l = h2 + 1;
-        h2 = l + width;
-        width *= 2;
-      }
-      if (h2 > hi->n) h2 = hi->n;
-      while (l < h2) {
-        size_t mid = l + (h2 - l) / 2;
-        if (hi->v[mid].q <= q) l = mid + 1;
-        else h2 = mid;
-      }
-      pos = l;
-    }
-    if (pos > 0 && hi->v[pos - 1].c <= cc) continue;
-    if (nu > 0 && x->surv[nu - 1].q == q) {
-      if (cc < x->surv[nu - 1].c) x->surv[nu - 1].c = cc; /* (q saturated) */
-      continue;
-    }
-    x->surv[nu].c = cc;
-    x->surv[nu].q = q;
-    nu++;
-  }
-  if (nu == 0) return;
-  if ((size_t)hi->n + nu > UINT32_MAX) {
-    x->rc = MP_ELIMIT; /* (the work limit is far below) */
-    return;
-  }
-  if (mp__cq_reserve(&x->tmp, &x->cap_tmp, hi->n + nu) != 0) {
-    x->rc = MP_ENOMEM;
-    return;
-  }
-  /* merge by q (for equal q the smaller c first); keep what lowers c */
-  a = b = out = 0;
-  while (a < hi->n || b < nu) {
-    const mp__cq_t *e;
-    if (b == nu || (a < hi->n && (hi->v[a].q < x->surv[b].q ||
-                                  (hi->v[a].q == x->surv[b].q && hi->v[a].c <= x->surv[b].c))))
-      e = &hi->v[a++];
-    else
-      e = &x->surv[b++];
-    if (out > 0 && x->tmp[out - 1].c <= e->c) continue;
-    x->tmp[out++] = *e;
-  }
-  { /* the merged set becomes H(L_i); its old buffer the next scratch */
-    mp__cq_t *ov = hi->v;
-    size_t oc = hi->cap;
-    hi->v = x->tmp;
-    hi->cap = x->cap_tmp > UINT32_MAX ? UINT32_MAX : (uint32_t)x->cap_tmp;
-    hi->n = (uint32_t)out;
-    x->tmp = ov;
-    x->cap_tmp = oc;
-    mp__cqh_summarise(hi);
-  }
-}
-
-/* The visitors: the push, under the set's lock when threads share the sets. */
-static inline void mp__st_visit(mp__dp_t *c, void *ctx, uint32_t i, uint64_t cost, uint64_t mw,
-                                double ch) {
-  (void)c;
-  mp__st_push(ctx, i, cost, mw, ch);
-}
-
-static inline void mp__st_visit_locked(mp__dp_t *c, void *ctx, uint32_t i, uint64_t cost,
-                                       uint64_t mw, double ch) {
-  mp__st_ctx_t *x = ctx;
-  (void)c;
-  mp__spin_lock(&x->locks[i]);
-  mp__st_push(x, i, cost, mw, ch);
-  mp__spin_unlock(&x->locks[i]);
-}
-
-static int mp__st_source(void *arg, size_t t, size_t nthreads, size_t j) {
-  mp__pw_t *me = arg;
-  mp__st_ctx_t *x = me->ctx;
-  mp__cqh_t *h = &x->H[j];
-  size_t before = x->cand, all;
-  if (h->n == 0) return 0;
-  x->hj = h;
-  if (nthreads > 1)
-    mp__rwalk(me->c, &me->w, j, x->qmax, x->qmax - h->v[0].q, x->cmax - h->v[h->n - 1].c,
-              mp__st_visit_locked, mp__st_found, x);
-  else
-    mp__rwalk(me->c, &me->w, j, x->qmax, x->qmax - h->v[0].q, x->cmax - h->v[h->n - 1].c,
-              mp__st_visit, mp__st_found, x);
-  if (x->rc != 0) return x->rc;
-  if (nthreads == 1) { /* read no more (with threads: after the size) */
-    free(h->v);
-    memset(h, 0, sizeof(*h));
-  }
-  all = atomic_fetch_add_explicit(x->cand_all, x->cand - before, memory_order_relaxed) +
-        (x->cand - before);
-  return all > x->max_work ? MP_ELIMIT : mp__pw_poll(me, t);
-}
-
-/* Thread 0, after each size: every 1/32 of the walk (counted in the
- * reverse pass's steps, which this pass cuts further, so that rate and rest
- * compare), project the rest at twice the recent rate of candidates per
- * step (the sets grow towards {}), and give up early when that passes the
- * limit. */
-static int mp__st_size_done(void *arg, size_t lo, size_t hi) {
-  mp__pw_t *me = arg;
-  mp__dp_t *c = me->c;
-  mp__st_ctx_t *x = me->ctx;
-  size_t j, cand;
-  double rate;
-  if (!(c->fam.exact && c->hq_done)) return 0;
-  for (j = lo; j < hi; j++) {
-    x->left -= c->rvis[j];
-    x->walked += c->rvis[j];
-  }
-  if (x->walked - x->mark_w <= (x->walked + x->left) / 32) return 0;
-  cand = atomic_load_explicit(x->cand_all, memory_order_relaxed);
-  rate = (double)(cand - x->mark_c) / (double)(x->walked - x->mark_w);
-  if ((double)cand + 2 * rate * (double)x->left > (double)x->max_work) return MP_ELIMIT;
-  x->mark_w = x->walked;
-  x->mark_c = cand;
-  return 0;
-}
-
-/* Every thread, once a size is pushed: free its share of the size's sets. */
-static void mp__st_size_after(void *arg, size_t t, size_t nthreads, size_t lo, size_t hi) {
-  mp__st_ctx_t *x = ((mp__pw_t *)arg)->ctx;
-  size_t j;
-  for (j = lo + t; j < hi; j += nthreads) {
-    free(x->H[j].v);
-    memset(&x->H[j], 0, sizeof(x->H[j]));
-  }
-}
-
-/* H({}) up to qmax, into *out (q ascending, c strictly decreasing), or
- * MP_ELIMIT once the candidates exceed max_work or are projected to (the
- * candidates per step so far, times the steps still to walk, known from the
- * reverse pass that counted them). On c->threads threads (mp__par_pass). */
-static int mp__staircase(mp__dp_t *c, uint64_t qmax, double cmax, size_t max_work, mp__cqs_t *out) {
-  size_t ns = c->fam.n_sets, last = ns - 1, j, t, used = 0;
-  mp__st_ctx_t x[MP_DP_MAX_THREADS];
-  void *ctx[MP_DP_MAX_THREADS];
-  atomic_size_t cand_all;
-  atomic_uchar *locks = NULL;
-  mp__cqh_t *H;
-  mp__par_job_t job = {.item = mp__st_source,
-                       .level_check = mp__st_size_done,
-                       .level_after = mp__st_size_after};
-  int rc = 0;
-  memset(out, 0, sizeof(*out));
-  memset(x, 0, sizeof(x));
-  atomic_init(&cand_all, 0);
-  /* one cache line per set (sizeof is 64) */
-  H = aligned_alloc(64, ns * sizeof(*H));
-  if (H == NULL) return MP_ENOMEM;
-  memset(H, 0, ns * sizeof(*H));
-  if (mp__par_threads(c, c->threads) > 1 && (locks = calloc(ns, sizeof(*locks))) == NULL) {
-    rc = MP_ENOMEM;
-    goto done;
-  }
-  if ((H[last].v = malloc(sizeof(*H[last].v))) == NULL) {
-    rc = MP_ENOMEM;
-    goto done;
-  }
-  H[last].cap = 1;
-  H[last].v[0].c = 0;
-  H[last].v[0].q = 0;
-  H[last].n = 1;
-  mp__cqh_summarise(&H[last]);
-  for (t = 0; t < c->threads; t++) {
-    x[t].H = H;
-    x[t].locks = locks;
-    x[t].qmax = qmax;
-    x[t].cmax = cmax;
-    x[t].max_work = max_work;
-    x[t].cand_all = &cand_all;
-    ctx[t] = &x[t];
-  }
-  if (c->fam.exact && c->hq_done)
-    for (j = 1; j < ns; j++) x[0].left += c->rvis[j];
-  if ((rc = mp__par_pass(c, &job, c->threads, ctx, &used)) != 0) goto done;
-  out->v = H[0].v;
-  out->n = H[0].n;
-  out->cap = H[0].cap;
-  memset(&H[0], 0, sizeof(H[0]));
-done:
-  for (j = 0; j < ns; j++) free(H[j].v);
-  for (t = 0; t < c->threads; t++) {
-    free(x[t].surv);
-    free(x[t].tmp);
-  }
-  free(H);
-  free(locks);
-  return rc;
 }
 
 /* ---- The forward pass ------------------------------------------------------ */
@@ -2718,62 +1952,12 @@ int mp_dp_session_solve(mp_dp_session_t *s, uint64_t budget, mp_dp_result_t *res
 
 int mp_dp_session_staircase(mp_dp_session_t *s, uint64_t max_budget, size_t max_work,
                             mp_dp_point_t **points, size_t *n_points, mp_error_t *err) {
-  mp__dp_t *c = &s->c;
-  const mp_graph_t *g = s->g;
-  uint64_t qmax, cst = s->o.accounting == MP_ACCOUNTING_DEFAULT ? g->const_bytes : 0;
-  size_t last = c->fam.n_sets - 1, i;
-  double cmax = HUGE_VAL;
-  mp__cqs_t h;
+  uint64_t cst = s->o.accounting == MP_ACCOUNTING_DEFAULT ? s->g->const_bytes : 0;
   int rc;
-  *points = NULL;
-  *n_points = 0;
-  c->deadline_at = c->fam.exact && s->o.deadline_ms > 0
-                       ? mp_lowerset_clock_ms() + s->o.deadline_ms
-                       : 0;
-  if (max_budget < cst) return 0;
-  qmax = max_budget - cst;
-  /* hq for the projection (the steps each set's walk takes) and for cmax:
-   * the least-peak plan's charged time bounds every useful point */
-  if (!(c->hq_done && !c->hq_part && c->hq_cap >= qmax && c->ht_done) &&
-      (rc = mp__reverse_q(c, qmax, 1, HUGE_VAL)) != 0)
-    return mp__fail(rc, err);
-  if (c->rr[0].hq > qmax) return 0; /* no plan up to max_budget */
-  cmax = mp__qchain_charged(c) + c->tol;
-  if (max_work == 0) {
-    double w = 12.0 * (double)(c->fam.exact ? c->rvis_total : (last + 1) * (last + 1));
-    if (w < 64e6) w = 64e6;
-    max_work = w > 1e9 ? (size_t)1e9 : (size_t)w;
-  }
-  /* The pass costs more the larger cmax is (GoogLeNet: 8 s at 107, 12 at
-   * 428, the least-peak plan's charged time here, where the staircase's
-   * largest is 85). So unless the time bound at the least peak (the
-   * reverse pass's) rules it out, try a quarter of it first: the points
-   * are exact up to that time, and all of them are there when the one at
-   * the least peak is (the others need less recomputation). Otherwise,
-   * the whole pass. */
-  rc = -1;
-  if (mp__tbound(c, 0, 0, c->rr[0].hq) <= cmax / 4) {
-    rc = mp__staircase(c, qmax, cmax / 4, max_work, &h);
-    if (rc == 0 && !(h.n > 0 && h.v[0].q == c->rr[0].hq)) {
-      free(h.v);
-      rc = -1;
-    }
-  }
-  if (rc == -1) rc = mp__staircase(c, qmax, cmax, max_work, &h);
-  if (rc != 0) return mp__fail(rc, err);
-  *points = malloc((h.n ? h.n : 1) * sizeof(**points));
-  if (*points == NULL) {
-    free(h.v);
-    return mp__fail(MP_ENOMEM, err);
-  }
-  for (i = 0; i < h.n; i++) {
-    (*points)[i].budget = mp__sadd(h.v[i].q, cst);
-    (*points)[i].recompute_time = h.v[i].c > 0 ? h.v[i].c : 0;
-    (*points)[i].kept_bytes = 0;
-  }
-  *n_points = h.n;
-  free(h.v);
-  return 0;
+  s->c.deadline_at =
+      s->c.fam.exact && s->o.deadline_ms > 0 ? mp_lowerset_clock_ms() + s->o.deadline_ms : 0;
+  rc = mp__staircase_points(&s->c, cst, max_budget, max_work, points, n_points);
+  return rc == 0 ? 0 : mp__fail(rc, err);
 }
 
 int mp_dp_session_exact_used(const mp_dp_session_t *s, const char **reason) {
