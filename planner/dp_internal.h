@@ -2,9 +2,11 @@
  * planner/dp*.c; dp.h is the API).
  *
  * The DP is in files by what each owns and why it changes:
- *  - dp.c: the API (dp.h), the context and its family, the reverse passes,
- *    the forward passes and the search at one budget, sessions, the
- *    fallback to the approximate family, plans and frontiers;
+ *  - dp.c: the API (dp.h), the context and its family, the forward passes
+ *    and the search at one budget, sessions, the fallback to the
+ *    approximate family, plans and frontiers;
+ *  - dp_reverse.c: what remains from each set to V (hq, the time and memory
+ *    bounds) in reverse passes, and those passes on several threads;
  *  - dp_staircase.c: the time objective's whole staircase in one reverse
  *    pass, with its own sets of pairs;
  *  - threadpool.c (not the DP's): the parallel loop the reverse passes run on.
@@ -405,10 +407,12 @@ mp__rwalk(mp__dp_t *c, mp__rwalker_t *w, size_t j, uint64_t qcap, uint64_t mwlim
   return nw;
 }
 
-/* ---- Reverse passes (dp.c) -------------------------------------------------- */
+/* ---- Reverse passes (dp_reverse.c) ------------------------------------------ */
 
 int mp__reverse_q(mp__dp_t *c, uint64_t qcap, int with_time, double tcap);
+int mp__reverse_kept(mp__dp_t *c, uint64_t budget, uint64_t cap_u);
 double mp__qchain_charged(const mp__dp_t *c);
+
 /* The time bound at budget B of a pair with kept memory k (<= B) at set j
  * (charged time still to come): the largest of ht and the Lagrangian bounds.
  * (With B far above m(V) the Lagrangian ones are hugely negative, never
