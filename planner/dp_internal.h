@@ -2,9 +2,11 @@
  * planner/dp*.c; dp.h is the API).
  *
  * The DP is in files by what each owns and why it changes:
- *  - dp.c: the API (dp.h), the context and its family, the forward passes
- *    and the search at one budget, sessions, the fallback to the
- *    approximate family, plans and frontiers;
+ *  - dp.c: the API (dp.h), the context and its family, sessions, the
+ *    fallback to the approximate family, plans and frontiers;
+ *  - dp_forward.c: the forward passes (their Pareto sets, the walks into a
+ *    set with their cuts and part skipping) and the search for the answer
+ *    at one budget;
  *  - dp_reverse.c: what remains from each set to V (hq, the time and memory
  *    bounds) in reverse passes, and those passes on several threads;
  *  - dp_staircase.c: the time objective's whole staircase in one reverse
@@ -25,6 +27,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "dp.h"
 #include "lowerset.h"
@@ -64,10 +67,6 @@ static inline void *mp__grow(void *p, size_t *cap, size_t need, size_t size, siz
   } while (0)
 
 /* ---- State -------------------------------------------------------------- */
-
-/* MINKEPT keeps one pair per state, the least kept memory (the memory
- * objective's first pass). */
-typedef enum { MP__BOUNDED = 0, MP__FRONTIER = 1, MP__MINKEPT = 2 } mp__mode_t;
 
 /* Number of multipliers of the Lagrangian bounds (see mp__reverse_q); the
  * candidate filter (mp__relax_stair) is written out for exactly four. */
@@ -321,7 +320,7 @@ static inline void mp__wlim_init(mp__wlim_t *wl, uint64_t budget, double chlim, 
   wl->cut_t = HUGE_VAL;
 }
 
-/* The steps into L_j that pass the limits, in c->vis[0 .. *nv) (dp.c). */
+/* The steps into L_j that pass the limits, in c->vis[0 .. *nv) (dp_forward.c). */
 void mp__walk(mp__dp_t *c, size_t j, mp__wlim_t *wl, size_t *nv_out);
 
 /* The steps into L_j for a reverse pass, each handed to visit(c, ctx, i,
@@ -443,6 +442,37 @@ static inline int mp__pw_poll(mp__pw_t *me, size_t t) {
   me->w.work = 0;
   return mp__poll(me->c);
 }
+
+/* ---- The forward passes (dp_forward.c) -------------------------------------- */
+
+/* What is known before a solve, as bounds. known/feasible/charged/kept/
+ * min_peak: what the approx family found at the same budget and objective
+ * (exact family only): the approx family is a subfamily, so its plan is a
+ * plan of the exact family too (exact is never worse), and its least
+ * feasible budget is at least the exact one. cap_t / floor_t (time
+ * objective): the charged time of some plan that fits this budget and a
+ * lower bound on the optimum, from the same session's answers at smaller and
+ * larger budgets (a plan that fits a smaller budget fits this one, and a
+ * larger budget can only do better). */
+typedef struct {
+  int known;
+  int feasible;
+  double charged;      /* t(V) - a of its answer */
+  uint64_t kept;       /* k of its answer */
+  uint64_t min_peak;   /* when infeasible: its least feasible activation budget */
+  double cap_t;        /* HUGE_VAL: none */
+  double floor_t;      /* 0: none */
+} mp__hint_t;
+
+static inline void mp__hint_init(mp__hint_t *h) {
+  memset(h, 0, sizeof(*h));
+  h->cap_t = HUGE_VAL;
+  h->floor_t = 0;
+}
+
+int mp__solve_bounded(mp__dp_t *c, mp_objective_t obj, uint64_t budget, const mp__hint_t *hint);
+int mp__solve_minpeak(mp__dp_t *c, const mp__hint_t *hint, uint64_t *peak);
+int mp__solve_frontier(mp__dp_t *c);
 
 /* ---- The staircase (dp_staircase.c) ----------------------------------------- */
 

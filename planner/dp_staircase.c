@@ -71,7 +71,7 @@ typedef struct {
   size_t left, walked, mark_w, mark_c; /* thread 0: the projection */
 } mp__st_ctx_t;
 
-static int mp__cq_reserve(mp__cq_t **v, size_t *cap, size_t need) {
+static inline int mp__cq_reserve(mp__cq_t **v, size_t *cap, size_t need) {
   MP__GROW(*v, *cap, need, 16);
   return 0;
 }
