@@ -1,6 +1,14 @@
-/* dp.c - the exact and approximate lower-set DPs (ALGORITHMS.md sections 3-5),
- * both objectives, both accountings, multi-budget sessions, the whole
- * staircase in one pass, and the three-way frontier pass.
+/* dp.c - the exact and approximate lower-set DPs (ALGORITHMS.md sections
+ * 3-5), both objectives, both accountings: the API of dp.h. This file owns
+ * what callers see: options, results and the plans read off the passes,
+ * sessions (several budgets on one graph), the fallback from the exact
+ * family to the approximate one, and the frontier. The passes are in files
+ * of their own, which share the context of dp_internal.h:
+ *  - dp_family.c: the context, its family of lower sets (lowerset.h) and
+ *    the per-set figures of the model;
+ *  - dp_reverse.c: what remains from each set to V, in reverse passes;
+ *  - dp_forward.c: the forward passes and the search at one budget;
+ *  - dp_staircase.c: the time objective's whole staircase in one pass.
  *
  * A solve at one budget (mp__solve_bounded) is, in order:
  *  - a reverse pass (mp__reverse_q, dp_reverse.c): for every set, hq, the
@@ -8,25 +16,28 @@
  *    budget, and a cut that drops every pair that cannot finish), and lower
  *    bounds on the charged time still to come (ht, and Lagrangian bounds
  *    that weigh the kept memory);
- *  - forward passes, Pareto on (max a, min k) with steps limited by the
- *    budget, cut at a charged time R that grows until V is reached (the
- *    answer is then the uncut DP's). At V the time objective takes the
- *    largest a (then least k), the memory objective the least k (then
- *    largest a; its passes are cut by kept memory instead). The exact
- *    family's walks skip whole parts of the subsets where no pair could
- *    pass a cut (mp__agg_cut; at tight budgets most sets hold none).
- * The reverse pass holds for every budget up to its cap, so a session
- * (several budgets on one graph) does it once.
+ *  - forward passes (mp__run, dp_forward.c), Pareto on (max a, min k) with
+ *    steps limited by the budget, cut at a charged time R that grows until
+ *    V is reached (the answer is then the uncut DP's). At V the time
+ *    objective takes the largest a (then least k), the memory objective the
+ *    least k (then largest a; its passes are cut by kept memory instead).
+ *    The exact family's walks skip whole parts of the subsets where no pair
+ *    could pass a cut (mp__agg_cut; at tight budgets most sets hold none).
+ *
+ * Why it is fast, beyond the passes' own reasons: the reverse pass holds
+ * for every budget up to its cap, so a session does it once; an exact solve
+ * is bounded by the approx family's answer at the same budget (a few
+ * percent of its cost), and a time-objective solve by the session's answers
+ * at smaller and larger budgets (mp__hint_t), so a staircase of solves
+ * costs little more than its hardest one.
  *
  * The staircase (mp__staircase, dp_staircase.c): hq in two dimensions, the
  * Pareto set of (charged time, peak) of what remains, in one reverse pass;
  * at {} it is the time objective's answer at every budget.
  *
  * Reverse passes (mp__reverse_q, mp__staircase) may run on several threads
- * (mp__par_pass, dp_reverse.c, on the thread pool of threadpool.h): the
- * sets of one size push into smaller sets only, so each size is shared out,
- * with a lock per target set and a barrier per size. The forward passes stay
- * on the caller's thread.
+ * (mp__par_pass, dp_reverse.c, on the thread pool of threadpool.h), size by
+ * size; the forward passes stay on the caller's thread.
  *
  * The frontier pass (mp_dp_frontier): no budget, Pareto on (max a, min k,
  * min p). Dominance in all three is sound: a continuation's steps cost k +
@@ -41,307 +52,17 @@
  * charged": in the default accounting the last step into V adds the time of
  * the whole last segment, so recompute = fwd_time - a in both accountings.
  */
-#include "dp_internal.h"
-
 #include <math.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "lowerset.h"
-#include "threadpool.h"
+#include "dp_internal.h"
 
 /* The threads an options struct asks for (mp__check_options bounds it). */
 static size_t mp__opt_threads(const mp_dp_options_t *o) { return o->threads > 1 ? o->threads : 1; }
 
-static void mp__dp_free_family(mp__dp_t *c) {
-  if (c->have_fam) mp_lowerset_family_free(&c->fam);
-  c->have_fam = 0;
-  free(c->m);
-  free(c->back);
-  free(c->gsrc);
-  free(c->mr);
-  free(c->t);
-  free(c->tr);
-  free(c->fb_off);
-  free(c->fb);
-  free(c->approx_top);
-  free(c->arena);
-  free(c->front_off);
-  free(c->front_len);
-  free(c->fmark);
-  free(c->vis);
-  free(c->rr);
-  free(c->wset);
-  free(c->dedge);
-  free(c->eagg);
-  free(c->pm);
-  free(c->pmi);
-  free(c->rstack);
-  free(c->rvis);
-  free(c->live);
-  free(c->ctgt);
-  free(c->hk);
-  while (c->n_xwalk > 0) {
-    c->n_xwalk--;
-    free(c->xwalk[c->n_xwalk].stack);
-    free(c->xwalk[c->n_xwalk].fmark);
-  }
-  free(c->xwalk);
-  c->xwalk = NULL;
-  c->m = c->back = c->mr = c->gsrc = NULL;
-  c->t = c->tr = NULL;
-  c->fb_off = c->fb = c->approx_top = NULL;
-  c->arena = NULL;
-  c->n_arena = c->cap_arena = 0;
-  c->front_off = NULL;
-  c->front_len = NULL;
-  c->fmark = NULL;
-  c->vis = NULL;
-  c->rr = NULL;
-  c->wset = NULL;
-  c->dedge = NULL;
-  c->eagg = NULL;
-  c->pm = NULL;
-  c->pmi = NULL;
-  c->rstack = NULL;
-  c->rvis = NULL;
-  c->live = NULL;
-  c->ctgt = NULL;
-  c->hk = NULL;
-  c->hq_done = c->ht_done = c->hq_part = 0;
-}
-
-static void mp__dp_free(mp__dp_t *c) {
-  mp__dp_free_family(c);
-  mp_actdag_free(&c->dag);
-  free(c->nm);
-  free(c->nt);
-  free(c->nofree);
-  free(c->cand);
-  free(c->cand2);
-  free(c->surv);
-  free(c->stair3);
-}
-
-static int mp__dp_init(mp__dp_t *c, const mp_graph_t *g, mp_accounting_t acc) {
-  size_t v;
-  int rc;
-  memset(c, 0, sizeof(*c));
-  c->threads = 1;
-  c->g = g;
-  c->acc = acc;
-  c->tol = 1e-9 * (g->fwd_time > 1 ? g->fwd_time : 1);
-  if ((rc = mp_actdag_init(&c->dag, g)) != 0) return rc;
-  c->nm = malloc((c->dag.n ? c->dag.n : 1) * sizeof(uint64_t));
-  c->nt = malloc((c->dag.n ? c->dag.n : 1) * sizeof(double));
-  c->nofree = calloc(c->dag.n ? c->dag.n : 1, 1);
-  if (!c->nm || !c->nt || !c->nofree) return MP_ENOMEM;
-  for (v = 0; v < c->dag.n; v++) {
-    const mp_node_t *nd = &g->nodes[c->dag.node[v]];
-    c->nm[v] = nd->bytes;
-    c->nt[v] = nd->time;
-    /* The reference has no notion of recompute:false. */
-    c->nofree[v] = acc == MP_ACCOUNTING_DEFAULT && !nd->recompute;
-    if (acc == MP_ACCOUNTING_DEFAULT && nd->workspace_bytes > c->max_ws) c->max_ws = nd->workspace_bytes;
-  }
-  return 0;
-}
-
-/* Per-set quantities: m, t, back = m(A) + m(B), F' and the recompute:false
- * sums. Uses two stamp arrays over nodes to mark A and B once per set. */
-static int mp__dp_prepare(mp__dp_t *c) {
-  const mp_actdag_t *d = &c->dag;
-  mp_lowerset_family_t *f = &c->fam;
-  size_t ns = f->n_sets, words = f->words, i, w, k, nfb = 0, cap_fb = 1024;
-  uint32_t *mark = NULL, *list = NULL;
-  uint32_t gen = 0;
-  int rc = MP_ENOMEM;
-
-  c->m = malloc(ns * sizeof(uint64_t));
-  c->back = malloc(ns * sizeof(uint64_t));
-  c->gsrc = malloc(ns * sizeof(uint64_t));
-  c->mr = malloc(ns * sizeof(uint64_t));
-  c->t = malloc(ns * sizeof(double));
-  c->tr = malloc(ns * sizeof(double));
-  c->fb_off = malloc((ns + 1) * sizeof(uint32_t));
-  c->fb = malloc(cap_fb * sizeof(uint32_t));
-  c->front_off = malloc(ns * sizeof(size_t));
-  c->front_len = calloc(ns, sizeof(uint32_t));
-  c->vis = malloc(ns * sizeof(mp__vis_t));
-  c->fmark = calloc(d->n ? d->n : 1, sizeof(uint32_t));
-  c->rr = malloc(ns * sizeof(mp__rrec_t));
-  c->ctgt = malloc(ns * sizeof(uint64_t));
-  c->hk = malloc(ns * sizeof(uint64_t));
-  c->hq_done = c->ht_done = c->hq_part = 0;
-  mark = calloc(d->n ? d->n : 1, sizeof(uint32_t));
-  list = malloc((d->n ? d->n : 1) * sizeof(uint32_t));
-  if (!c->m || !c->back || !c->gsrc || !c->mr || !c->t || !c->tr || !c->fb_off || !c->fb ||
-      !c->front_off || !c->front_len || !c->vis || !c->fmark || !c->rr || !c->ctgt || !c->hk || !mark || !list)
-    goto out;
-  if (!f->exact) {
-    c->approx_top = malloc(ns * sizeof(uint32_t));
-    if (!c->approx_top) goto out;
-    for (i = 0; i < ns; i++) c->approx_top[i] = UINT32_MAX;
-    for (k = 0; k < d->n; k++) c->approx_top[f->by_node[k]] = (uint32_t)k;
-  }
-  c->fb_off[0] = 0;
-  for (i = 0; i < ns; i++) {
-    const uint64_t *b = f->bits + i * words;
-    uint64_t m = 0, mr = 0, ma = 0, mb = 0, mg = 0;
-    double t = 0, tr = 0;
-    size_t na = 0, a;
-    /* generation marks: 2*gen+1 = in A, 2*gen+2 = in B */
-    gen++;
-    if (gen > UINT32_MAX / 2 - 2) {
-      memset(mark, 0, (d->n ? d->n : 1) * sizeof(uint32_t));
-      gen = 1;
-    }
-    for (w = 0; w < words; w++) {
-      uint64_t x = b[w];
-      while (x) {
-        uint32_t v = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(x));
-        int boundary = 0;
-        x &= x - 1;
-        m += c->nm[v]; /* no overflow: activation_bytes fits */
-        t += c->nt[v];
-        if (c->nofree[v]) {
-          mr += c->nm[v];
-          tr += c->nt[v];
-        }
-        for (k = d->succ_off[v]; k < d->succ_off[v + 1]; k++) {
-          uint32_t s = d->succ[k];
-          if ((b[s >> 6] >> (s & 63)) & 1u) continue;
-          boundary = 1;
-          if (mark[s] != 2 * gen + 1) {
-            mark[s] = 2 * gen + 1;
-            list[na++] = s;
-            ma = mp__sadd(ma, c->nm[s]);
-          }
-        }
-        if (boundary) mg = mp__sadd(mg, c->nm[v]);
-        if (boundary && !c->nofree[v]) {
-          if (nfb == cap_fb) {
-            uint32_t *nf = realloc(c->fb, 2 * cap_fb * sizeof(uint32_t));
-            if (nf == NULL) goto out;
-            c->fb = nf;
-            cap_fb *= 2;
-          }
-          c->fb[nfb++] = v;
-        }
-      }
-    }
-    /* B(L): nodes outside L that feed a node of A(L). A node may be in both
-     * A and B; the model counts it in both sums (values and gradients). */
-    for (a = 0; a < na; a++) {
-      uint32_t s = list[a];
-      for (k = d->pred_off[s]; k < d->pred_off[s + 1]; k++) {
-        uint32_t u = d->pred[k];
-        if ((b[u >> 6] >> (u & 63)) & 1u) continue;
-        if (mark[u] == 2 * gen + 2) continue;
-        /* u may already be marked as A: it is in B as well and counted in
-         * both sums; the B mark keeps a second reader from adding it again. */
-        mark[u] = 2 * gen + 2;
-        mb = mp__sadd(mb, c->nm[u]);
-      }
-    }
-    c->m[i] = m;
-    c->t[i] = t;
-    c->mr[i] = mr;
-    c->tr[i] = tr;
-    c->back[i] = mp__sadd(ma, mb);
-    c->gsrc[i] = mg;
-    if (nfb > UINT32_MAX) goto out;
-    c->fb_off[i + 1] = (uint32_t)nfb;
-  }
-  for (i = 0; i < ns; i++) c->ctgt[i] = c->acc == MP_ACCOUNTING_DEFAULT ? c->max_ws : c->back[i];
-  if (f->exact) {
-    size_t ne = f->down_off[ns];
-    if ((uint64_t)ne + ns > UINT32_MAX) { /* pmi indexes pm, ne + ns entries */
-      rc = MP_ELIMIT;
-      goto out;
-    }
-    c->wset = malloc(ns * sizeof(*c->wset));
-    c->dedge = malloc((ne ? ne : 1) * sizeof(*c->dedge));
-    c->rstack = malloc(ns * sizeof(*c->rstack));
-    c->rvis = calloc(ns, sizeof(*c->rvis));
-    c->live = malloc(ns * sizeof(*c->live));
-    c->eagg = malloc((ne ? ne : 1) * sizeof(*c->eagg));
-    c->pm = malloc((ne + ns) * sizeof(*c->pm));
-    c->pmi = malloc((ne ? ne : 1) * sizeof(*c->pmi));
-    if (!c->wset || !c->dedge || !c->rstack || !c->rvis || !c->live || !c->eagg || !c->pm || !c->pmi)
-      goto out;
-    for (i = 0; i < ns; i++) {
-      c->wset[i].m = c->m[i];
-      c->wset[i].csrc = c->acc == MP_ACCOUNTING_DEFAULT ? c->gsrc[i] : 0;
-      c->wset[i].dlo = f->down_off[i];
-      c->wset[i].dhi = f->down_off[i + 1];
-    }
-    for (k = 0; k < ne; k++) {
-      uint32_t t = f->down[k];
-      c->dedge[k].s = t;
-      c->dedge[k].v = f->down_node[k];
-      c->dedge[k].m = c->wset[t].m;
-      c->dedge[k].csrc = c->wset[t].csrc;
-      c->dedge[k].dlo = c->wset[t].dlo;
-      c->dedge[k].dhi = c->wset[t].dhi;
-      /* the walk enters t by removing v and goes on removing nodes below
-       * v only: t's edges before the first one at v or above (they are
-       * sorted by node) */
-      {
-        uint32_t e = f->down_off[t];
-        while (e < f->down_off[t + 1] && f->down_node[e] < f->down_node[k]) e++;
-        c->pmi[k] = e + t; /* pm_base(t) + (e - down_off[t]) */
-      }
-    }
-  }
-  rc = 0;
-out:
-  free(mark);
-  free(list);
-  return rc;
-}
-
-/* ---- Families and fallback ------------------------------------------------ */
-
-static int mp__load_family(mp__dp_t *c, const mp_dp_options_t *o, double t0, char *reason,
-                           size_t reason_len, int *exact_used) {
-  int rc;
-  *exact_used = 0;
-  reason[0] = '\0';
-  if (o->exact) {
-    mp_lowerset_limits_t lim;
-    size_t seen = 0;
-    memset(&lim, 0, sizeof(lim));
-    lim.max_sets = o->max_lower_sets ? o->max_lower_sets : MP_DP_DEFAULT_MAX_LOWER_SETS;
-    lim.deadline_at_ms = o->deadline_ms > 0 ? t0 + o->deadline_ms : 0;
-    lim.should_stop = o->should_stop;
-    lim.stop_arg = o->stop_arg;
-    rc = mp_lowerset_enumerate(&c->dag, &lim, &c->fam, &seen);
-    if (rc == 0) {
-      c->have_fam = 1;
-      *exact_used = 1;
-    } else if (rc == MP_ELIMIT) {
-      if (seen > lim.max_sets)
-        snprintf(reason, reason_len, "more than %zu lower sets (the limit)", lim.max_sets);
-      else
-        snprintf(reason, reason_len, "the lower sets exceed the memory cap after %zu", seen);
-    } else if (rc == MP_ETIMEDOUT) {
-      snprintf(reason, reason_len,
-               "the deadline of %.0f ms passed while enumerating lower sets (%zu so far)",
-               o->deadline_ms, seen);
-    } else {
-      return rc;
-    }
-  }
-  if (!c->have_fam) {
-    c->deadline_at = 0; /* the approx DP runs without a deadline */
-    if ((rc = mp_lowerset_approx(&c->dag, &c->fam)) != 0) return rc;
-    c->have_fam = 1;
-  }
-  return mp__dp_prepare(c);
-}
+/* ---- Solves and fallback ---------------------------------------------------- */
 
 /* One solve on the loaded family: the bounded pass (frontier = 0) or the
  * frontier pass (frontier = 1). The hint only applies to the exact family. */

@@ -2,8 +2,10 @@
  * planner/dp*.c; dp.h is the API).
  *
  * The DP is in files by what each owns and why it changes:
- *  - dp.c: the API (dp.h), the context and its family, sessions, the
- *    fallback to the approximate family, plans and frontiers;
+ *  - dp.c: the API (dp.h): sessions, the fallback to the approximate
+ *    family, plans and frontiers read off the passes;
+ *  - dp_family.c: the context, its family of lower sets and the per-set
+ *    figures of the model;
  *  - dp_forward.c: the forward passes (their Pareto sets, the walks into a
  *    set with their cuts and part skipping) and the search for the answer
  *    at one budget;
@@ -139,6 +141,9 @@ typedef struct {
   size_t work;
 } mp__rwalker_t;
 
+/* The context of one DP: a graph under one accounting, its family of lower
+ * sets and their figures (dp_family.c), what the reverse passes found, the
+ * forward passes' pairs, and the scratch of both. */
 typedef struct {
   const mp_graph_t *g;
   mp_accounting_t acc;
@@ -215,6 +220,15 @@ typedef struct {
   mp__rwalker_t *xwalk;   /* the walk state of threads 1 .. */
   size_t n_xwalk;
 } mp__dp_t;
+
+/* ---- The context and its family (dp_family.c) -------------------------------- */
+
+int mp__dp_init(mp__dp_t *c, const mp_graph_t *g, mp_accounting_t acc);
+int mp__load_family(mp__dp_t *c, const mp_dp_options_t *o, double t0, char *reason,
+                    size_t reason_len, int *exact_used);
+int mp__dp_prepare(mp__dp_t *c);
+void mp__dp_free_family(mp__dp_t *c);
+void mp__dp_free(mp__dp_t *c);
 
 /* ---- One step of the model ---------------------------------------------- */
 
@@ -428,6 +442,7 @@ static inline double mp__tbound(const mp__dp_t *c, size_t j, uint64_t k, uint64_
 
 size_t mp__par_threads(const mp__dp_t *c, size_t want);
 int mp__par_pass(mp__dp_t *c, mp__par_job_t *job, size_t threads, void **ctx, size_t *used);
+
 /* One thread's share of a reverse pass, its argument in the pool: the
  * context, the thread's walk state and the pass's own record. */
 typedef struct {
