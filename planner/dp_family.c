@@ -21,6 +21,9 @@
 
 #include "dp_internal.h"
 
+/* Free the family and all that is sized by it (the per-set figures, the
+ * passes' state, the threads' walk state); the per-activation figures stay,
+ * so that another family can be loaded (the fallback to the approx one). */
 void mp__dp_free_family(mp__dp_t *c) {
   if (c->have_fam) mp_lowerset_family_free(&c->fam);
   c->have_fam = 0;
@@ -79,6 +82,8 @@ void mp__dp_free_family(mp__dp_t *c) {
   c->hq_done = c->ht_done = c->hq_part = 0;
 }
 
+/* Free everything c holds (c itself is the caller's; safe after a failed
+ * or partial mp__dp_init). */
 void mp__dp_free(mp__dp_t *c) {
   mp__dp_free_family(c);
   mp_actdag_free(&c->dag);
@@ -91,6 +96,8 @@ void mp__dp_free(mp__dp_t *c) {
   free(c->stair3);
 }
 
+/* A context for g under `acc` (zeroed first): the activation DAG and the
+ * per-activation figures, no family yet; one thread, no stop, no deadline. */
 int mp__dp_init(mp__dp_t *c, const mp_graph_t *g, mp_accounting_t acc) {
   size_t v;
   int rc;

@@ -444,9 +444,11 @@ size_t mp__par_threads(const mp__dp_t *c, size_t want);
 int mp__par_pass(mp__dp_t *c, mp__par_job_t *job, size_t threads, void **ctx, size_t *used);
 
 /* One thread's share of a reverse pass, its argument in the pool: the
- * context, the thread's walk state and the pass's own record. */
+ * context, the thread's walk state and the pass's own record. The threads'
+ * records sit side by side (mp__par_pass), and each is written at every step
+ * (w.work): one cache line each, so that no two threads write the same. */
 typedef struct {
-  mp__dp_t *c;
+  _Alignas(64) mp__dp_t *c;
   mp__rwalker_t w;
   void *ctx;
 } mp__pw_t;
