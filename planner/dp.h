@@ -1,5 +1,6 @@
 /* dp.h - the exact and approximate dynamic programs over lower sets
- * (Kusumoto et al., NeurIPS'19; ALGORITHMS.md sections 3-5 and 10), with the
+ * (Kusumoto et al., NeurIPS'19; docs/model.md, docs/algorithms.md,
+ * docs/reference-figures.md), with the
  * time-centric and memory-centric objectives and the memory/time frontier.
  *
  * The model (all sizes in bytes). For a lower set L: m(L) its bytes, A(L) the
@@ -26,9 +27,9 @@
  *    The step bound differs too: kept + 2 * (m(L_j) - m(L_i)) + g(L_i) +
  *    the largest workspace, where g(L) is the bytes of the nodes of L with a
  *    successor outside L. That is what memplan's schedule really holds while
- *    a segment runs (dp.c, mp__step_cost), so the model peak bounds the
- *    simulated peak; the paper's back(L_j) does not (gradients flowing into
- *    earlier segments at a join are missing from it).
+ *    a segment runs (dp_internal.h, mp__step_cost), so the model peak
+ *    bounds the simulated peak; the paper's back(L_j) does not (gradients
+ *    flowing into earlier segments at a join are missing from it).
  *  Neither uses bwd_reads: in this model a segment is fully re-materialised
  *  before its backward runs, so a backward that reads its own output finds it;
  *  what the real schedule holds is the simulator's business.
@@ -91,7 +92,8 @@ typedef struct mp_dp_options_s {
                                    * that hold no useful pair */
 #define MP_DP_TUNE_THREADS_ALWAYS 64u /* reverse passes use the threads asked for even
                                    * on families too small or with too few sets per
-                                   * size to gain from them (dp.c, MP__PAR_MIN_SETS) */
+                                   * size to gain from them (dp_reverse.c,
+                                   * MP__PAR_MIN_SETS) */
 
 #define MP_DP_DEFAULT_MAX_LOWER_SETS 200000
 
@@ -128,10 +130,10 @@ void mp_dp_result_free(mp_dp_result_t *res);
 
 /* Several budgets on one graph. A session enumerates the lower sets and
  * computes the per-set figures and the reverse pass (which hold at every
- * budget, dp.c) once, and bounds each time-objective solve by its earlier
- * answers (a plan at a smaller budget fits a larger one; a larger budget
- * never needs more recomputation), so a staircase of solves costs little
- * more than its hardest one. mp_dp_session_solve returns exactly what
+ * budget, dp_reverse.c) once, and bounds each time-objective solve by its
+ * earlier answers (a plan at a smaller budget fits a larger one; a larger
+ * budget never needs more recomputation), so a staircase of solves costs
+ * little more than its hardest one. mp_dp_session_solve returns exactly what
  * mp_dp_solve returns with the session's options at that budget, except
  * that the deadline (opts->deadline_ms) applies to each solve on its own
  * (and to the enumeration, in mp_dp_session_new), and that once the exact
@@ -182,7 +184,7 @@ void mp_dp_frontier_free(mp_dp_frontier_t *f);
 long mp_dp_frontier_lookup(const mp_dp_frontier_t *f, uint64_t budget);
 
 /* The time objective's whole staircase up to max_budget (in the options'
- * terms), in one reverse pass (dp.c, mp__staircase): *points (malloc'd, the
+ * terms), in one reverse pass (dp_staircase.c): *points (malloc'd, the
  * caller frees it) in strictly increasing budget and strictly decreasing
  * recompute_time, point i saying that from its budget on the least
  * recomputation of this family is its recompute_time (exactly what

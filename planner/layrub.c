@@ -1,5 +1,5 @@
 /* layrub.c - Layrub's fixed data-migration policy (Jin et al., TACO 2018;
- * ALGORITHMS.md section 8), to reproduce it and compare memplan's plans
+ * docs/algorithms.md, "layrub"), to reproduce it and compare memplan's plans
  * against it. It has no planner and no budget:
  *  - inter-layer: every eligible activation (every value some backward step
  *    reads) is offloaded to pinned host memory right after its last forward

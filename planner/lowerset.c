@@ -6,7 +6,8 @@
  * guarantees that a state is complete before any of its supersets reads it.
  * (The public reference solver numbers its sets in depth-first discovery
  * order and only steps from lower to higher numbers, so it misses supersets
- * discovered before their subsets; ALGORITHMS.md section 4.)
+ * discovered before their subsets; docs/algorithms.md, "Where memplan departs from
+ * the reference solver".)
  */
 #include "lowerset.h"
 

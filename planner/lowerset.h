@@ -5,7 +5,7 @@
  * with all its ancestors" sets (the approximate DP's states), as bitsets.
  *
  * A lower set is a set of activation nodes closed under predecessors
- * (ALGORITHMS.md section 3). Input and param nodes are not part of it: they
+ * (docs/model.md). Input and param nodes are not part of it: they
  * are sources, and only edges between two activations count.
  *
  * Every family is sorted by size, so every set comes after all of its proper

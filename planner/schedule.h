@@ -87,7 +87,7 @@ int mp_schedule_insert_frees(const mp_graph_t *g, mp_schedule_t *s);
  * 0 and a new schedule in *out, or MP_EINVAL (graph not finalized) / MP_ENOMEM. */
 int mp_schedule_store_all(const mp_graph_t *g, mp_schedule_t **out);
 
-/* The schedule of a lower-set strategy (ALGORITHMS.md section 3):
+/* The schedule of a lower-set strategy (docs/model.md):
  *  - forward: compute the activations segment by segment, in topological
  *    order within each segment (so segments never interleave);
  *  - for segments i = k-1 down to 0: recompute, in topological order, the

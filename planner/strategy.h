@@ -1,7 +1,7 @@
 /* strategy.h - a recomputation strategy as the lower-set solvers produce it.
  *
  * A strategy is a chain of lower sets {} = L0 < L1 < ... < Lk = V over the
- * activation nodes (ALGORITHMS.md section 3). It is stored as the segment
+ * activation nodes (docs/model.md). It is stored as the segment
  * index of every node: seg[v] = i means v is in Vi = Li \ L(i-1). A valid
  * strategy has seg[u] <= seg[v] for every edge u -> v between activations.
  * Non-activation nodes (inputs, params) carry MP_SEG_NONE.
@@ -18,7 +18,7 @@
 
 #define MP_SEG_NONE UINT32_MAX
 
-/* How plans are charged (see ALGORITHMS.md sections 4 and 10). */
+/* How plans are charged (docs/model.md, "The DP's memory model"). */
 typedef enum {
   /* memplan's own: budgets are total device memory (constant memory
    * included), only what is really recomputed is charged, bwd_reads known. */

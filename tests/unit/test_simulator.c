@@ -437,7 +437,7 @@ START_TEST(test_large_chain) {
 END_TEST
 
 START_TEST(test_shipped_plain_backprop) {
-  /* ALGORITHMS.md section 4: plain backpropagation freeing each value after
+  /* docs/reference-figures.md: plain backpropagation freeing each value after
    * its last use peaks at 2.13 GB of activations on VGG19 and 3.47 GB on
    * ResNet50 (constant memory excluded). store_all is exactly that plan. */
   static const struct {
