@@ -1,0 +1,12 @@
+"""memplan.torch - plan the memory of a PyTorch training step with memplan.
+
+export() turns a model and example inputs into a memplan.graph/1 graph
+measured on this device; apply() runs a memplan plan on the model with
+torch.utils.checkpoint; measure_peak() measures the real peak of one
+training step, counting the same things the prediction counts.
+"""
+
+from ._trace import TraceError, trace
+from ._export import export, export_full, default_loss
+
+__all__ = ["TraceError", "trace", "export", "export_full", "default_loss"]
