@@ -8,5 +8,8 @@ training step, counting the same things the prediction counts.
 
 from ._trace import TraceError, trace
 from ._export import export, export_full, default_loss
+from ._apply import Applied, PlanError, apply, honest_schedule, plan_mapping
+from ._measure import measure, measure_peak
 
-__all__ = ["TraceError", "trace", "export", "export_full", "default_loss"]
+__all__ = ["TraceError", "trace", "export", "export_full", "default_loss", "Applied", "PlanError",
+           "apply", "honest_schedule", "plan_mapping", "measure", "measure_peak"]

@@ -47,11 +47,13 @@ import copy
 import gc
 import statistics
 import time
+import weakref
 
 import torch
 import torch.fx as fx
 
 from . import _mem
+from ._apply import _EXPORTS
 from ._trace import trace
 
 GRAPH_FORMAT = "memplan.graph/1"
@@ -426,10 +428,36 @@ class _NodeRunner:
         return outs
 
 
-# A sentinel allocation of an odd size marks, in one allocator trace, where
-# a node's forward ends and its backward begins (frees of blocks allocated
-# before a trace started are not reported, so both halves share one trace).
-_SENTINEL = 7 * 11 * 13 * 17 * 19 + 1
+# Sentinel allocations of odd sizes mark, in one allocator trace, where a
+# node's forward ends and where its backward begins (frees of blocks
+# allocated before a trace started are not reported, so the parts share one
+# trace).
+_SENTINELS = (7 * 11 * 13 * 17 * 19 + 1, 7 * 11 * 13 * 17 * 23 + 1)
+
+
+def _seed(outs):
+    """A scalar whose backward hands each output a fresh ones gradient that
+    autograd frees once consumed, as a real step does (a seed tensor held by
+    the caller would stay alive through the whole backward)."""
+    s = None
+    for t in outs:
+        x = (t * 1.0).sum()
+        s = x if s is None else s + x
+    return s
+
+
+def _parts(ev):
+    """Running-sum peak and end of each part of ev between the sentinels."""
+    cuts = [ev.index(m) if m in ev else len(ev) for m in _SENTINELS]
+    bounds = [(0, cuts[0]), (cuts[0] + 1, cuts[1]), (cuts[1] + 1, len(ev))]
+    out = []
+    for lo, hi in bounds:
+        run = peak = 0
+        for nb in ev[lo:hi]:
+            run += nb
+            peak = max(peak, run)
+        out.append((peak, run))
+    return out
 
 
 def _measure_group(runner, g, groups, reps):
@@ -438,31 +466,20 @@ def _measure_group(runner, g, groups, reps):
     gc.collect()
     with _mem.AllocTrace() as tr:
         outs = runner.forward(g, ext)
-        mark = torch.empty(_SENTINEL, dtype=torch.uint8)
-        ts = outs
-        seeds_bytes = 0
-        if ts:
-            seeds = [torch.ones_like(t) for t in ts]
-            seeds_bytes = _mem.storage_bytes(seeds)
-            torch.autograd.backward(ts, seeds)
-            del seeds
-    ev = tr.events
-    cut = ev.index(_SENTINEL) if _SENTINEL in ev else len(ev)
-    run = peak = 0
-    for nb in ev[:cut]:
-        run += nb
-        peak = max(peak, run)
-    g.ws_fwd = max(0, peak - run)
-    run = peak = 0
-    for nb in ev[cut + 1:]:
-        run += nb
-        peak = max(peak, run)
+        m1 = torch.empty(_SENTINELS[0], dtype=torch.uint8)
+        s = _seed(outs)
+        m2 = torch.empty(_SENTINELS[1], dtype=torch.uint8)
+        if s is not None:
+            s.backward()
+        del s
+    (fpeak, fnet), _, (bpeak, _) = _parts(tr.events)
+    g.ws_fwd = max(0, fpeak - fnet)
     made = _mem.storage_bytes([lf.grad for lf in leaves if lf.grad is not None])
-    # the seeds stand for the node's output gradient, which memplan counts
-    # apart from the workspace
-    g.ws_bwd = max(0, peak - seeds_bytes - made) if ts else 0
-    del mark
-    del outs, ts
+    # memplan's backward step holds the node's output gradient and the
+    # gradients it makes for its activation inputs; the rest is workspace
+    grad_out = sum(t.numel() * t.element_size() for t in outs)
+    g.ws_bwd = max(0, bpeak - grad_out - made) if outs else 0
+    del m1, m2, outs
     fwd, bwd = [], []
     for _ in range(reps):
         for lf in leaves:
@@ -504,6 +521,8 @@ def export_full(model, example_inputs, loss_fn=None, optimizer=None, *, name=Non
     finally:
         gm.train(was_training)
     exp.graph = _graph_dict(exp, name or type(model).__name__, inputs, gm, saved_field)
+    exp.model_ref = weakref.ref(model)
+    _EXPORTS[id(model)] = exp  # apply() uses the storage groups
     return exp
 
 

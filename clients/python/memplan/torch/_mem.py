@@ -16,6 +16,7 @@ resident when it started. On CUDA the allocator's own peak counter is used.
 import contextlib
 
 import torch
+import torch.fx
 from torch.autograd import (ProfilerActivity, ProfilerConfig, ProfilerState,
                             _disable_profiler, _enable_profiler,
                             _prepare_profiler)
@@ -66,19 +67,21 @@ def storage_bytes(tensors):
 
 def model_state_tensors(model, optimizer=None):
     """Tensors that stay allocated across training steps: parameters, their
-    gradients, buffers, tensor constants of a traced module, optimizer state."""
+    gradients, buffers, tensor constants of traced modules, optimizer
+    state."""
     out = []
     for p in model.parameters():
         out.append(p)
         if p.grad is not None:
             out.append(p.grad)
     out.extend(model.buffers())
-    if isinstance(model, torch.fx.GraphModule):
-        for n in model.graph.nodes:
-            if n.op == "get_attr":
-                v = _get_attr(model, n.target)
-                if isinstance(v, torch.Tensor):
-                    out.append(v)
+    for mod in model.modules():
+        if isinstance(mod, torch.fx.GraphModule):
+            for n in mod.graph.nodes:
+                if n.op == "get_attr":
+                    v = _get_attr(mod, n.target)
+                    if isinstance(v, torch.Tensor):
+                        out.append(v)
     if optimizer is not None:
         for st in optimizer.state.values():
             out.extend(tensors_in(st))

@@ -1,0 +1,155 @@
+"""fidelity.py - how well memplan predicts a real PyTorch training step.
+
+For one model and batch: export the graph, plan plain backpropagation
+(solver none) and a recomputation plan at a budget, apply the plan, and
+compare each prediction with the measured step (peak memory and time) and
+the applied model's outputs and gradients with the original's.
+
+Budgets. Resident memory (parameters, gradients, inputs) cannot be planned
+away, so a budget fraction F means constant memory plus F times the
+dynamic part of plain backpropagation's predicted peak.
+
+Two predictions for the applied plan. `plan_peak_bytes` is the planner's
+own answer. torch.utils.checkpoint, though, re-runs a whole region (its
+kept outputs and the nodes the plan would not recompute, whose saved
+tensors it drops in the forward pass) and keeps each region's RNG state
+until the region's backward. `predicted_peak_bytes` is memplan's simulator
+on the schedule torch really runs (_apply.honest_schedule) plus those RNG
+states: the figure the measurement is compared with. Errors are
+(predicted - measured) / measured in percent, over the whole step
+(`error_pct`) and over the part above resident memory
+(`dynamic_error_pct`).
+"""
+
+import torch
+
+from . import _planner
+from ._apply import apply, honest_schedule
+from ._export import as_tuple, default_loss, export_full, preserved
+from ._mem import tensors_in
+from ._measure import measure
+
+
+def _pct(pred, meas):
+    if not meas:
+        return None
+    return round(100.0 * (pred - meas) / meas, 3) + 0.0  # no -0.0
+
+
+def _outputs_and_grads(module, params, inputs, loss_fn, seed=1234):
+    for p in params:
+        p.grad = None
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        out = module(*inputs)
+        loss = loss_fn(out)
+        loss.backward()
+    outs = [t.detach().clone() for t in tensors_in(out)]
+    grads = [None if p.grad is None else p.grad.clone() for p in params]
+    for p in params:
+        p.grad = None
+    return outs, grads
+
+
+def grads_match(model, applied, inputs, loss_fn=None):
+    """Whether the applied module's outputs and parameter gradients equal
+    the original model's bit for bit (same RNG seed for both)."""
+    loss_fn = loss_fn or default_loss
+    inputs = as_tuple(inputs)
+    params = list(model.parameters())
+    with preserved(model):
+        ro, rg = _outputs_and_grads(model, params, inputs, loss_fn)
+        ao, ag = _outputs_and_grads(applied, params, inputs, loss_fn)
+    if len(ro) != len(ao) or any(not torch.equal(a, b) for a, b in zip(ro, ao)):
+        return False
+    return all((a is None and b is None) or (a is not None and b is not None and torch.equal(a, b))
+               for a, b in zip(rg, ag))
+
+
+def _rng_bytes():
+    return torch.get_rng_state().numel()
+
+
+def _alive_regions(schedule, mapping, step):
+    """Regions whose RNG state torch still holds at schedule step `step`."""
+    first, last = {}, {}
+    where = {}
+    for bi, b in enumerate(mapping.blocks):
+        for v in b["region"]:
+            where[v] = bi
+    for i, s in enumerate(schedule["steps"]):
+        bi = where.get(s["node"])
+        if bi is None:
+            continue
+        if s["op"] == "compute":
+            first.setdefault(bi, i)
+        elif s["op"] == "backward":
+            last[bi] = i
+    return sum(1 for bi in first if first[bi] <= step <= last.get(bi, step))
+
+
+def predict_applied(graph, mapping):
+    """memplan's prediction of the applied step: (peak bytes, time, report)
+    from the simulator on the honest schedule, or None without a local CLI."""
+    sched = honest_schedule(mapping, graph)
+    try:
+        rep = _planner.simulate(graph, sched)
+    except _planner.PlannerError:
+        return None
+    if not rep.get("valid", False):
+        raise _planner.PlannerError("the applied schedule is invalid in memplan's model: %s"
+                                    % rep.get("error", rep))
+    peak = rep["peak_bytes"] + _rng_bytes() * _alive_regions(sched, mapping, rep["peak_step"])
+    return peak, rep["time"]["total"], rep
+
+
+def _row(pred_peak, pred_time, meas, const):
+    dyn_pred = pred_peak - const
+    return {"predicted_peak_bytes": int(pred_peak), "measured_peak_bytes": int(meas["peak_bytes"]),
+            "error_pct": _pct(pred_peak, meas["peak_bytes"]),
+            "dynamic_error_pct": _pct(dyn_pred, meas["dynamic_peak_bytes"]),
+            "predicted_time_ms": round(pred_time, 3), "measured_time_ms": round(meas["time_ms"], 3)}
+
+
+def fidelity(model, example_inputs, budget_fraction=0.6, *, name=None, batch=None, loss_fn=None,
+             server=None, solver="auto", reps=3, export=None):
+    """The fidelity record (a dict, see the module comment) for one model."""
+    inputs = as_tuple(example_inputs)
+    exp = export or export_full(model, inputs, loss_fn, reps=reps)
+    graph = exp.graph
+    if server is None and not _planner.cli_supports_saved_bytes():
+        graph = _planner.without_saved_bytes(graph)
+    plain = _planner.plan(graph, _planner.NO_BUDGET, solver="none", server=server)
+    const = plain["const_bytes"]
+    budget = int(const + budget_fraction * (plain["peak_bytes"] - const))
+    meas_plain = measure(exp.gm, inputs, loss_fn, time_reps=reps)
+    out = {"model": name or type(model).__name__, "batch": batch, "budget": budget,
+           "budget_fraction": budget_fraction, "const_bytes": const,
+           "plain": _row(plain["peak_bytes"], plain["time"]["total"], meas_plain, const)}
+    plan = _planner.plan(graph, budget, solver=solver, server=server)
+    out["solver_used"] = plan.get("solver_used")
+    out["feasible"] = bool(plan.get("feasible"))
+    if not plan.get("feasible"):
+        out["planned"] = None
+        out["min_feasible_budget"] = plan.get("min_feasible_budget")
+        out["grads_match"] = None
+        return out
+    applied = apply(model, plan)
+    meas = measure(applied, inputs, loss_fn, time_reps=reps)
+    pred = predict_applied(graph, applied.mapping)
+    if pred is None:  # no local simulator: the planner's own figure
+        row = _row(plan["peak_bytes"], plan["time"]["total"], meas, const)
+        row["predicted_by"] = "plan"
+    else:
+        row = _row(pred[0], pred[1], meas, const)
+        row["predicted_by"] = "applied schedule"
+    row["plan_peak_bytes"] = int(plan["peak_bytes"])
+    row["plan_error_pct"] = _pct(plan["peak_bytes"], meas["peak_bytes"])
+    row["plan_dynamic_error_pct"] = _pct(plan["peak_bytes"] - const, meas["dynamic_peak_bytes"])
+    row["plan_time_ms"] = round(plan["time"]["total"], 3)
+    row["segments"] = plan.get("segments")
+    row["checkpointed_regions"] = len(applied.regions)
+    row["recomputed"] = len(plan.get("recomputed", []))
+    out["planned"] = row
+    out["grads_match"] = grads_match(model, applied, inputs, loss_fn)
+    return out
