@@ -56,6 +56,7 @@ class Mapping:
         self.seg = {}         # memplan id -> segment index (0 = first)
         self.pos = {}         # memplan id -> graph order position
         self.unit = {}        # fx node -> (segment, in_region)
+        self.id_of = {}       # fx node name -> memplan id, for nodes that are or alias one
         self.units = []       # ordered (segment, in_region)
 
 
@@ -130,6 +131,7 @@ def plan_mapping(gm, plan, group_of=None):
         gid = n.name if n.name in m.seg else group_of.get(n.name)
         if gid is not None and gid in m.seg:
             m.unit[n] = region_of.get(gid, (m.seg[gid], 0))
+            m.id_of[n.name] = gid
             continue
         ins = [m.unit[i] for i in n.all_input_nodes if i in m.unit]
         m.unit[n] = max(ins) if ins else None
@@ -200,6 +202,7 @@ class Applied(torch.nn.Module):
             if n.op == "placeholder":
                 env[n] = top.node_copy(n, lambda x: env[x])
         self.regions = []
+        self.kept = set()  # memplan ids a checkpointed region hands on (what it keeps)
         for ui, u in enumerate(mapping.units):
             members = by_unit[u]
             mset = set(members)
@@ -209,6 +212,7 @@ class Applied(torch.nn.Module):
             if u[1]:
                 sub = _Checkpointed(sub)
                 self.regions.append([n.name for n in members])
+                self.kept |= {mapping.id_of[o.name] for o in outs if o.name in mapping.id_of}
             self.add_module(name, sub)
             res = top.call_module(name, tuple(env[i] for i in inputs))
             for j, o in enumerate(outs):

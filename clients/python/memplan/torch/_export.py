@@ -31,22 +31,26 @@ for the whole step, so their bytes are the graph's param_bytes. The data
 inputs are `input` nodes. Both are measured as storages (see _mem.py), the
 same way measure_peak counts what is resident.
 
-Sizes, workspaces and times come from the run and from each node run
-alone: forward workspace = the allocator's peak during the node's forward
-minus what is still allocated after it (output, saved buffers); backward
-workspace = the peak during the node's backward minus the gradients of its
-activation inputs it creates (this holds the freshly computed weight
-gradient before AccumulateGrad adds it into .grad, and the op's
-temporaries). memplan has one workspace_bytes for both steps, so the node
-gets the larger. Times are medians of a few runs of each node alone,
-in milliseconds; bwd_time is the backward of the node alone.
+Sizes and workspaces come from the run and from each node run alone:
+forward workspace = the allocator's peak during the node's forward minus
+what is still allocated after it (output, saved buffers); backward
+workspace = the peak during the node's backward minus its output gradient
+and the gradients it makes for its activation inputs (this holds the
+freshly computed weight gradient before AccumulateGrad adds it into .grad,
+and the op's temporaries). memplan has one workspace_bytes for both steps,
+so the node gets the larger.
+
+Times come from `reps` real training steps (median per node), in
+milliseconds: a node's forward time is its fx node(s) timed as they run; its
+backward lasts from the moment its output gradient is complete (a tensor
+hook) to the moment the next node's is, so the engine's overhead and the
+accumulation of weight gradients are counted where they happen.
 """
 
 import contextlib
 import copy
 import gc
 import statistics
-import time
 import weakref
 
 import torch
@@ -384,8 +388,12 @@ class _NodeRunner:
         self.out_node = out_node
 
     def leaves(self, g, groups):
-        """Fresh leaf inputs (sharing storage with the recorded values)."""
-        ext = {}
+        """Fresh leaf inputs sharing storage with the recorded values:
+        (fx node -> value, the leaves standing for activations). Other
+        inputs that need a gradient (views of parameters) become leaves
+        too, so that backward never walks into the recording run's graph;
+        their gradients count as workspace, like a weight gradient."""
+        ext, acts = {}, []
         if g.id == LOSS_ID:
             nodes = self.out_node.all_input_nodes
         else:
@@ -397,11 +405,12 @@ class _NodeRunner:
             if i in ext:
                 continue
             v = self.env[i]
-            s = self.stand.get(i)
-            if s is not None and s[0] == "group" and isinstance(v, torch.Tensor) and v.requires_grad:
+            if isinstance(v, torch.Tensor) and v.requires_grad:
                 v = v.detach().requires_grad_(True)
+                if self.stand.get(i, ("",))[0] == "group":
+                    acts.append(v)
             ext[i] = v
-        return ext
+        return ext, acts
 
     def forward(self, g, ext):
         """Run the group; returns the tensors backward starts from: the
@@ -460,9 +469,8 @@ def _parts(ev):
     return out
 
 
-def _measure_group(runner, g, groups, reps):
-    ext = runner.leaves(g, groups)
-    leaves = [v for v in ext.values() if isinstance(v, torch.Tensor) and v.requires_grad]
+def _measure_group(runner, g, groups):
+    ext, leaves = runner.leaves(g, groups)
     gc.collect()
     with _mem.AllocTrace() as tr:
         outs = runner.forward(g, ext)
@@ -480,22 +488,83 @@ def _measure_group(runner, g, groups, reps):
     grad_out = sum(t.numel() * t.element_size() for t in outs)
     g.ws_bwd = max(0, bpeak - grad_out - made) if outs else 0
     del m1, m2, outs
-    fwd, bwd = [], []
+
+
+# ---- times, from real steps ---------------------------------------------
+
+
+class _Timer(fx.Interpreter):
+    """Runs the traced model timing each fx node, and hooks the gradients
+    of each group's outputs: a tensor hook fires when the gradient is
+    complete, just before the group's backward starts."""
+
+    def __init__(self, gm, group_of, exported, device):
+        super().__init__(gm)
+        self.device = device
+        self.group_of = group_of
+        self.exported = exported  # fx nodes whose outputs other groups read
+        self.fwd = {}
+        self.marks = []
+        self.hooked = set()
+
+    def run_node(self, n):
+        gid = self.group_of.get(n.name)
+        if gid is None:
+            return super().run_node(n)
+        t0 = _mem.clock(self.device)
+        out = super().run_node(n)
+        self.fwd[gid] = self.fwd.get(gid, 0.0) + _mem.clock(self.device) - t0
+        if n in self.exported:
+            for t in _mem.tensors_in(out):
+                if t.requires_grad and id(t) not in self.hooked:
+                    self.hooked.add(id(t))
+                    t.register_hook(self._mark(gid))
+        return out
+
+    def _mark(self, gid):
+        def hook(_grad):
+            self.marks.append((_mem.clock(self.device), gid))
+        return hook
+
+
+def _step_times(gm, inputs, loss_fn, groups, group_of, reps):
+    """Per group (forward ms, backward ms), medians over `reps` real steps.
+    A group's backward lasts from its first gradient hook to the next
+    group's (so engine overhead and the accumulation of its weight
+    gradients count too); the loss's from backward() to the first hook."""
+    exported = set()
+    for g in groups:
+        mem = set(g.members)
+        exported |= {m for m in g.members if any(u not in mem for u in m.users)}
+    fwd = {g.id: [] for g in groups}
+    bwd = {g.id: [] for g in groups}
+    dev = next((t.device for t in list(_mem.tensors_in(inputs)) + list(gm.parameters())), None)
     for _ in range(reps):
-        for lf in leaves:
-            lf.grad = None
-        t0 = time.perf_counter()
-        outs = runner.forward(g, ext)
-        fwd.append(time.perf_counter() - t0)
-        ts = outs
-        if ts:
-            seeds = [torch.ones_like(t) for t in ts]
-            t0 = time.perf_counter()
-            torch.autograd.backward(ts, seeds)
-            bwd.append(time.perf_counter() - t0)
-        del outs, ts
-    g.time = _median_ms(fwd)
-    g.bwd_time = _median_ms(bwd)
+        tm = _Timer(gm, group_of, exported, dev)
+        out = tm.run(*inputs)
+        t0 = _mem.clock(dev)
+        loss = loss_fn(out)
+        tm.fwd[LOSS_ID] = _mem.clock(dev) - t0
+        del out
+        tb = _mem.clock(dev)
+        loss.backward()
+        te = _mem.clock(dev)
+        del loss
+        starts = {}
+        for t, gid in tm.marks:
+            starts.setdefault(gid, t)
+        seq = sorted((t, gid) for gid, t in starts.items())
+        seq = [(tb, LOSS_ID)] + seq + [(te, None)]
+        took = {}
+        for (t, gid), (t2, _) in zip(seq, seq[1:]):
+            took[gid] = took.get(gid, 0.0) + t2 - t
+        for g in groups:
+            fwd[g.id].append(tm.fwd.get(g.id, 0.0))
+            bwd[g.id].append(took.get(g.id, 0.0))
+        zero_grads(gm)
+    for g in groups:
+        g.time = _median_ms(fwd[g.id])
+        g.bwd_time = _median_ms(bwd[g.id])
 
 
 # ---- export --------------------------------------------------------------
@@ -549,7 +618,7 @@ def _record_and_measure(gm, inputs, loss_fn, exp, reps, measure):
     rec = _Recorder(gm)
     out = rec.run(*inputs)
     out_node = next(n for n in gm.graph.nodes if n.op == "output")
-    loss, lsaved = _record_call(lambda: loss_fn(out))
+    loss, lsaved = _record_call(lambda o=out: loss_fn(o))
     if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
         raise ValueError("memplan.torch: loss_fn must return a scalar tensor")
 
@@ -589,9 +658,10 @@ def _record_and_measure(gm, inputs, loss_fn, exp, reps, measure):
                         for n in placeholders]
     del loss, out
     if measure:
+        _step_times(gm, inputs, loss_fn, exp.groups, exp.group_of, max(1, reps))
         runner = _NodeRunner(gm, rec.env, stand, loss_fn, out_node)
         for g in exp.groups:
-            _measure_group(runner, g, groups, reps)
+            _measure_group(runner, g, groups)
     rec.env.clear()
 
 

@@ -12,7 +12,6 @@ model and optimizer are left as they were.
 
 import gc
 import statistics
-import time
 
 import torch
 
@@ -62,13 +61,9 @@ def measure(model, example_inputs, loss_fn=None, optimizer=None, device=None, ti
             zero_grads(model)
             times = []
             for _ in range(time_reps):
-                if dev.type == "cuda":
-                    torch.cuda.synchronize(dev)
-                t0 = time.perf_counter()
+                t0 = _mem.clock(dev)
                 _step(model, inputs, loss_fn, optimizer)
-                if dev.type == "cuda":
-                    torch.cuda.synchronize(dev)
-                times.append(time.perf_counter() - t0)
+                times.append(_mem.clock(dev) - t0)
                 zero_grads(model)
     finally:
         model.train(was_training)

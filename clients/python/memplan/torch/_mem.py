@@ -11,9 +11,13 @@ events: each `[memory]` event is an allocation (positive bytes) or a free
 (negative); their running sum in time order is the memory allocated since
 the region began, and its maximum is the region's peak above what was
 resident when it started. On CUDA the allocator's own peak counter is used.
+
+Times (clock()) are CPU time of the calling thread when torch runs on one
+thread, which keeps them steady on a machine shared with other work.
 """
 
 import contextlib
+import time
 
 import torch
 import torch.fx
@@ -27,6 +31,19 @@ try:
     from torch._C._profiler import _ExperimentalConfig
 except ImportError:  # pragma: no cover - older torch
     from torch._C._autograd import _ExperimentalConfig
+
+
+def clock(device=None):
+    """The clock steps and nodes are timed with: on CUDA wall time after a
+    synchronize; on CPU this thread's CPU time when torch computes on this
+    thread alone (it does not count time the thread waits for a busy
+    machine's cores), wall time otherwise."""
+    if device is not None and torch.device(device).type == "cuda":
+        torch.cuda.synchronize(device)
+        return time.perf_counter()
+    if torch.get_num_threads() == 1:
+        return time.thread_time()
+    return time.perf_counter()
 
 
 def storage_key(t):

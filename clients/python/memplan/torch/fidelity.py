@@ -19,11 +19,19 @@ states: the figure the measurement is compared with. Errors are
 (predicted - measured) / measured in percent, over the whole step
 (`error_pct`) and over the part above resident memory
 (`dynamic_error_pct`).
+
+Which plan is applied. `direct` is the planner's answer at the budget.
+Because torch frees more than that plan assumes, `planned` is the plan
+chosen by fitting (_fit.py): among the planner's answers at a grid of
+budgets, the fastest whose applied schedule fits the budget in memplan's
+simulator. Both are applied, measured and checked for equal gradients.
 """
+
+import json
 
 import torch
 
-from . import _planner
+from . import _fit, _planner
 from ._apply import apply, honest_schedule
 from ._export import as_tuple, default_loss, export_full, preserved
 from ._mem import tensors_in
@@ -111,29 +119,62 @@ def _row(pred_peak, pred_time, meas, const):
             "predicted_time_ms": round(pred_time, 3), "measured_time_ms": round(meas["time_ms"], 3)}
 
 
-def fidelity(model, example_inputs, budget_fraction=0.6, *, name=None, batch=None, loss_fn=None,
-             server=None, solver="auto", reps=3, export=None):
-    """The fidelity record (a dict, see the module comment) for one model."""
+def fidelity_many(model, example_inputs, fractions, *, name=None, batch=None, loss_fn=None,
+                  server=None, solver="auto", reps=3, fit=True):
+    """Fidelity records for several budget fractions of one model, sharing
+    the export, the plain measurement and the fitting candidates.
+
+    `direct`: the planner's plan at the budget, applied. `planned`: the plan
+    applied after fitting (see _fit.py; the direct plan when fit is False
+    or there is no local simulator)."""
     inputs = as_tuple(example_inputs)
-    exp = export or export_full(model, inputs, loss_fn, reps=reps)
+    exp = export_full(model, inputs, loss_fn, reps=reps)
     graph = exp.graph
     if server is None and not _planner.cli_supports_saved_bytes():
         graph = _planner.without_saved_bytes(graph)
     plain = _planner.plan(graph, _planner.NO_BUDGET, solver="none", server=server)
     const = plain["const_bytes"]
-    budget = int(const + budget_fraction * (plain["peak_bytes"] - const))
     meas_plain = measure(exp.gm, inputs, loss_fn, time_reps=reps)
-    out = {"model": name or type(model).__name__, "batch": batch, "budget": budget,
-           "budget_fraction": budget_fraction, "const_bytes": const,
-           "plain": _row(plain["peak_bytes"], plain["time"]["total"], meas_plain, const)}
-    plan = _planner.plan(graph, budget, solver=solver, server=server)
-    out["solver_used"] = plan.get("solver_used")
-    out["feasible"] = bool(plan.get("feasible"))
-    if not plan.get("feasible"):
-        out["planned"] = None
-        out["min_feasible_budget"] = plan.get("min_feasible_budget")
-        out["grads_match"] = None
-        return out
+    plain_row = _row(plain["peak_bytes"], plain["time"]["total"], meas_plain, const)
+    budgets = [int(const + f * (plain["peak_bytes"] - const)) for f in fractions]
+    cands = []
+    if fit:
+        asked = _fit.grid(graph, plain["peak_bytes"], server=server, solver=solver) + budgets
+        cands = _fit.candidates(graph, exp.gm, exp.group_of, predict_applied, asked, server,
+                                solver)
+    done = {}  # schedule -> (row, grads_match), each plan applied and measured once
+    out = []
+    for f, budget in zip(fractions, budgets):
+        rec = {"model": name or type(model).__name__, "batch": batch, "budget": budget,
+               "budget_fraction": f, "const_bytes": const, "plain": dict(plain_row)}
+        plan = _planner.plan(graph, budget, solver=solver, server=server)
+        rec["solver_used"] = plan.get("solver_used")
+        rec["feasible"] = bool(plan.get("feasible"))
+        rec["direct"] = None
+        if plan.get("feasible"):
+            rec["direct"], gm_ok = _applied_row(model, inputs, graph, plan, budget, const, loss_fn,
+                                                reps, done)
+            rec["grads_match"] = gm_ok
+        else:
+            rec["min_feasible_budget"] = plan.get("min_feasible_budget")
+            rec["grads_match"] = None
+        chosen = _fit.choose(cands, budget)
+        if chosen is None:
+            rec["planned"] = rec["direct"]
+        else:
+            rec["planned"], rec["grads_match"] = _applied_row(model, inputs, graph, chosen.plan,
+                                                              chosen.asked, const, loss_fn, reps,
+                                                              done)
+            rec["feasible"] = True
+        out.append(rec)
+    return out
+
+
+def _applied_row(model, inputs, graph, plan, asked, const, loss_fn, reps, done):
+    key = json.dumps(plan["schedule"])
+    if key in done:
+        row, ok = done[key]
+        return dict(row), ok
     applied = apply(model, plan)
     meas = measure(applied, inputs, loss_fn, time_reps=reps)
     pred = predict_applied(graph, applied.mapping)
@@ -143,6 +184,7 @@ def fidelity(model, example_inputs, budget_fraction=0.6, *, name=None, batch=Non
     else:
         row = _row(pred[0], pred[1], meas, const)
         row["predicted_by"] = "applied schedule"
+    row["plan_budget"] = int(asked)
     row["plan_peak_bytes"] = int(plan["peak_bytes"])
     row["plan_error_pct"] = _pct(plan["peak_bytes"], meas["peak_bytes"])
     row["plan_dynamic_error_pct"] = _pct(plan["peak_bytes"] - const, meas["dynamic_peak_bytes"])
@@ -150,6 +192,12 @@ def fidelity(model, example_inputs, budget_fraction=0.6, *, name=None, batch=Non
     row["segments"] = plan.get("segments")
     row["checkpointed_regions"] = len(applied.regions)
     row["recomputed"] = len(plan.get("recomputed", []))
-    out["planned"] = row
-    out["grads_match"] = grads_match(model, applied, inputs, loss_fn)
-    return out
+    ok = grads_match(model, applied, inputs, loss_fn)
+    done[key] = (row, ok)
+    return dict(row), ok
+
+
+def fidelity(model, example_inputs, budget_fraction=0.6, **kw):
+    """The fidelity record (a dict, see the module comment) for one model
+    at one budget fraction."""
+    return fidelity_many(model, example_inputs, [budget_fraction], **kw)[0]
