@@ -14,20 +14,24 @@ than the one before. (Two segments without recomputation in a row may read
 as one; that changes nothing, since neither is checkpointed.)
 
 The mapping. torch.utils.checkpoint re-runs a whole function, kept outputs
-included, and keeps the function's inputs until its backward is done. So
-for a segment that recomputes something, the checkpointed region is the
-segment's nodes from the first recomputed one on in graph order: that
-covers every recomputed node and everything after it, among them each node
-whose backward reads a recomputed value (it must not save that value in
-the forward pass); the segment's earlier nodes are kept or not needed by
-the plan and run as usual. Segments with nothing to recompute (the last
-one always) run as usual. fx nodes that are not memplan nodes (views,
-in-place ops, sizes) go with the node whose storage they alias, or after
-their latest input.
+included, drops everything the function's ops save in the forward pass,
+and keeps the function's inputs until its backward is done. So for a
+segment that recomputes something, the checkpointed region is the smallest
+one that does what the plan says: the nodes the plan recomputes, the nodes
+whose backward reads a recomputed value (they must not save it in the
+forward pass), and the nodes on paths between those. The segment's other
+nodes run as usual, before or after the region: they are kept or not
+needed, and what they save is what the plan holds for them. Segments with
+nothing to recompute (the last one always) run as usual. fx nodes that are
+not memplan nodes (views, in-place ops, sizes) go with the node whose
+storage they alias, or after their latest input. Without the exported graph
+(a plan applied to a model exported in another process) the region is the
+segment's nodes from its first recomputed one on in graph order.
 
-What torch really does then differs from memplan's schedule in two ways:
-the region's outputs and unneeded nodes are recomputed too, and the
-region's inputs stay alive until its backward. honest_schedule() writes the
+What torch really does then still differs from memplan's schedule: every
+region node is recomputed, also those the plan would not recompute (kept
+values, readers of recomputed values), and the region's inputs stay alive
+until its backward. honest_schedule() writes the
 schedule torch really follows (every region node recomputed unless its
 forward value is still alive) so that memplan's simulator can predict the
 applied step exactly.
@@ -55,8 +59,9 @@ class Mapping:
         self.blocks = []      # backward-phase blocks: dicts rec, bwd (ids), region (set)
         self.seg = {}         # memplan id -> segment index (0 = first)
         self.pos = {}         # memplan id -> graph order position
-        self.unit = {}        # fx node -> (segment, in_region)
+        self.unit = {}        # fx node -> (segment, 0 before / 1 in / 2 after the region)
         self.id_of = {}       # fx node name -> memplan id, for nodes that are or alias one
+        self.unit_of_id = {}  # memplan id -> unit
         self.units = []       # ordered (segment, in_region)
 
 
@@ -91,10 +96,46 @@ def _blocks(schedule, pos):
     return blocks
 
 
-def plan_mapping(gm, plan, group_of=None):
+def _region_by_reads(block, graph_nodes):
+    """The nodes of a segment that must run under checkpoint: those the plan
+    recomputes, those whose backward reads a recomputed value (they must
+    not save it in the forward pass), and every node on a path between two
+    of them (a region is one function call). The segment's other nodes run
+    as usual, before the region or after it."""
+    rec = set(block["rec"])
+    inside = set(block["bwd"])
+    acts = {v: [u for u in graph_nodes[v].get("inputs", ()) if u in inside] for v in inside}
+    core = set(rec)
+    for w in inside:
+        if graph_nodes[w].get("bwd_reads", "inputs") in ("inputs", "both") and \
+                any(u in rec for u in acts[w]):
+            core.add(w)
+    below = _reach(core, acts)  # core and everything it is computed from
+    succ = {v: [] for v in inside}
+    for v in inside:
+        for u in acts[v]:
+            succ[u].append(v)
+    above = _reach(core, succ)  # core and everything computed from it
+    return below & above, above
+
+
+def _reach(start, edges):
+    seen, todo = set(start), list(start)
+    while todo:
+        for u in edges[todo.pop()]:
+            if u not in seen:
+                seen.add(u)
+                todo.append(u)
+    return seen
+
+
+def plan_mapping(gm, plan, group_of=None, graph=None):
     """Mapping of `plan` (a memplan plan answer with a schedule) onto the
     traced module gm. group_of: fx node name -> memplan id, from export
-    (views and in-place ops then follow their storage exactly)."""
+    (views and in-place ops then follow their storage exactly). graph: the
+    exported graph; with it a region holds only what must be recomputed
+    (see _region_by_reads), without it a segment's nodes from its first
+    recomputed one on in graph order."""
     if not plan.get("feasible", True) and "schedule" not in plan:
         raise PlanError("memplan.torch.apply: the plan is infeasible and has no schedule")
     if "schedule" not in plan:
@@ -108,29 +149,38 @@ def plan_mapping(gm, plan, group_of=None):
     for i in sorted(ids - set(m.pos)):  # the loss and other nodes outside the model
         m.pos[i] = len(m.pos)
     m.blocks = _blocks(plan["schedule"], m.pos)
+    gnodes = {n["id"]: n for n in graph["nodes"]} if graph is not None else None
     k = len(m.blocks)
+    unit_of = {}
     for bi, b in enumerate(m.blocks):
         sg = k - 1 - bi
         for v in b["bwd"]:
             m.seg[v] = sg
+            unit_of[v] = (sg, 0)
         b["seg"] = sg
         region = set()
-        if b["rec"]:
+        if b["rec"] and gnodes is not None:
+            region, after = _region_by_reads(b, gnodes)
+            for v in after - region:
+                unit_of[v] = (sg, 2)
+        elif b["rec"]:
             lo = min(m.pos[v] for v in b["rec"])
             region = {v for v in b["bwd"] if m.pos[v] >= lo}
-            missing = set(b["rec"]) - region
-            if missing:
-                raise PlanError("memplan.torch.apply: recomputed %s outside its segment"
-                                % sorted(missing))
+        missing = set(b["rec"]) - region
+        if missing:
+            raise PlanError("memplan.torch.apply: recomputed %s outside its segment"
+                            % sorted(missing))
+        for v in region:
+            unit_of[v] = (sg, 1)
         b["region"] = region
-    region_of = {v: (b["seg"], 1) for b in m.blocks for v in b["region"]}
+    m.unit_of_id = unit_of
     # every fx node gets a unit: memplan nodes their own, the others their
     # storage's (group_of) or their latest input's
     group_of = group_of or {}
     for n in nodes:
         gid = n.name if n.name in m.seg else group_of.get(n.name)
         if gid is not None and gid in m.seg:
-            m.unit[n] = region_of.get(gid, (m.seg[gid], 0))
+            m.unit[n] = unit_of[gid]
             m.id_of[n.name] = gid
             continue
         ins = [m.unit[i] for i in n.all_input_nodes if i in m.unit]
@@ -202,17 +252,20 @@ class Applied(torch.nn.Module):
             if n.op == "placeholder":
                 env[n] = top.node_copy(n, lambda x: env[x])
         self.regions = []
-        self.kept = set()  # memplan ids a checkpointed region hands on (what it keeps)
+        # memplan ids a checkpointed region hands on to later segments: what
+        # the forward pass keeps of it
+        self.kept = set()
         for ui, u in enumerate(mapping.units):
             members = by_unit[u]
             mset = set(members)
             sub, inputs, outs = _submodule(
                 gm, members, lambda n: any(x not in mset for x in n.users))
-            name = "seg%d_%s" % (u[0], "ckpt" if u[1] else "plain")
-            if u[1]:
+            name = "seg%d_%s" % (u[0], ("plain", "ckpt", "after")[u[1]])
+            if u[1] == 1:
                 sub = _Checkpointed(sub)
                 self.regions.append([n.name for n in members])
-                self.kept |= {mapping.id_of[o.name] for o in outs if o.name in mapping.id_of}
+                self.kept |= {mapping.id_of[o.name] for o in outs if o.name in mapping.id_of and
+                              any(mapping.unit.get(x, (None,))[0] != u[0] for x in o.users)}
             self.add_module(name, sub)
             res = top.call_module(name, tuple(env[i] for i in inputs))
             for j, o in enumerate(outs):
@@ -233,8 +286,11 @@ def apply(model, plan, graph=None):
     model's parameters."""
     gm = trace(model)
     exp = _EXPORTS.get(id(model))
-    group_of = exp.group_of if exp is not None and exp.model_ref() is model else None
-    mapping = plan_mapping(gm, plan, group_of)
+    if exp is not None and exp.model_ref() is model:
+        group_of, graph = exp.group_of, graph or exp.graph
+    else:
+        group_of = None
+    mapping = plan_mapping(gm, plan, group_of, graph)
     return Applied(gm, mapping, plan)
 
 
@@ -246,7 +302,7 @@ def honest_schedule(mapping, graph):
     alive because their own backward reads it."""
     nodes = {n["id"]: n for n in graph["nodes"]}
     acts = [n["id"] for n in graph["nodes"] if n.get("kind", "activation") == "activation"]
-    fwd = sorted(acts, key=lambda v: (mapping.seg.get(v, 0), mapping.pos.get(v, 0)))
+    fwd = sorted(acts, key=lambda v: (mapping.unit_of_id.get(v, (0, 0)), mapping.pos.get(v, 0)))
     steps = [{"op": "compute", "node": v} for v in fwd]
     for b in mapping.blocks:
         region = b["region"]

@@ -476,6 +476,11 @@ def _measure_group(runner, g, groups):
         outs = runner.forward(g, ext)
         m1 = torch.empty(_SENTINELS[0], dtype=torch.uint8)
         s = _seed(outs)
+        grad_out = sum(t.numel() * t.element_size() for t in outs)
+        # only autograd holds the node's values now, as in a real step at
+        # this node's backward: what one op of the node saved is freed when
+        # that op's backward is done, before the node's next op runs
+        del outs
         m2 = torch.empty(_SENTINELS[1], dtype=torch.uint8)
         if s is not None:
             s.backward()
@@ -485,9 +490,8 @@ def _measure_group(runner, g, groups):
     made = _mem.storage_bytes([lf.grad for lf in leaves if lf.grad is not None])
     # memplan's backward step holds the node's output gradient and the
     # gradients it makes for its activation inputs; the rest is workspace
-    grad_out = sum(t.numel() * t.element_size() for t in outs)
-    g.ws_bwd = max(0, bpeak - grad_out - made) if outs else 0
-    del m1, m2, outs
+    g.ws_bwd = max(0, bpeak - grad_out - made) if grad_out else 0
+    del m1, m2
 
 
 # ---- times, from real steps ---------------------------------------------

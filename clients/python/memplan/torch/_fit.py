@@ -43,7 +43,7 @@ def candidates(graph, gm, group_of, predict, budgets, server=None, solver="auto"
         if key in seen:
             continue
         seen.add(key)
-        m = plan_mapping(gm, p, group_of)
+        m = plan_mapping(gm, p, group_of, graph)
         pred = predict(graph, m)
         if pred is None:
             continue

@@ -54,8 +54,11 @@ def plan(graph, budget, solver="auto", server=None, timeout=600.0):
     checkpoints, schedule, ...) for `graph` under `budget` bytes."""
     if server:
         from memplan.client import Client  # the stdlib HTTP client, lazily
-        return Client(server, token=None, timeout=timeout).plan(graph, int(budget), solver=solver,
-                                                               wait=True)
+        res = Client(server, token=None, timeout=timeout).plan(graph, int(budget), solver=solver,
+                                                              wait=30.0, timeout=timeout)
+        if "feasible" not in res and isinstance(res.get("result"), dict):
+            res = res["result"]  # a plan view rather than its result
+        return res
     return _run_cli(["plan", "--budget", str(int(budget)), "--solver", solver], graph,
                     timeout=timeout)
 
