@@ -7,9 +7,9 @@ training step, counting the same things the prediction counts.
 """
 
 from ._trace import TraceError, trace
-from ._export import export, export_full, default_loss
+from ._export import default_loss, export, export_full, step_peak
 from ._apply import Applied, PlanError, apply, honest_schedule, plan_mapping
 from ._measure import measure, measure_peak
 
-__all__ = ["TraceError", "trace", "export", "export_full", "default_loss", "Applied", "PlanError",
-           "apply", "honest_schedule", "plan_mapping", "measure", "measure_peak"]
+__all__ = ["TraceError", "trace", "export", "export_full", "default_loss", "step_peak", "Applied",
+           "PlanError", "apply", "honest_schedule", "plan_mapping", "measure", "measure_peak"]

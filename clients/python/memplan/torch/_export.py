@@ -27,7 +27,12 @@ the same masks.
 Weights, gradients, optimizer state. The graph models steady-state
 training with parameter gradients zeroed in place: parameters, buffers,
 the gradients kept for the optimizer and the optimizer's state are resident
-for the whole step, so their bytes are the graph's param_bytes. The data
+for the whole step, so their bytes are the graph's param_bytes. A freshly
+computed weight gradient lives until AccumulateGrad adds it into .grad:
+that is workspace of the op's backward (below). optimizer.step() runs after
+backward with only resident memory left; its own peak is measured apart
+(Export.optimizer_step_peak, step_peak()), since the graph has no step
+after the last backward. The data
 inputs are `input` nodes. Both are measured as storages (see _mem.py), the
 same way measure_peak counts what is resident.
 
@@ -225,7 +230,7 @@ class Export:
         self.group_of = {}       # fx node name -> group id (members)
         self.state_bytes = 0
         self.input_bytes = 0
-        self.optimizer_step_peak = 0
+        self.optimizer_step_peak = 0  # bytes optimizer.step() allocates at its peak
         self.notes = []
 
 
@@ -597,6 +602,15 @@ def export_full(model, example_inputs, loss_fn=None, optimizer=None, *, name=Non
     exp.model_ref = weakref.ref(model)
     _EXPORTS[id(model)] = exp  # apply() uses the storage groups
     return exp
+
+
+def step_peak(exp, planner_peak):
+    """The predicted peak of a whole training step: memplan's peak for
+    forward and backward, or the optimizer step's, which runs when only
+    resident memory is left (Adam's temporaries on a large weight can top
+    a small activation peak)."""
+    const = exp.state_bytes + exp.input_bytes
+    return max(int(planner_peak), const + exp.optimizer_step_peak)
 
 
 def export(model, example_inputs, loss_fn=None, optimizer=None, **kw):
