@@ -1,0 +1,67 @@
+"""python3 -m memplan.torch - export a model's training graph, or check how
+well memplan predicts it.
+
+  export   --model M --batch N --out graph.json
+  fidelity --model M --batch N [--budget-fraction F] [--server URL]
+
+M is torchvision:NAME (input N x 3 x S x S, S = --image-size, default 64)
+or FILE.py:FUNC, where FUNC(N) or FUNC() returns (model, example_inputs);
+the loss is the sum of the outputs. fidelity prints one JSON object (see
+memplan/torch/fidelity.py). Without --server the plans come from the local
+CLI ($MEMPLAN_CLI, default build/memplan), with it from the daemon.
+"""
+
+import argparse
+import json
+import sys
+
+
+def _parser():
+    ap = argparse.ArgumentParser(prog="python3 -m memplan.torch", description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for name in ("export", "fidelity"):
+        p = sub.add_parser(name)
+        p.add_argument("--model", required=True, help="torchvision:NAME or FILE.py:FUNC")
+        p.add_argument("--batch", type=int, required=True)
+        p.add_argument("--image-size", type=int, default=64)
+        p.add_argument("--reps", type=int, default=3, help="timing repetitions (median)")
+        if name == "export":
+            p.add_argument("--out", required=True, help="graph file to write ('-': stdout)")
+        else:
+            p.add_argument("--budget-fraction", type=float, default=0.6,
+                           help="budget = constant memory + F x plain backprop's dynamic peak")
+            p.add_argument("--server", default=None, help="memplan daemon URL")
+            p.add_argument("--solver", default="auto")
+    return ap
+
+
+def main(argv=None):
+    args = _parser().parse_args(argv)
+    from . import export
+    from .fidelity import fidelity
+    from .models import load
+    if args.batch < 1:
+        print("memplan.torch: --batch must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        model, inputs = load(args.model, args.batch, args.image_size)
+    except (ValueError, OSError, ImportError) as e:
+        print(str(e), file=sys.stderr)
+        return 2
+    if args.cmd == "export":
+        g = export(model, inputs, name=args.model, reps=args.reps)
+        text = json.dumps(g, indent=1)
+        if args.out == "-":
+            print(text)
+        else:
+            with open(args.out, "w") as f:
+                f.write(text + "\n")
+        return 0
+    rec = fidelity(model, inputs, args.budget_fraction, name=args.model, batch=args.batch,
+                   server=args.server, solver=args.solver, reps=args.reps)
+    print(json.dumps(rec, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

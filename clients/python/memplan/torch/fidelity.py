@@ -1,0 +1,203 @@
+"""fidelity.py - how well memplan predicts a real PyTorch training step.
+
+For one model and batch: export the graph, plan plain backpropagation
+(solver none) and a recomputation plan at a budget, apply the plan, and
+compare each prediction with the measured step (peak memory and time) and
+the applied model's outputs and gradients with the original's.
+
+Budgets. Resident memory (parameters, gradients, inputs) cannot be planned
+away, so a budget fraction F means constant memory plus F times the
+dynamic part of plain backpropagation's predicted peak.
+
+Two predictions for the applied plan. `plan_peak_bytes` is the planner's
+own answer. torch.utils.checkpoint, though, re-runs a whole region (its
+kept outputs and the nodes the plan would not recompute, whose saved
+tensors it drops in the forward pass) and keeps each region's RNG state
+until the region's backward. `predicted_peak_bytes` is memplan's simulator
+on the schedule torch really runs (_apply.honest_schedule) plus those RNG
+states: the figure the measurement is compared with. Errors are
+(predicted - measured) / measured in percent, over the whole step
+(`error_pct`) and over the part above resident memory
+(`dynamic_error_pct`).
+
+Which plan is applied. `direct` is the planner's answer at the budget.
+Because torch frees more than that plan assumes, `planned` is the plan
+chosen by fitting (_fit.py): among the planner's answers at a grid of
+budgets, the fastest whose applied schedule fits the budget in memplan's
+simulator. Both are applied, measured and checked for equal gradients.
+"""
+
+import json
+
+import torch
+
+from . import _fit, _planner
+from ._apply import apply, honest_schedule
+from ._export import as_tuple, default_loss, export_full, preserved
+from ._mem import tensors_in
+from ._measure import measure
+
+
+def _pct(pred, meas):
+    if not meas:
+        return None
+    return round(100.0 * (pred - meas) / meas, 3) + 0.0  # no -0.0
+
+
+def _outputs_and_grads(module, params, inputs, loss_fn, seed=1234):
+    for p in params:
+        p.grad = None
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        out = module(*inputs)
+        loss = loss_fn(out)
+        loss.backward()
+    outs = [t.detach().clone() for t in tensors_in(out)]
+    grads = [None if p.grad is None else p.grad.clone() for p in params]
+    for p in params:
+        p.grad = None
+    return outs, grads
+
+
+def grads_match(model, applied, inputs, loss_fn=None):
+    """Whether the applied module's outputs and parameter gradients equal
+    the original model's bit for bit (same RNG seed for both)."""
+    loss_fn = loss_fn or default_loss
+    inputs = as_tuple(inputs)
+    params = list(model.parameters())
+    with preserved(model):
+        ro, rg = _outputs_and_grads(model, params, inputs, loss_fn)
+        ao, ag = _outputs_and_grads(applied, params, inputs, loss_fn)
+    if len(ro) != len(ao) or any(not torch.equal(a, b) for a, b in zip(ro, ao)):
+        return False
+    return all((a is None and b is None) or (a is not None and b is not None and torch.equal(a, b))
+               for a, b in zip(rg, ag))
+
+
+def _rng_bytes():
+    return torch.get_rng_state().numel()
+
+
+def _alive_regions(schedule, mapping, step):
+    """Regions whose RNG state torch still holds at schedule step `step`."""
+    first, last = {}, {}
+    where = {}
+    for bi, b in enumerate(mapping.blocks):
+        for v in b["region"]:
+            where[v] = bi
+    for i, s in enumerate(schedule["steps"]):
+        bi = where.get(s["node"])
+        if bi is None:
+            continue
+        if s["op"] == "compute":
+            first.setdefault(bi, i)
+        elif s["op"] == "backward":
+            last[bi] = i
+    return sum(1 for bi in first if first[bi] <= step <= last.get(bi, step))
+
+
+def predict_applied(graph, mapping):
+    """memplan's prediction of the applied step: (peak bytes, time, report)
+    from the simulator on the honest schedule, or None without a local CLI."""
+    sched = honest_schedule(mapping, graph)
+    try:
+        rep = _planner.simulate(graph, sched)
+    except _planner.PlannerError:
+        return None
+    if not rep.get("valid", False):
+        raise _planner.PlannerError("the applied schedule is invalid in memplan's model: %s"
+                                    % rep.get("error", rep))
+    peak = rep["peak_bytes"] + _rng_bytes() * _alive_regions(sched, mapping, rep["peak_step"])
+    return peak, rep["time"]["total"], rep
+
+
+def _row(pred_peak, pred_time, meas, const):
+    dyn_pred = pred_peak - const
+    return {"predicted_peak_bytes": int(pred_peak), "measured_peak_bytes": int(meas["peak_bytes"]),
+            "error_pct": _pct(pred_peak, meas["peak_bytes"]),
+            "dynamic_error_pct": _pct(dyn_pred, meas["dynamic_peak_bytes"]),
+            "predicted_time_ms": round(pred_time, 3), "measured_time_ms": round(meas["time_ms"], 3)}
+
+
+def fidelity_many(model, example_inputs, fractions, *, name=None, batch=None, loss_fn=None,
+                  server=None, solver="auto", reps=3, fit=True):
+    """Fidelity records for several budget fractions of one model, sharing
+    the export, the plain measurement and the fitting candidates.
+
+    `direct`: the planner's plan at the budget, applied. `planned`: the plan
+    applied after fitting (see _fit.py; the direct plan when fit is False
+    or there is no local simulator)."""
+    inputs = as_tuple(example_inputs)
+    exp = export_full(model, inputs, loss_fn, reps=reps)
+    graph = exp.graph
+    if server is None and not _planner.cli_supports_saved_bytes():
+        graph = _planner.without_saved_bytes(graph)
+    plain = _planner.plan(graph, _planner.NO_BUDGET, solver="none", server=server)
+    const = plain["const_bytes"]
+    meas_plain = measure(exp.gm, inputs, loss_fn, time_reps=reps)
+    plain_row = _row(plain["peak_bytes"], plain["time"]["total"], meas_plain, const)
+    budgets = [int(const + f * (plain["peak_bytes"] - const)) for f in fractions]
+    cands = []
+    if fit:
+        asked = _fit.grid(graph, plain["peak_bytes"], server=server, solver=solver) + budgets
+        cands = _fit.candidates(graph, exp.gm, exp.group_of, predict_applied, asked, server,
+                                solver)
+    done = {}  # schedule -> (row, grads_match), each plan applied and measured once
+    out = []
+    for f, budget in zip(fractions, budgets):
+        rec = {"model": name or type(model).__name__, "batch": batch, "budget": budget,
+               "budget_fraction": f, "const_bytes": const, "plain": dict(plain_row)}
+        plan = _planner.plan(graph, budget, solver=solver, server=server)
+        rec["solver_used"] = plan.get("solver_used")
+        rec["feasible"] = bool(plan.get("feasible"))
+        rec["direct"] = None
+        if plan.get("feasible"):
+            rec["direct"], gm_ok = _applied_row(model, inputs, graph, plan, budget, const, loss_fn,
+                                                reps, done)
+            rec["grads_match"] = gm_ok
+        else:
+            rec["min_feasible_budget"] = plan.get("min_feasible_budget")
+            rec["grads_match"] = None
+        chosen = _fit.choose(cands, budget)
+        if chosen is None:
+            rec["planned"] = rec["direct"]
+        else:
+            rec["planned"], rec["grads_match"] = _applied_row(model, inputs, graph, chosen.plan,
+                                                              chosen.asked, const, loss_fn, reps,
+                                                              done)
+            rec["feasible"] = True
+        out.append(rec)
+    return out
+
+
+def _applied_row(model, inputs, graph, plan, asked, const, loss_fn, reps, done):
+    key = json.dumps(plan["schedule"])
+    if key in done:
+        row, ok = done[key]
+        return dict(row), ok
+    applied = apply(model, plan)
+    meas = measure(applied, inputs, loss_fn, time_reps=reps)
+    pred = predict_applied(graph, applied.mapping)
+    if pred is None:  # no local simulator: the planner's own figure
+        row = _row(plan["peak_bytes"], plan["time"]["total"], meas, const)
+        row["predicted_by"] = "plan"
+    else:
+        row = _row(pred[0], pred[1], meas, const)
+        row["predicted_by"] = "applied schedule"
+    row["plan_budget"] = int(asked)
+    row["plan_peak_bytes"] = int(plan["peak_bytes"])
+    row["plan_error_pct"] = _pct(plan["peak_bytes"], meas["peak_bytes"])
+    row["plan_dynamic_error_pct"] = _pct(plan["peak_bytes"] - const, meas["dynamic_peak_bytes"])
+    row["plan_time_ms"] = round(plan["time"]["total"], 3)
+    row["segments"] = plan.get("segments")
+    row["checkpointed_regions"] = len(applied.regions)
+    row["recomputed"] = len(plan.get("recomputed", []))
+    ok = grads_match(model, applied, inputs, loss_fn)
+    done[key] = (row, ok)
+    return dict(row), ok
+
+
+def fidelity(model, example_inputs, budget_fraction=0.6, **kw):
+    """The fidelity record (a dict, see the module comment) for one model
+    at one budget fraction."""
+    return fidelity_many(model, example_inputs, [budget_fraction], **kw)[0]
