@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cache.h"
+#include "json_util.h"
 #include "log.h"
 #include "metrics.h"
 #include "routes.h"
@@ -73,7 +74,7 @@ enum MHD_Result srv_respond_blob(srv_req_t *r, unsigned status, srv_blob_t *blob
 }
 
 enum MHD_Result srv_respond_json(srv_req_t *r, unsigned status, json_t *body) {
-  char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+  char *text = body ? mp_json_dumps(body, JSON_COMPACT) : NULL;
   json_decref(body);
   if (text == NULL) {
     static const char oom[] = "{\"error\":{\"code\":\"internal\",\"message\":\"out of memory\",\"path\":\"\"}}";

@@ -11,6 +11,7 @@
 #define MP_SUITES(X)  \
   X(graph)            \
   X(units)            \
+  X(json_util)        \
   X(format_json)      \
   X(format_kusumoto)  \
   X(format_nodelink)  \
