@@ -136,9 +136,11 @@ bench: deps $(BENCH) $(B)/memplan-server
 	@echo
 	tests/bench/http_bench.sh $(B)/memplan-server
 
-# `make run` starts the daemon on 127.0.0.1:8080 with its store in ./var.
+# `make run` starts the daemon on $(LISTEN) (`make run LISTEN=0.0.0.0:9090`)
+# with its store in ./var.
+LISTEN ?= 127.0.0.1:8080
 run: deps all
-	mkdir -p var && ./$(B)/memplan-server --listen 127.0.0.1:8080 --data-dir var
+	mkdir -p var && ./$(B)/memplan-server --listen $(LISTEN) --data-dir var
 
 # libFuzzer over the graph readers, the writer round trip and the planner
 # (tests/fuzz/fuzz_graph.c); new inputs land in build-fuzz/corpus.

@@ -89,7 +89,8 @@ int mp_cli_load_graph(const char *path, const mp_cli_opts_t *o, mp_graph_t **out
                       mp_format_t *used);
 
 /* Print "memplan: <file>: <where>: <message> (<CODE>)" and return the exit
- * code for that error (2 for input errors, 3 for ENOMEM/EIO). */
+ * code for that error (3 for ENOMEM, 2 for everything else: bad input, a
+ * missing or unreadable file). */
 int mp_cli_report(const char *file, const mp_error_t *err);
 
 /* Print a JSON value to stdout (indented unless --compact) and a newline,
