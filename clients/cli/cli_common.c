@@ -154,6 +154,12 @@ int mp_cli_parse(int argc, char **argv, const char *allowed, int min_pos, int ma
       o->time_unit_seconds = val;
     } else if (strcmp(name, "--prefetch") == 0) {
       o->prefetch = val;
+    } else if (strcmp(name, "--budgets") == 0) {
+      o->budgets = val;
+    } else if (strcmp(name, "--server") == 0) {
+      o->server = val;
+    } else if (strcmp(name, "--token-file") == 0) {
+      o->token_file = val;
     }
   }
   if (o->npos < min_pos) {

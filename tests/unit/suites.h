@@ -20,6 +20,7 @@
   X(saved_bytes)      \
   X(shipped)          \
   X(cli)              \
+  X(cli_server)       \
   X(malformed)        \
   X(plan)             \
   X(solver_dp)        \
