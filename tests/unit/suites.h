@@ -27,6 +27,7 @@
   X(solver_memonger)  \
   X(frontier)         \
   X(server)           \
+  X(metrics)          \
   X(swap_sim)         \
   X(solver_swap)      \
   X(migrate_io)
