@@ -101,8 +101,9 @@ $(BENCH): $(BENCH_SRC:%.c=$(B)/%.o) $(LIBA)
 
 # The whole suite: unit tests, data-driven cases, shipped graphs, CLI checks
 # and the malformed-input sweep all run inside one Check runner (one summary),
-# then the Python package's tests against the real daemon (test-python) and
-# the deployment files against the real daemon (test-deploy).
+# then the Python package's tests against the real daemon (test-python), the
+# deployment files against the real daemon (test-deploy) and the daemon's
+# answers against proto/openapi.yaml (test-contract).
 test: deps
 	@$(MAKE) --no-print-directory test-only
 
@@ -110,6 +111,7 @@ test-only: $(LIBA) $(CLI) $(SRV) $(TESTS)
 	MEMPLAN_CLI=$(CURDIR)/$(CLI) MEMPLAN_SERVER=$(CURDIR)/$(SRV) ./$(TESTS)
 	@$(MAKE) --no-print-directory test-python
 	@$(MAKE) --no-print-directory test-deploy
+	@$(MAKE) --no-print-directory test-contract
 
 # clients/python/tests (stdlib unittest) start the built daemon themselves
 # and end with one summary line.
@@ -122,6 +124,12 @@ test-python: $(CLI) $(SRV)
 .PHONY: test-deploy
 test-deploy: $(SRV) $(CLI)
 	MEMPLAN_SERVER=$(CURDIR)/$(SRV) $(PYTHON) -m unittest discover -s tests/deploy -p 'test_*.py' -v
+
+# Every answer of the real daemon, driven through every route and status
+# proto/openapi.yaml documents, validated against it (tests/contract).
+.PHONY: test-contract
+test-contract: $(SRV)
+	MEMPLAN_SERVER=$(CURDIR)/$(SRV) $(PYTHON) -m unittest discover -s tests/contract -p 'test_*.py' -v
 
 # Sanitizer build in its own tree; the same runner under ASan+UBSan, which
 # runs the planner 2-4x slower: Check's per-test timeouts are scaled to match.
