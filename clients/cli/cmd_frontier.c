@@ -20,27 +20,29 @@
 static int mp__frontier_online(const mp_cli_server_t *s, mp_solver_t solver, const mp_graph_t *g, const char *hash,
                                json_t **out) {
   char path[160];
-  json_t *body;
+  json_t *body, *ans = NULL;
   int rc, status, sent = 0;
+  *out = NULL;
   snprintf(path, sizeof(path), "/v1/graphs/%s/frontier?solver=%s", hash, mp_solver_name(solver));
   for (;;) {
-    if ((rc = mp_cli_server_call(s, "GET", path, NULL, MP_CLI_SERVER_LONG_S, &status, out)) != 0) return rc;
-    if (status == 200 && json_is_array(json_object_get(*out, "points"))) break;
-    if (status != 404 || sent) return mp_cli_server_refused(s, status == 200 ? 500 : status, *out);
-    json_decref(*out);
+    if ((rc = mp_cli_server_call(s, "GET", path, NULL, MP_CLI_SERVER_LONG_S, &status, &ans)) != 0) return rc;
+    if (status == 200 && json_is_array(json_object_get(ans, "points"))) break;
+    if (status != 404 || sent) return mp_cli_server_refused(s, status == 200 ? 500 : status, ans);
+    json_decref(ans);
     body = json_pack("{s:o,s:[i],s:s}", "graph", mp_graph_to_json(g), "budgets", 0, "solver", mp_solver_name(solver));
     if (body == NULL) {
       fprintf(stderr, "memplan: out of memory\n");
       return MP_CLI_EXIT_INTERNAL;
     }
-    rc = mp_cli_server_call(s, "POST", "/v1/fit", body, MP_CLI_SERVER_LONG_S, &status, out);
+    rc = mp_cli_server_call(s, "POST", "/v1/fit", body, MP_CLI_SERVER_LONG_S, &status, &ans);
     json_decref(body);
     if (rc != 0) return rc;
-    if (status != 200) return mp_cli_server_refused(s, status, *out);
-    json_decref(*out);
+    if (status != 200) return mp_cli_server_refused(s, status, ans);
+    json_decref(ans);
     sent = 1;
   }
-  json_object_del(*out, "cache");
+  json_object_del(ans, "cache");
+  *out = ans;
   return 0;
 }
 

@@ -1,9 +1,10 @@
 /* http_client.c - see http_client.h. One exchange: resolve the host
  * (getaddrinfo), connect to each of its addresses in turn, write the
- * request, read until the answer is complete (its Content-Length, the end
- * of its chunks, or the daemon closing the connection), then split the
- * status line, the headers and the body. Every wait is a poll() against
- * one deadline, so a daemon that stops answering costs timeout_s at most. */
+ * request, read until the answer is complete (its Content-Length, or the
+ * daemon closing the connection), then split the status line, the headers
+ * and the body (chunked transfer coding decoded). Every wait is a poll()
+ * against one deadline, so a daemon that stops answering costs timeout_s
+ * at most. */
 #include "http_client.h"
 
 #include <errno.h>
@@ -207,16 +208,13 @@ static size_t mp__dechunk(char *p, size_t n) {
   }
 }
 
-/* Is the answer in buf[0..n) complete (by Content-Length or chunks)? */
+/* Is the answer in buf[0..n) complete by its Content-Length? (Without
+ * one, the daemon's closing the connection ends it.) */
 static int mp__complete(const char *buf, size_t n) {
   size_t he = mp__header_end(buf, n), vl;
   const char *v;
-  if (he == 0) return 0;
-  if ((v = mp__header(buf, he, "Content-Length", &vl)) != NULL) return n - he >= strtoull(v, NULL, 10);
-  if ((v = mp__header(buf, he, "Transfer-Encoding", &vl)) != NULL && vl >= 7 &&
-      strncasecmp(v + vl - 7, "chunked", 7) == 0)
-    return n - he >= 5 && memcmp(buf + n - 5, "0\r\n\r\n", 5) == 0;
-  return 0;
+  if (he == 0 || (v = mp__header(buf, he, "Content-Length", &vl)) == NULL) return 0;
+  return n - he >= strtoull(v, NULL, 10);
 }
 
 /* Split the raw answer into *resp; 0 or -1 with a reason. Takes buf. */

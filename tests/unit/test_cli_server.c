@@ -136,6 +136,16 @@ START_TEST(test_refusals) {
   ck_assert(json_is_true(json_object_get(o, "feasible")));
   json_decref(o);
 
+  /* a frontier of a graph the daemon lacks: sending it (a fit) needs the token */
+  snprintf(args, sizeof(args), "frontier tests/graphs/cg_unet.txt --server http://127.0.0.1:%d", d.port);
+  ck_assert_int_eq(cli(NULL, args, NULL, &err), 2);
+  ck_assert_ptr_nonnull(strstr(err, "answered 401"));
+  free(err);
+  snprintf(env, sizeof(env), "MEMPLAN_TOKEN_FILE=%s", tok);
+  ck_assert_int_eq(cli(env, args, &o, NULL), 0);
+  ck_assert(json_is_array(json_object_get(o, "points")));
+  json_decref(o);
+
   /* the field at fault, as the daemon names it */
   snprintf(args, sizeof(args), "fit " VGG " --budgets 1GB,2GB,3GB --token-file %s --server http://127.0.0.1:%d/", tok,
            d.port);
