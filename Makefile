@@ -48,7 +48,7 @@ TESTS := $(B)/check_all
 BENCH := $(B)/bench_planner
 SRV   := $(B)/memplan-server
 
-.PHONY: all deps run test test-only test-python test-install test-deploy test-fuzz-replay test-chaos install uninstall asan bench fuzz fuzz-run clean
+.PHONY: all deps run test test-only test-python test-install test-deploy test-contract test-fuzz-replay test-chaos install uninstall asan bench fuzz fuzz-run clean
 
 all: $(LIBA) $(CLI) $(SRV)
 
@@ -151,8 +151,9 @@ uninstall:
 # and the malformed-input sweep all run inside one Check runner (one summary),
 # then `make install` is checked (test-install), the Python package's tests
 # run against the real daemon (test-python), and so do the deployment files
-# (test-deploy), the fuzz regressions and seeds through their harnesses
-# (test-fuzz-replay), and the chaos test (test-chaos).
+# (test-deploy), the daemon's answers are checked against proto/openapi.yaml
+# (test-contract), the fuzz regressions and seeds replayed through their
+# harnesses (test-fuzz-replay), and the chaos test runs (test-chaos).
 test: deps
 	@$(MAKE) --no-print-directory test-only
 
@@ -161,6 +162,7 @@ test-only: $(LIBA) $(CLI) $(SRV) $(TESTS)
 	@$(MAKE) --no-print-directory test-install
 	@$(MAKE) --no-print-directory test-python
 	@$(MAKE) --no-print-directory test-deploy
+	@$(MAKE) --no-print-directory test-contract
 	@$(MAKE) --no-print-directory test-fuzz-replay
 	@$(MAKE) --no-print-directory test-chaos
 
@@ -188,6 +190,11 @@ test-deploy: $(SRV) $(CLI)
 test-chaos: $(SRV)
 	$(PYTHON) tests/chaos/test_chaos.py $(SRV)
 
+# Every answer of the real daemon, driven through every route and status
+# proto/openapi.yaml documents, validated against it (tests/contract).
+test-contract: $(SRV)
+	MEMPLAN_SERVER=$(CURDIR)/$(SRV) $(PYTHON) -m unittest discover -s tests/contract -p 'test_*.py' -v
+
 # Sanitizer build in its own tree; the same runner under ASan+UBSan, which
 # runs the planner 2-4x slower: Check's per-test timeouts are scaled to match.
 asan: deps
@@ -201,9 +208,11 @@ bench: deps $(BENCH) $(B)/memplan-server
 	@echo
 	tests/bench/http_bench.sh $(B)/memplan-server
 
-# `make run` starts the daemon on 127.0.0.1:8080 with its store in ./var.
+# `make run` starts the daemon on $(LISTEN) (`make run LISTEN=0.0.0.0:9090`)
+# with its store in ./var.
+LISTEN ?= 127.0.0.1:8080
 run: deps all
-	mkdir -p var && ./$(B)/memplan-server --listen 127.0.0.1:8080 --data-dir var
+	mkdir -p var && ./$(B)/memplan-server --listen $(LISTEN) --data-dir var
 
 # ---- fuzzing ----
 # One libFuzzer harness per input surface, tests/fuzz/fuzz_<name>.c:

@@ -22,6 +22,8 @@ const char *mp_err_name(int code) {
   case MP_EIO: return "EIO";
   case MP_ECANCELED: return "ECANCELED";
   case MP_ETIMEDOUT: return "ETIMEDOUT";
+  case MP_ENOENT: return "ENOENT";
+  case MP_EACCES: return "EACCES";
   default: return "EUNKNOWNCODE";
   }
 }

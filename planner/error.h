@@ -26,7 +26,9 @@ enum {
   MP_EINFEASIBLE = -11, /* no plan fits the budget */
   MP_EIO = -12,      /* a file could not be read or written */
   MP_ECANCELED = -13,/* the caller asked the work to stop */
-  MP_ETIMEDOUT = -14 /* a deadline passed */
+  MP_ETIMEDOUT = -14,/* a deadline passed */
+  MP_ENOENT = -15,   /* a file named by the caller does not exist */
+  MP_EACCES = -16    /* a file named by the caller may not be read (permissions) */
 };
 
 #define MP_ERROR_MSG_MAX 512

@@ -68,8 +68,9 @@ int mp_kusumoto_parse(const char *buf, size_t len, const char *name, const mp_li
 json_t *mp_graph_to_json(const mp_graph_t *g);
 
 /* Read a whole file (at most 1 GiB, MP_ELIMIT beyond) into a malloc'd,
- * NUL-terminated buffer the caller frees. 0, MP_EIO (cannot open or read,
- * with the reason), MP_ELIMIT or MP_ENOMEM. */
+ * NUL-terminated buffer the caller frees. 0, MP_ENOENT (no such file),
+ * MP_EACCES (not readable), MP_EIO (cannot open or read otherwise, with the
+ * reason), MP_ELIMIT or MP_ENOMEM. */
 int mp_read_file(const char *path, char **out, size_t *out_len, mp_error_t *err);
 
 /* Flags for json_loadb on every client document: duplicate keys rejected. */

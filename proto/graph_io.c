@@ -277,8 +277,13 @@ int mp_read_file(const char *path, char **out, size_t *out_len, mp_error_t *err)
 
   *out = NULL;
   *out_len = 0;
-  if (f == NULL)
+  if (f == NULL) {
+    /* the two a user fixes, with their own codes; the rest are I/O */
+    if (errno == ENOENT || errno == ENOTDIR) return mp_error_set(err, MP_ENOENT, "", "no such file");
+    if (errno == EACCES || errno == EPERM)
+      return mp_error_set(err, MP_EACCES, "", "permission denied: the file may not be read");
     return mp_error_set(err, MP_EIO, "", "cannot open %.300s: %s", path, strerror(errno));
+  }
   if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode)) {
     if ((unsigned long long)st.st_size > MP__MAX_INPUT_BYTES) {
       fclose(f);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fit_json.h"
 #include "frontier.h"
 #include "graphs.h"
 #include "json_util.h"
@@ -27,74 +28,19 @@ void srv_frontier_free(void *p) {
   free(f);
 }
 
-/* A fit from the frontier text: for each budget, the point that applies
- * (mp_frontier_lookup over the kept curve). */
+/* A fit from the frontier text (proto/fit_json.c, as `memplan fit`
+ * answers), with where the frontier came from. */
 static int srv__fit_json(const srv_frontier_t *c, const char *text, size_t len, json_t **answer) {
-  json_t *fr = json_loadb(text, len, 0, NULL), *pts, *out, *arr, *pt;
-  mp_frontier_t f;
-  size_t i;
-  if (fr == NULL || !json_is_array(pts = json_object_get(fr, "points"))) {
-    json_decref(fr);
-    return SRV_EBADRESULT;
-  }
-  memset(&f, 0, sizeof(f));
-  f.n_points = json_array_size(pts);
-  f.points = calloc(f.n_points ? f.n_points : 1, sizeof(*f.points));
-  out = json_object();
-  arr = json_array();
-  if (f.points == NULL || out == NULL || arr == NULL) {
-    free(f.points);
-    json_decref(out);
-    json_decref(arr);
-    json_decref(fr);
+  json_t *fr = json_loadb(text, len, 0, NULL);
+  int rc = fr ? mp_fit_to_json(fr, c->budgets, c->n_budgets, answer) : MP_EINVAL;
+  json_decref(fr);
+  if (rc == MP_ENOMEM) return SRV_ENOMEM;
+  if (rc != 0) return SRV_EBADRESULT;
+  if (mp_json_set(*answer, "cache", json_string(c->cache)) != 0) {
+    json_decref(*answer);
+    *answer = NULL;
     return SRV_ENOMEM;
   }
-  /* A migration frontier (it carries its device) costs extra time, not
-   * only recomputation. */
-  f.migrate = json_is_object(json_object_get(fr, "device"));
-  json_array_foreach(pts, i, pt) {
-    json_t *b = json_object_get(pt, "budget");
-    f.points[i].budget = json_is_integer(b) ? (uint64_t)json_integer_value(b) : (uint64_t)json_number_value(b);
-    f.points[i].recompute = json_number_value(json_object_get(pt, "recompute"));
-    f.points[i].overhead_pct = json_number_value(json_object_get(pt, "overhead_pct"));
-    f.points[i].extra_time = json_number_value(json_object_get(pt, "extra_time"));
-    f.points[i].stall = json_number_value(json_object_get(pt, "stall"));
-    b = json_object_get(pt, "host_peak_bytes");
-    f.points[i].host_peak_bytes = json_is_integer(b) ? (uint64_t)json_integer_value(b) : (uint64_t)json_number_value(b);
-  }
-  for (i = 0; i < c->n_budgets; i++) {
-    long k = mp_frontier_lookup(&f, c->budgets[i]);
-    json_t *e = json_object();
-    if (e == NULL) break;
-    mp_json_set(e, "budget", mp_json_u64(c->budgets[i]));
-    mp_json_set(e, "fits", json_boolean(k >= 0));
-    if (k >= 0) {
-      mp_json_set(e, "overhead_pct", mp_json_number(f.points[k].overhead_pct));
-      mp_json_set(e, "recompute", mp_json_number(f.points[k].recompute));
-      /* The point's budget is the memory the plan needs at most: an upper
-       * bound on its simulated peak. */
-      mp_json_set(e, "peak", mp_json_u64(f.points[k].budget));
-      if (f.migrate) {
-        mp_json_set(e, "extra_time", mp_json_number(f.points[k].extra_time));
-        mp_json_set(e, "stall", mp_json_number(f.points[k].stall));
-        mp_json_set(e, "host_peak_bytes", mp_json_u64(f.points[k].host_peak_bytes));
-      }
-    } else if (f.n_points > 0) {
-      mp_json_set(e, "min_budget", mp_json_u64(f.points[0].budget));
-    }
-    json_array_append_new(arr, e);
-  }
-  free(f.points);
-  json_object_set_new(out, "graph_hash", json_string(c->graph_hash));
-  json_object_set(out, "solver", json_object_get(fr, "solver"));
-  json_object_set(out, "solver_used", json_object_get(fr, "solver_used"));
-  json_object_set(out, "exact", json_object_get(fr, "exact"));
-  json_object_set(out, "peak_no_recompute", json_object_get(fr, "peak_no_recompute"));
-  if (f.migrate) json_object_set(out, "device", json_object_get(fr, "device"));
-  json_object_set_new(out, "cache", json_string(c->cache));
-  json_object_set_new(out, "budgets", arr);
-  json_decref(fr);
-  *answer = out;
   return 0;
 }
 

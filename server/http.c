@@ -16,6 +16,7 @@
 
 #include "cache.h"
 #include "conns.h"
+#include "json_util.h"
 #include "log.h"
 #include "metrics.h"
 #include "routes.h"
@@ -63,6 +64,7 @@ static enum MHD_Result srv__queue(srv_req_t *r, unsigned status, struct MHD_Resp
   MHD_destroy_response(resp);
   r->state = SRV__REQ_ANSWERED;
   srv_metrics_request(r->srv->metrics, r->route, status);
+  srv_metrics_request_seconds(r->srv->metrics, r->route, (srv_mono_ms() - r->t0) / 1000.0);
   srv__log_request(r, status);
   return ret;
 }
@@ -90,7 +92,7 @@ enum MHD_Result srv_respond_blob(srv_req_t *r, unsigned status, srv_blob_t *blob
 }
 
 enum MHD_Result srv_respond_json(srv_req_t *r, unsigned status, json_t *body) {
-  char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+  char *text = body ? mp_json_dumps(body, JSON_COMPACT) : NULL;
   json_decref(body);
   if (text == NULL) {
     static const char oom[] = "{\"error\":{\"code\":\"internal\",\"message\":\"out of memory\",\"path\":\"\"}}";

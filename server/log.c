@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "json_util.h"
+
 static pthread_mutex_t srv__log_mu = PTHREAD_MUTEX_INITIALIZER;
 static FILE *srv__log_fp;       /* NULL: stderr */
 static char srv__log_path[1024];
@@ -78,7 +80,7 @@ void srv_log(int level, const char *msg, json_t *fields) {
     json_object_update(line, fields);
     json_decref(fields);
   }
-  text = json_dumps(line, JSON_COMPACT);
+  text = mp_json_dumps(line, JSON_COMPACT);
   json_decref(line);
   if (text == NULL) return;
   pthread_mutex_lock(&srv__log_mu);

@@ -1,9 +1,10 @@
-/* metrics.c - counters, the solve-time histogram and the Prometheus text
- * exposition (see metrics.h).
+/* metrics.c - counters, the request-duration and solve-time histograms and
+ * the Prometheus text exposition (see metrics.h).
  *
- * Requests are counted per (route, status) pair. The routes are a fixed
- * table and the statuses a handful, so a small array searched linearly is
- * enough; a pair past its capacity is counted under route "other". */
+ * Requests are counted per (route, status) pair and timed per route. The
+ * routes are a fixed table and the statuses a handful, so small arrays
+ * searched linearly are enough; a pair or a route past its capacity is
+ * counted under route "other". */
 #include "metrics.h"
 
 #include <pthread.h>
@@ -21,6 +22,20 @@ static const double srv__buckets[] = {0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5
 #define SRV__NBUCKETS (sizeof(srv__buckets) / sizeof(srv__buckets[0]))
 static const char *const srv__status_names[SRV__NSTATUS] = {"done", "failed", "cancelled"};
 
+/* Request durations: from a cached answer (well under a millisecond) to a
+ * long poll held for --max-wait (300 s by default). */
+static const double srv__http_buckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                           0.5,    1,     2.5,    5,     10,   30,    60,   300};
+#define SRV__NHTTP_BUCKETS (sizeof(srv__http_buckets) / sizeof(srv__http_buckets[0]))
+#define SRV__MAX_ROUTES 32
+
+typedef struct {
+  const char *route;
+  uint64_t hist[SRV__NHTTP_BUCKETS]; /* cumulative, as exposed */
+  uint64_t count;
+  double sum;
+} srv__route_time_t;
+
 typedef struct {
   const char *route;
   unsigned status;
@@ -31,6 +46,8 @@ struct srv_metrics_s {
   pthread_mutex_t mu;
   srv__pair_t pairs[SRV__MAX_PAIRS];
   size_t n_pairs;
+  srv__route_time_t times[SRV__MAX_ROUTES];
+  size_t n_times;
   uint64_t cache_hits, cache_misses, dedup, computations[2];
   uint64_t plans[SRV__NSOLVERS][SRV__NSTATUS];
   uint64_t hist[SRV__NSOLVERS][SRV__NBUCKETS];
@@ -68,6 +85,30 @@ void srv_metrics_request(srv_metrics_t *m, const char *route, unsigned status) {
     }
   }
   m->pairs[i].count++;
+  pthread_mutex_unlock(&m->mu);
+}
+
+void srv_metrics_request_seconds(srv_metrics_t *m, const char *route, double seconds) {
+  srv__route_time_t *t;
+  size_t i, b;
+  pthread_mutex_lock(&m->mu);
+  for (i = 0; i < m->n_times; i++)
+    if (strcmp(m->times[i].route, route) == 0) break;
+  if (i == m->n_times) {
+    if (m->n_times == SRV__MAX_ROUTES) {
+      /* the last slot becomes "other" and takes every route past the table */
+      i = m->n_times - 1;
+      m->times[i].route = "other";
+    } else {
+      m->times[i].route = route;
+      m->n_times++;
+    }
+  }
+  t = &m->times[i];
+  for (b = 0; b < SRV__NHTTP_BUCKETS; b++)
+    if (seconds <= srv__http_buckets[b]) t->hist[b]++;
+  t->count++;
+  t->sum += seconds;
   pthread_mutex_unlock(&m->mu);
 }
 
@@ -169,11 +210,26 @@ char *srv_metrics_render(srv_metrics_t *m, const srv_gauges_t *g, size_t *len) {
   sb.buf = malloc(sb.cap);
   if (sb.buf == NULL) return NULL;
   sb.buf[0] = '\0';
+  srv__family(&sb, "memplan_build_info", "gauge", "The daemon's version and its planner's (1).");
+  srv__add(&sb, "memplan_build_info{version=\"%s\",planner_version=\"%s\"} 1\n", SRV_VERSION, SRV_PLANNER_VERSION);
   pthread_mutex_lock(&m->mu);
   srv__family(&sb, "memplan_http_requests_total", "counter", "HTTP requests answered, by route and status.");
   for (i = 0; i < m->n_pairs; i++)
     srv__add(&sb, "memplan_http_requests_total{route=\"%s\",status=\"%u\"} %llu\n", m->pairs[i].route,
              m->pairs[i].status, (unsigned long long)m->pairs[i].count);
+  srv__family(&sb, "memplan_http_request_duration_seconds", "histogram",
+              "Time from a request's first byte to its answer (long polls included), by route.");
+  for (i = 0; i < m->n_times; i++) {
+    const srv__route_time_t *t = &m->times[i];
+    for (b = 0; b < SRV__NHTTP_BUCKETS; b++)
+      srv__add(&sb, "memplan_http_request_duration_seconds_bucket{route=\"%s\",le=\"%g\"} %llu\n", t->route,
+               srv__http_buckets[b], (unsigned long long)t->hist[b]);
+    srv__add(&sb, "memplan_http_request_duration_seconds_bucket{route=\"%s\",le=\"+Inf\"} %llu\n", t->route,
+             (unsigned long long)t->count);
+    srv__add(&sb, "memplan_http_request_duration_seconds_sum{route=\"%s\"} %.6f\n", t->route, t->sum);
+    srv__add(&sb, "memplan_http_request_duration_seconds_count{route=\"%s\"} %llu\n", t->route,
+             (unsigned long long)t->count);
+  }
   srv__family(&sb, "memplan_cache_hits_total", "counter", "Plan and frontier lookups answered from the cache.");
   srv__add(&sb, "memplan_cache_hits_total %llu\n", (unsigned long long)m->cache_hits);
   srv__family(&sb, "memplan_cache_misses_total", "counter", "Plan and frontier lookups that needed a computation.");
@@ -189,7 +245,8 @@ char *srv_metrics_render(srv_metrics_t *m, const srv_gauges_t *g, size_t *len) {
     for (s = 0; s < SRV__NSTATUS; s++)
       srv__add(&sb, "memplan_plans_finished_total{solver=\"%s\",status=\"%s\"} %llu\n",
                mp_solver_name((mp_solver_t)k), srv__status_names[s], (unsigned long long)m->plans[k][s]);
-  srv__family(&sb, "memplan_plan_solve_seconds", "histogram", "Wall time of successful plans, by solver asked.");
+  srv__family(&sb, "memplan_plan_solve_seconds", "histogram",
+              "Worker time of successful plans (loading the graph, planning, storing the result), by solver asked.");
   for (k = 0; k < SRV__NSOLVERS; k++) {
     const char *sn = mp_solver_name((mp_solver_t)k);
     for (b = 0; b < SRV__NBUCKETS; b++)
@@ -221,6 +278,22 @@ char *srv_metrics_render(srv_metrics_t *m, const srv_gauges_t *g, size_t *len) {
   srv__add(&sb, "memplan_draining %d\n", g->draining ? 1 : 0);
   srv__family(&sb, "memplan_uptime_seconds", "gauge", "Seconds since the daemon started.");
   srv__add(&sb, "memplan_uptime_seconds %.3f\n", g->uptime_s);
+  if (g->proc.ok) {
+    srv__family(&sb, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.");
+    srv__add(&sb, "process_cpu_seconds_total %.2f\n", g->proc.cpu_seconds);
+    srv__family(&sb, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
+    srv__add(&sb, "process_resident_memory_bytes %llu\n", (unsigned long long)g->proc.resident_bytes);
+    srv__family(&sb, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.");
+    srv__add(&sb, "process_virtual_memory_bytes %llu\n", (unsigned long long)g->proc.virtual_bytes);
+    srv__family(&sb, "process_open_fds", "gauge", "Number of open file descriptors.");
+    srv__add(&sb, "process_open_fds %llu\n", (unsigned long long)g->proc.open_fds);
+    if (g->proc.max_fds > 0) {
+      srv__family(&sb, "process_max_fds", "gauge", "Maximum number of open file descriptors.");
+      srv__add(&sb, "process_max_fds %llu\n", (unsigned long long)g->proc.max_fds);
+    }
+    srv__family(&sb, "process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds.");
+    srv__add(&sb, "process_start_time_seconds %.2f\n", g->proc.start_time_s);
+  }
   if (sb.oom) {
     free(sb.buf);
     return NULL;

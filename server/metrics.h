@@ -3,14 +3,19 @@
  *
  * Counters are updated from any thread (one mutex; the updates are a few
  * additions, far cheaper than the requests they count). Gauges that other
- * modules own (queue depth, running jobs, cache size) are passed in at
- * render time, so this module never reaches into them. */
+ * modules own (queue depth, running jobs, cache size, the process's own
+ * figures) are passed in at render time, so this module never reaches into
+ * them. The series: memplan_build_info, requests and their duration by
+ * route, cache and deduplication counters, computations, finished plans
+ * and their solve time by solver, the queue, workers and cache gauges,
+ * draining, uptime, and the standard process_* series. */
 #ifndef SRV_METRICS_H
 #define SRV_METRICS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "procstat.h"
 #include "server.h"
 
 srv_metrics_t *srv_metrics_new(void);
@@ -18,6 +23,9 @@ void srv_metrics_free(srv_metrics_t *m);
 
 /* One finished HTTP request. `route` is a route pattern (static string). */
 void srv_metrics_request(srv_metrics_t *m, const char *route, unsigned status);
+/* How long a request took, from its first byte to its answer being queued
+ * (a long poll's wait included), by route pattern (static string). */
+void srv_metrics_request_seconds(srv_metrics_t *m, const char *route, double seconds);
 /* A result or frontier lookup answered from the cache (hit) or not (miss). */
 void srv_metrics_cache(srv_metrics_t *m, int hit);
 /* A submission joined a computation already queued or running. */
@@ -34,6 +42,7 @@ typedef struct srv_gauges_s {
   uint64_t cache_entries, cache_bytes, cache_max_bytes;
   int draining;
   double uptime_s;
+  srv_procstat_t proc; /* the process_* series, when proc.ok */
 } srv_gauges_t;
 
 /* The exposition text (malloc'd, caller frees), length in *len. NULL when

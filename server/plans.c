@@ -88,7 +88,7 @@ static int srv__answer_result(srv_server_t *s, const srv_plan_params_t *p, const
   json_object_set_new(o, "graph_hash", json_string(p->graph_hash));
   json_object_set_new(o, "cache", json_string("hit"));
   json_object_set_new(o, "result", res);
-  text = json_dumps(o, JSON_COMPACT);
+  text = mp_json_dumps(o, JSON_COMPACT);
   json_decref(o);
   if (text == NULL) return SRV_ENOMEM;
   srv_cache_put(s->cache, resp_key, text, strlen(text)); /* best effort */
@@ -137,6 +137,12 @@ int srv_plans_submit(srv_server_t *s, const srv_plan_params_t *p, mp_graph_t **g
 
 /* ---- views ---- */
 
+/* A job row names its run time (start to finish, on the worker) twice,
+ * run_ms and solve_ms. The API keeps solve_ms for one thing, the planner's
+ * own time in the result (result.solve_ms, as `memplan plan` prints it),
+ * so the row's alias is dropped from views and listings. */
+static void srv__drop_run_alias(json_t *row) { json_object_del(row, "solve_ms"); }
+
 /* The API view of a plan: parameters, status, timings, error and (when
  * done) the result. *final says whether it reached a final status. NULL
  * when unknown (404) or out of memory (*oom). */
@@ -152,6 +158,7 @@ static json_t *srv__plan_view(srv_server_t *s, const char *id, int with_timeline
       view = srv_job_to_json(job);
       srv_job_unref(job);
       if (view == NULL) *oom = 1;
+      else srv__drop_run_alias(view);
       return view;
     }
     srv_job_unref(job); /* finished: the store row is authoritative */
@@ -163,6 +170,7 @@ static json_t *srv__plan_view(srv_server_t *s, const char *id, int with_timeline
     *oom = 1;
     return NULL;
   }
+  srv__drop_run_alias(view);
   if (row.started_ms > 0)
     json_object_set_new(view, "queue_ms", mp_json_number(row.started_ms - row.created_ms));
   *final = strcmp(row.status, "done") == 0 || strcmp(row.status, "failed") == 0 ||
@@ -202,7 +210,7 @@ int srv_plans_view(srv_server_t *s, const char *id, int timeline, srv_plan_view_
     v->pending = view;
     return 0;
   }
-  v->text = json_dumps(view, JSON_COMPACT);
+  v->text = mp_json_dumps(view, JSON_COMPACT);
   json_decref(view);
   if (v->text == NULL) return SRV_ENOMEM;
   v->len = strlen(v->text);
@@ -250,6 +258,11 @@ int srv_plans_list(srv_server_t *s, const char *status, unsigned limit, const ch
   if (o == NULL) {
     json_decref(arr);
     return SRV_ENOMEM;
+  }
+  {
+    size_t i;
+    json_t *row;
+    json_array_foreach(arr, i, row) srv__drop_run_alias(row);
   }
   json_object_set_new(o, "plans", arr);
   if (json_array_size(arr) == limit) {

@@ -295,7 +295,7 @@ static enum MHD_Result srv__plan_get(srv_req_t *r) {
   const char *id = r->params[0];
   enum MHD_Result ret;
   double wait;
-  int timeline = srv__parse_bool_arg(r, "timeline", 1);
+  int timeline = srv__parse_bool_arg(r, "timeline", 0);
   srv_job_t *job;
   if (!srv__is_id(id)) return srv_respond_error(r, 404, "not_found", "$.id", "no plan with id %.64s", id);
   if (srv__parse_wait(r, &wait, &ret) != 0) return ret;

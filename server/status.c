@@ -31,6 +31,7 @@ static void srv__gauges(srv_server_t *s, srv_gauges_t *g) {
 char *srv_status_metrics(srv_server_t *s, size_t *len) {
   srv_gauges_t g;
   srv__gauges(s, &g);
+  srv_procstat_read(&g.proc);
   return srv_metrics_render(s->metrics, &g, len);
 }
 

@@ -9,6 +9,7 @@
 #include "device.h"
 #include "formats.h"
 #include "graph.h"
+#include "http_client.h"
 #include "plan.h"
 
 #define MP_CLI_VERSION "0.1.0"
@@ -48,7 +49,15 @@ typedef struct mp_cli_opts_s {
   const char *host_budget;
   const char *time_unit_seconds;
   const char *prefetch; /* jit or a lookahead in backward steps */
+  const char *budgets;  /* fit: --budgets B1,B2,... as given */
+  /* --server URL and --token-file F (plan, fit, frontier); NULL when not
+   * given (the environment may still name them: mp_cli_server_open) */
+  const char *server;
+  const char *token_file;
 } mp_cli_opts_t;
+
+/* The options of the commands that can ask a running daemon instead. */
+#define MP_CLI_SERVER_OPTS "--server --token-file"
 
 /* The options every command that plans or simulates under a device takes.
  * simulate accepts --prefetch too, so that one set of device flags serves
@@ -89,12 +98,55 @@ int mp_cli_load_graph(const char *path, const mp_cli_opts_t *o, mp_graph_t **out
                       mp_format_t *used);
 
 /* Print "memplan: <file>: <where>: <message> (<CODE>)" and return the exit
- * code for that error (2 for input errors, 3 for ENOMEM/EIO). */
+ * code for that error (3 for ENOMEM, 2 for everything else: bad input, a
+ * missing or unreadable file). */
 int mp_cli_report(const char *file, const mp_error_t *err);
 
 /* Print a JSON value to stdout (indented unless --compact) and a newline,
  * then release it. Returns 0 or MP_CLI_EXIT_INTERNAL. */
 int mp_cli_print_json(json_t *v, const mp_cli_opts_t *o);
+
+/* ---- --server: plan, fit and frontier as clients of a daemon (remote.c) ---- */
+
+/* How long a plan request may hold the connection on the daemon (its
+ * "wait"), and how long the client waits for any answer beyond that; a fit
+ * or a frontier is held until it is computed (the daemon's --plan-timeout,
+ * 300 s by default), so those wait up to MP_CLI_SERVER_LONG_S. */
+#define MP_CLI_SERVER_WAIT_S 25
+#define MP_CLI_SERVER_SLACK_S 60
+#define MP_CLI_SERVER_LONG_S 3600
+
+typedef struct mp_cli_server_s {
+  const char *url;    /* as given, for messages */
+  mp_http_url_t u;
+  char *token;        /* malloc'd, NULL without a token file */
+} mp_cli_server_t;
+
+/* The daemon to ask: --server URL, else $MEMPLAN_URL (unset or "": none,
+ * *on = 0, plan offline), with the bearer token read from --token-file,
+ * else $MEMPLAN_TOKEN_FILE. 0 (and *on), or MP_CLI_EXIT_USAGE after a
+ * message. Release with mp_cli_server_close. */
+int mp_cli_server_open(const mp_cli_opts_t *o, mp_cli_server_t *s, int *on);
+void mp_cli_server_close(mp_cli_server_t *s);
+
+/* One exchange: 0 with the HTTP *status and *answer (the JSON body, a new
+ * reference; NULL when the body is not JSON), or MP_CLI_EXIT_INTERNAL after
+ * printing why the daemon could not be reached. `body` (NULL: none) is
+ * borrowed. */
+int mp_cli_server_call(const mp_cli_server_t *s, const char *method, const char *path, const json_t *body,
+                       double timeout_s, int *status, json_t **answer);
+
+/* mp_cli_server_call for a request about graph g (hash `hash`): sent with
+ * "graph_hash" first, and again with the graph itself (native JSON) when
+ * the daemon does not hold it yet (404 unknown_graph). `body` gains the
+ * field it was last sent with. */
+int mp_cli_server_call_graph(const mp_cli_server_t *s, const char *path, json_t *body, const mp_graph_t *g,
+                             const char *hash, double timeout_s, int *status, json_t **answer);
+
+/* Print the daemon's refusal or failure, "memplan: server URL answered
+ * 400: $.budget: <message> (<code>)", release `answer`, and return the
+ * exit code: MP_CLI_EXIT_USAGE for a 4xx, MP_CLI_EXIT_INTERNAL otherwise. */
+int mp_cli_server_refused(const mp_cli_server_t *s, int status, json_t *answer);
 
 /* The commands. argv[0] is the command name. */
 int mp_cli_inspect(int argc, char **argv);
@@ -102,5 +154,6 @@ int mp_cli_convert(int argc, char **argv);
 int mp_cli_simulate(int argc, char **argv);
 int mp_cli_plan(int argc, char **argv);
 int mp_cli_frontier(int argc, char **argv);
+int mp_cli_fit(int argc, char **argv);
 
 #endif

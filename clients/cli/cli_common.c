@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "dp.h"
+#include "json_util.h"
 #include "request_json.h"
 #include "units.h"
 
@@ -153,6 +154,12 @@ int mp_cli_parse(int argc, char **argv, const char *allowed, int min_pos, int ma
       o->time_unit_seconds = val;
     } else if (strcmp(name, "--prefetch") == 0) {
       o->prefetch = val;
+    } else if (strcmp(name, "--budgets") == 0) {
+      o->budgets = val;
+    } else if (strcmp(name, "--server") == 0) {
+      o->server = val;
+    } else if (strcmp(name, "--token-file") == 0) {
+      o->token_file = val;
     }
   }
   if (o->npos < min_pos) {
@@ -245,13 +252,20 @@ int mp_cli_load_graph(const char *path, const mp_cli_opts_t *o, mp_graph_t **out
 }
 
 int mp_cli_print_json(json_t *v, const mp_cli_opts_t *o) {
+  char *text;
   int rc;
   if (v == NULL) {
     fprintf(stderr, "memplan: out of memory\n");
     return MP_CLI_EXIT_INTERNAL;
   }
-  rc = json_dumpf(v, stdout, (o->compact ? JSON_COMPACT : JSON_INDENT(2)) | JSON_REAL_PRECISION(17));
+  text = mp_json_dumps(v, o->compact ? JSON_COMPACT : JSON_INDENT(2));
   json_decref(v);
+  if (text == NULL) {
+    fprintf(stderr, "memplan: out of memory\n");
+    return MP_CLI_EXIT_INTERNAL;
+  }
+  rc = fputs(text, stdout) == EOF;
+  free(text);
   if (rc != 0 || fputc('\n', stdout) == EOF || fflush(stdout) != 0) {
     fprintf(stderr, "memplan: cannot write the output\n");
     return MP_CLI_EXIT_INTERNAL;

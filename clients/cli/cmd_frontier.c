@@ -2,38 +2,109 @@
  * the memory/time frontier as JSON points, and optionally an SVG chart of
  * the asked solver's, approx's and memonger's frontiers side by side. The
  * swap solvers (or --swap, which makes auto hybrid) plan under the device
- * flags; their points cost extra time (recomputation plus stalls). */
+ * flags; their points cost extra time (recomputation plus stalls). With
+ * --server the daemon's frontiers (GET /v1/graphs/{hash}/frontier) are
+ * printed and drawn instead. */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
+#include "fit_json.h"
 #include "frontier.h"
 #include "frontier_json.h"
 #include "plot_svg.h"
+
+/* The daemon's frontier of `solver` as JSON (without its "cache" word).
+ * A graph the daemon does not hold is sent with a fit of one budget,
+ * which stores it (and computes the same frontier). */
+static int mp__frontier_online(const mp_cli_server_t *s, mp_solver_t solver, const mp_graph_t *g, const char *hash,
+                               json_t **out) {
+  char path[160];
+  json_t *body, *ans = NULL;
+  int rc, status, sent = 0;
+  *out = NULL;
+  snprintf(path, sizeof(path), "/v1/graphs/%s/frontier?solver=%s", hash, mp_solver_name(solver));
+  for (;;) {
+    if ((rc = mp_cli_server_call(s, "GET", path, NULL, MP_CLI_SERVER_LONG_S, &status, &ans)) != 0) return rc;
+    if (status == 200 && json_is_array(json_object_get(ans, "points"))) break;
+    if (status != 404 || sent) return mp_cli_server_refused(s, status == 200 ? 500 : status, ans);
+    json_decref(ans);
+    body = json_pack("{s:o,s:[i],s:s}", "graph", mp_graph_to_json(g), "budgets", 0, "solver", mp_solver_name(solver));
+    if (body == NULL) {
+      fprintf(stderr, "memplan: out of memory\n");
+      return MP_CLI_EXIT_INTERNAL;
+    }
+    rc = mp_cli_server_call(s, "POST", "/v1/fit", body, MP_CLI_SERVER_LONG_S, &status, &ans);
+    json_decref(body);
+    if (rc != 0) return rc;
+    if (status != 200) return mp_cli_server_refused(s, status, ans);
+    json_decref(ans);
+    sent = 1;
+  }
+  json_object_del(ans, "cache");
+  *out = ans;
+  return 0;
+}
+
+/* The frontier under po, as JSON and as points: computed here, or the
+ * daemon's when s is not NULL. 0 or an exit code after a message. */
+static int mp__frontier(const char *file, const mp_cli_server_t *s, const mp_graph_t *g, const char *hash,
+                        const mp_plan_options_t *po, json_t **js, mp_frontier_t *f) {
+  mp_error_t err;
+  int rc;
+  *js = NULL;
+  if (s) {
+    if ((rc = mp__frontier_online(s, po->solver, g, hash, js)) != 0) return rc;
+    rc = mp_frontier_from_json(*js, f);
+  } else {
+    mp_error_clear(&err);
+    if ((rc = mp_frontier(g, po, f, &err)) != 0) {
+      if (err.code == 0) mp_error_set(&err, rc, "", "out of memory");
+      return mp_cli_report(file, &err);
+    }
+    rc = (*js = mp_frontier_to_json(f, hash)) ? 0 : MP_ENOMEM;
+  }
+  if (rc != 0) {
+    fprintf(stderr, "memplan: out of memory\n");
+    return MP_CLI_EXIT_INTERNAL;
+  }
+  return 0;
+}
 
 int mp_cli_frontier(int argc, char **argv) {
   mp_cli_opts_t o;
   mp_plan_options_t po;
   mp_frontier_t fr[3];
+  mp_cli_server_t srv;
   mp_graph_t *g = NULL;
-  mp_error_t err;
+  json_t *out = NULL;
   char hash[65];
   size_t nf = 0, i;
-  int rc;
+  int rc, online;
 
   memset(fr, 0, sizeof(fr));
-  if ((rc = mp_cli_parse(argc, argv, "--solver --plot --swap --threads " MP_CLI_DEVICE_OPTS, 1, 1, &o)) != 0) return rc;
+  if ((rc = mp_cli_parse(argc, argv, "--solver --plot --swap --threads " MP_CLI_SERVER_OPTS " " MP_CLI_DEVICE_OPTS, 1,
+                         1, &o)) != 0)
+    return rc;
   mp_plan_options_init(&po);
   po.threads = mp_cli_threads(&o);
   if ((rc = mp_cli_solver(&o, 1, &po.solver, &po.swap)) != 0) return rc;
   if ((rc = mp_cli_device(&o, &po.device)) != 0) return rc;
-  if ((rc = mp_cli_load_graph(o.pos[0], &o, &g, NULL)) != 0) return rc;
-  mp_error_clear(&err);
-  if ((rc = mp_graph_hash(g, hash)) != 0 || (rc = mp_frontier(g, &po, &fr[nf++], &err)) != 0) {
-    if (err.code == 0) mp_error_set(&err, rc, "", "out of memory");
-    rc = mp_cli_report(o.pos[0], &err);
+  if ((rc = mp_cli_server_open(&o, &srv, &online)) != 0) return rc;
+  if (online && (o.h2d_bandwidth || o.d2h_bandwidth || o.copy_latency || o.copy_engines || o.host_budget ||
+                 o.time_unit_seconds || o.intra_layer_reuse || o.prefetch)) {
+    fprintf(stderr, "memplan frontier: the daemon's frontiers are planned under its default device; drop the "
+                    "device options, or plan offline (fit --server takes them)\n");
+    rc = MP_CLI_EXIT_USAGE;
     goto out;
   }
+  if ((rc = mp_cli_load_graph(o.pos[0], &o, &g, NULL)) != 0) goto out;
+  if (mp_graph_hash(g, hash) != 0) {
+    fprintf(stderr, "memplan: out of memory\n");
+    rc = MP_CLI_EXIT_INTERNAL;
+    goto out;
+  }
+  if ((rc = mp__frontier(o.pos[0], online ? &srv : NULL, g, hash, &po, &out, &fr[nf++])) != 0) goto out;
   if (o.plot) {
     /* The chart compares families: the asked solver, then approx and
      * memonger unless one of them was the asked one. */
@@ -42,12 +113,12 @@ int mp_cli_frontier(int argc, char **argv) {
     char title[300];
     for (i = 0; i < 2; i++) {
       mp_plan_options_t p2 = po;
+      json_t *js;
       if (others[i] == po.solver) continue;
       p2.solver = others[i];
-      if ((rc = mp_frontier(g, &p2, &fr[nf], &err)) != 0) {
-        rc = mp_cli_report(o.pos[0], &err);
-        goto out;
-      }
+      rc = mp__frontier(o.pos[0], online ? &srv : NULL, g, hash, &p2, &js, &fr[nf]);
+      json_decref(js);
+      if (rc != 0) goto out;
       nf++;
     }
     if ((f = fopen(o.plot, "w")) == NULL) {
@@ -64,9 +135,12 @@ int mp_cli_frontier(int argc, char **argv) {
       goto out;
     }
   }
-  rc = mp_cli_print_json(mp_frontier_to_json(&fr[0], hash), &o);
+  rc = mp_cli_print_json(out, &o);
+  out = NULL;
 out:
+  json_decref(out);
   for (i = 0; i < 3; i++) mp_frontier_free(&fr[i]);
   mp_graph_free(g);
+  mp_cli_server_close(&srv);
   return rc;
 }

@@ -1,24 +1,112 @@
 /* cmd_plan.c - `memplan plan GRAPH --budget B`: run the planner and print its
  * answer (plan_json.h). Exit 1 when no plan fits. The device flags and
- * --swap set up data migration (planner/device.h). */
+ * --swap set up data migration (planner/device.h). With --server the
+ * daemon plans instead (POST /v1/plans, then long polls of the plan) and
+ * its result is printed as the offline answer would be. */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
+#include "json_util.h"
 #include "plan.h"
 #include "plan_json.h"
+
+/* The result of a final plan view, or an exit code after a message. */
+static int mp__final_result(const mp_cli_server_t *s, json_t *view, json_t **result) {
+  const char *st = json_string_value(json_object_get(view, "status"));
+  const json_t *e = json_object_get(view, "error");
+  *result = NULL;
+  if (st && strcmp(st, "done") == 0 && json_is_object(json_object_get(view, "result"))) {
+    *result = json_incref(json_object_get(view, "result"));
+    return 0;
+  }
+  fprintf(stderr, "memplan: server %s: plan %s %s: %s (%s)\n", s->url,
+          json_string_value(json_object_get(view, "id")) ? json_string_value(json_object_get(view, "id")) : "",
+          st ? st : "has no status", e ? json_string_value(json_object_get(e, "message")) : "no result",
+          e ? json_string_value(json_object_get(e, "code")) : "");
+  return MP_CLI_EXIT_INTERNAL;
+}
+
+/* Is `st` a status a plan keeps for good? */
+static int mp__final(const char *st) {
+  return st && (strcmp(st, "done") == 0 || strcmp(st, "failed") == 0 || strcmp(st, "cancelled") == 0);
+}
+
+/* Does the daemon's error answer name the field `path`? */
+static int mp__error_at(const json_t *ans, const char *path) {
+  const char *p = json_string_value(json_object_get(json_object_get(ans, "error"), "path"));
+  return p != NULL && strcmp(p, path) == 0;
+}
+
+/* Plan on the daemon: submit (with the graph only when it does not know
+ * it), wait for the plan in long polls, and return its result. */
+static int mp__plan_online(const mp_cli_opts_t *o, const mp_cli_server_t *s, const mp_plan_options_t *po,
+                           const mp_graph_t *g, const char *hash, json_t **result) {
+  json_t *body = json_object(), *ans = NULL;
+  int rc, status, wait = MP_CLI_SERVER_WAIT_S;
+  char path[160];
+  const char *st, *id;
+
+  *result = NULL;
+  if (body == NULL || mp_json_set(body, "budget", mp_json_u64(po->budget)) ||
+      mp_json_set(body, "solver", json_string(mp_solver_name(po->solver))) ||
+      mp_json_set(body, "objective", json_string(mp_objective_name(po->objective))) ||
+      mp_json_set(body, "accounting", json_string(mp_accounting_name(po->accounting))) ||
+      mp_json_set(body, "swap", json_boolean(po->swap)) || mp_json_set(body, "timeline", json_boolean(o->timeline)) ||
+      mp_json_set(body, "device", mp_device_to_json(&po->device, NULL)) ||
+      mp_json_set(body, "wait", json_integer(wait))) {
+    json_decref(body);
+    fprintf(stderr, "memplan: out of memory\n");
+    return MP_CLI_EXIT_INTERNAL;
+  }
+  rc = mp_cli_server_call_graph(s, "/v1/plans", body, g, hash, wait + MP_CLI_SERVER_SLACK_S, &status, &ans);
+  if (rc == 0 && status == 400 &&
+      mp__error_at(ans, "$.wait")) {
+    /* the daemon holds requests for less (--max-wait): poll instead */
+    json_decref(ans);
+    ans = NULL;
+    wait = 0;
+    json_object_del(body, "wait");
+    rc = mp_cli_server_call_graph(s, "/v1/plans", body, g, hash, MP_CLI_SERVER_SLACK_S, &status, &ans);
+  }
+  json_decref(body);
+  while (rc == 0) {
+    if (status != 200 && status != 202) return mp_cli_server_refused(s, status, ans);
+    st = json_string_value(json_object_get(ans, "status"));
+    if (mp__final(st)) break;
+    id = json_string_value(json_object_get(ans, "id"));
+    if (id == NULL || strlen(id) > 64) return mp_cli_server_refused(s, 500, ans);
+    if (wait > 0) {
+      snprintf(path, sizeof(path), "/v1/plans/%s?wait=%d&timeline=%s", id, wait, o->timeline ? "true" : "false");
+    } else {
+      struct timespec ts = {0, 500 * 1000000L};
+      nanosleep(&ts, NULL);
+      snprintf(path, sizeof(path), "/v1/plans/%s?timeline=%s", id, o->timeline ? "true" : "false");
+    }
+    json_decref(ans);
+    ans = NULL;
+    rc = mp_cli_server_call(s, "GET", path, NULL, wait + MP_CLI_SERVER_SLACK_S, &status, &ans);
+  }
+  if (rc != 0) return rc;
+  rc = mp__final_result(s, ans, result);
+  json_decref(ans);
+  return rc;
+}
 
 int mp_cli_plan(int argc, char **argv) {
   mp_cli_opts_t o;
   mp_plan_options_t po;
   mp_plan_result_t r;
+  mp_cli_server_t srv;
   mp_graph_t *g = NULL;
   mp_error_t err;
   char hash[65];
-  int rc;
+  int rc, online;
 
   if ((rc = mp_cli_parse(argc, argv,
-                         "--budget --solver --objective --accounting --summary --timeline --swap --threads " MP_CLI_DEVICE_OPTS,
+                         "--budget --solver --objective --accounting --summary --timeline --swap --threads "
+                         MP_CLI_SERVER_OPTS " " MP_CLI_DEVICE_OPTS,
                          1, 1, &o)) != 0)
     return rc;
   mp_plan_options_init(&po);
@@ -38,7 +126,22 @@ int mp_cli_plan(int argc, char **argv) {
     return MP_CLI_EXIT_USAGE;
   }
   if ((rc = mp_cli_device(&o, &po.device)) != 0) return rc;
-  if ((rc = mp_cli_load_graph(o.pos[0], &o, &g, NULL)) != 0) return rc;
+  if ((rc = mp_cli_server_open(&o, &srv, &online)) != 0) return rc;
+  if ((rc = mp_cli_load_graph(o.pos[0], &o, &g, NULL)) != 0) goto out;
+  if (online) {
+    json_t *res = NULL;
+    if (mp_graph_hash(g, hash) != 0) {
+      fprintf(stderr, "memplan: out of memory\n");
+      rc = MP_CLI_EXIT_INTERNAL;
+      goto out;
+    }
+    if ((rc = mp__plan_online(&o, &srv, &po, g, hash, &res)) != 0) goto out;
+    /* the daemon keeps the schedule; --summary leaves it out, as offline */
+    if (o.summary) json_object_del(res, "schedule");
+    rc = json_is_false(json_object_get(res, "feasible")) ? MP_CLI_EXIT_INFEASIBLE : 0;
+    if (mp_cli_print_json(res, &o) != 0) rc = MP_CLI_EXIT_INTERNAL;
+    goto out;
+  }
   mp_error_clear(&err);
   if ((rc = mp_graph_hash(g, hash)) != 0 || (rc = mp_plan(g, &po, &r, &err)) != 0) {
     if (err.code == 0) mp_error_set(&err, rc, "", "planning failed");
@@ -46,12 +149,13 @@ int mp_cli_plan(int argc, char **argv) {
     /* bad options are the user's; anything else (a planner bug, memory,
      * cancellation) is internal */
     rc = rc == MP_EINVAL ? MP_CLI_EXIT_USAGE : MP_CLI_EXIT_INTERNAL;
-    mp_graph_free(g);
-    return rc;
+    goto out;
   }
   rc = mp_cli_print_json(mp_plan_result_to_json_ex(g, &r, hash, &po.device, !o.summary, o.timeline), &o);
   if (rc == 0 && !r.feasible) rc = MP_CLI_EXIT_INFEASIBLE;
   mp_plan_result_free(&r);
+out:
   mp_graph_free(g);
+  mp_cli_server_close(&srv);
   return rc;
 }

@@ -7,6 +7,10 @@
  *                    (recomputing, or with --swap / the swap solvers also moving
  *                    activations to host memory under the device flags)
  *   memplan frontier GRAPH [--plot F.svg]  every budget's answer, as a curve
+ *   memplan fit      GRAPH --budgets B,... which budgets fit, read off the frontier
+ *
+ * plan, fit and frontier can also ask a running memplan-server (--server
+ * URL or $MEMPLAN_URL) and print the same answer (remote.c).
  *
  * Output is JSON on stdout. Errors go to stderr as one line naming the file
  * and the JSON path or line of the problem. Exit codes: 0 success, 1 the plan
@@ -34,6 +38,8 @@ static void usage(FILE *f) {
       "  simulate GRAPH SCHEDULE            simulate a schedule: peak, times, validity\n"
       "  plan     GRAPH --budget B          plan recomputation under a memory budget\n"
       "  frontier GRAPH                     the memory/time frontier (every budget's answer)\n"
+      "  fit      GRAPH --budgets B1,B2,... for each budget: does it fit, at what overhead\n"
+      "                                     (read off the frontier; exit 1 if one does not)\n"
       "  version                            print the version\n"
       "\n"
       "graph options (every command):\n"
@@ -66,7 +72,23 @@ static void usage(FILE *f) {
       "  --plot FILE.svg   also draw the approx and memonger frontiers as an SVG chart\n"
       "  --threads N       threads for the exact DP's staircase pass, as for plan\n"
       "\n"
-      "device options (plan, frontier, simulate; data migration, swap/hybrid/layrub):\n"
+      "fit options:\n"
+      "  --budgets B,...   the budgets to check, as for --budget (required)\n"
+      "  --solver S, --swap, --threads N and the device options, as for frontier\n"
+      "\n"
+      "daemon options (plan, fit, frontier: ask a running memplan-server instead):\n"
+      "  --server URL      http://host:port of the daemon (default $MEMPLAN_URL; unset\n"
+      "                    or empty: plan here). Plain http only, no https: use the\n"
+      "                    daemon on loopback, or reach it through a tunnel. The graph is\n"
+      "                    read and checked here and sent only if the daemon lacks it;\n"
+      "                    the answer is the one printed offline (solve_ms aside).\n"
+      "                    frontier --server takes no device options (the daemon's\n"
+      "                    frontier route plans under the default device); --threads\n"
+      "                    is for offline runs (the daemon has --planner-threads)\n"
+      "  --token-file F    bearer token for a daemon run with --token-file\n"
+      "                    (default $MEMPLAN_TOKEN_FILE)\n"
+      "\n"
+      "device options (plan, fit, frontier, simulate; data migration, swap/hybrid/layrub):\n"
       "  --h2d-bandwidth R      host-to-device bytes/s: 12e9, 12GB, 12GB/s (default 12GB/s)\n"
       "  --d2h-bandwidth R      device-to-host bytes/s (default 12GB/s)\n"
       "  --copy-latency T       fixed cost per copy: seconds or 10us, 0.01ms (default 10us)\n"
@@ -80,7 +102,9 @@ static void usage(FILE *f) {
       "                         steps before the first reader (1.." MP__XSTR(MP_DEVICE_MAX_PREFETCH) "; layrub uses 1;\n"
       "                         simulate accepts it and keeps the schedule's own swap-ins)\n"
       "\n"
-      "exit status: 0 ok, 1 infeasible plan, 2 bad input or usage, 3 internal error\n",
+      "exit status: 0 ok, 1 infeasible plan (or a budget that does not fit), 2 bad input\n"
+      "or usage (a 4xx from the daemon too), 3 internal error (the daemon failed or could\n"
+      "not be reached)\n",
       f);
 }
 
@@ -105,6 +129,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "simulate") == 0) return mp_cli_simulate(argc - 1, argv + 1);
   if (strcmp(cmd, "plan") == 0) return mp_cli_plan(argc - 1, argv + 1);
   if (strcmp(cmd, "frontier") == 0) return mp_cli_frontier(argc - 1, argv + 1);
+  if (strcmp(cmd, "fit") == 0) return mp_cli_fit(argc - 1, argv + 1);
   fprintf(stderr, "memplan: unknown command '%s'\n\n", cmd);
   usage(stderr);
   return MP_CLI_EXIT_USAGE;

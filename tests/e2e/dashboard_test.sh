@@ -142,7 +142,7 @@ out["PLAN_Q"] = urllib.parse.quote(plan, safe="")
 out["STEPS"] = ""
 out["FPOINTS"] = ""
 if plan:
-    code, d = get("/v1/plans/" + urllib.parse.quote(plan, safe=""))
+    code, d = get("/v1/plans/" + urllib.parse.quote(plan, safe="") + "?timeline=true")
     d = d if code == 200 and isinstance(d, dict) else {}
     out["PLAN_STATUS"] = d.get("status", "missing (HTTP %d)" % code)
     r = d.get("result") or {}

@@ -173,9 +173,9 @@ def build_state():
             p["queue_ms"] = 412.0
         if status in ("done", "failed", "cancelled"):
             p["finished_at"] = rfc3339(max(0, ago - run_s))
-            p["solve_ms"] = run_s * 1000.0
+            p["run_ms"] = run_s * 1000.0
         if status == "done":
-            p["result"] = make_result(scale, budget, h, p["solve_ms"], variant, solver)
+            p["result"] = make_result(scale, budget, h, p["run_ms"], variant, solver)
         p.update(extra)
         plans.append(p)
 
@@ -198,7 +198,7 @@ def build_state():
 
 PLANS, FRONTIERS = build_state()
 LIST_KEYS = ["id", "status", "graph_hash", "graph_name", "solver", "budget", "created_at",
-             "finished_at", "solve_ms"]
+             "finished_at", "run_ms"]
 
 
 def list_entry(p):

@@ -11,6 +11,7 @@
 #define MP_SUITES(X)  \
   X(graph)            \
   X(units)            \
+  X(json_util)        \
   X(format_json)      \
   X(format_kusumoto)  \
   X(format_nodelink)  \
@@ -19,6 +20,7 @@
   X(saved_bytes)      \
   X(shipped)          \
   X(cli)              \
+  X(cli_server)       \
   X(malformed)        \
   X(plan)             \
   X(solver_dp)        \
@@ -26,6 +28,7 @@
   X(frontier)         \
   X(server)           \
   X(http_edges)       \
+  X(metrics)          \
   X(swap_sim)         \
   X(solver_swap)      \
   X(migrate_io)

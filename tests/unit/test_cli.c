@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "suites.h"
@@ -204,6 +205,21 @@ START_TEST(test_errors_and_usage) {
   ck_assert_ptr_nonnull(strstr(err, "cycle"));
   ck_assert_ptr_nonnull(strstr(err, "(ECYCLE)"));
   free(err);
+  /* a missing graph is named as such, not as an I/O failure */
+  snprintf(cmd, sizeof(cmd), "%s plan tests/graphs/no_such_graph.txt --budget 1GiB 2>&1 >/dev/null", mp_test_cli());
+  ck_assert_int_eq(mp_test_run(cmd, &err), 2);
+  ck_assert_str_eq(err, "memplan: tests/graphs/no_such_graph.txt: no such file (ENOENT)\n");
+  free(err);
+  /* an unreadable one (root reads anything: then there is nothing to see) */
+  if (geteuid() != 0) {
+    mp_test_write_file("build-cli-unreadable.txt", "1 1\n");
+    ck_assert_int_eq(chmod("build-cli-unreadable.txt", 0), 0);
+    snprintf(cmd, sizeof(cmd), "%s inspect build-cli-unreadable.txt 2>&1 >/dev/null", mp_test_cli());
+    ck_assert_int_eq(mp_test_run(cmd, &err), 2);
+    ck_assert_ptr_nonnull(strstr(err, "(EACCES)"));
+    free(err);
+    remove("build-cli-unreadable.txt");
+  }
 }
 END_TEST
 

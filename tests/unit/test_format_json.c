@@ -402,9 +402,9 @@ START_TEST(test_load_file) {
   ck_assert_str_eq(g->name, "noext");
   mp_graph_free(g);
 
-  ck_assert_int_eq(mp_graph_load_file(p5, MP_FORMAT_AUTO, NULL, &g, NULL, &err), MP_EIO);
+  ck_assert_int_eq(mp_graph_load_file(p5, MP_FORMAT_AUTO, NULL, &g, NULL, &err), MP_ENOENT);
   ck_assert_ptr_null(g);
-  ck_assert_ptr_nonnull(strstr(err.message, "missing.json"));
+  ck_assert_str_eq(err.message, "no such file");
 
   /* A sparse file just over 1 GiB: refused from its size, never read. */
   f = fopen(p4, "wb");

@@ -183,7 +183,7 @@ START_TEST(test_submit_poll_cache) {
   ck_assert_str_eq(wait_status(&s, id, "done", 60000), "done");
   {
     char path[128];
-    snprintf(path, sizeof(path), "/v1/plans/%s", id);
+    snprintf(path, sizeof(path), "/v1/plans/%s?timeline=true", id);
     ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, "-H 'X-Request-ID: test-req-42'", &o, &hdr), 200);
   }
   ck_assert_ptr_nonnull(strstr(hdr, "X-Request-ID: test-req-42"));
@@ -199,7 +199,7 @@ START_TEST(test_submit_poll_cache) {
      * reference-counted entry), the same answer */
     char path[128];
     json_t *again = NULL;
-    snprintf(path, sizeof(path), "/v1/plans/%s", id);
+    snprintf(path, sizeof(path), "/v1/plans/%s?timeline=true", id);
     ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, NULL, &again, NULL), 200);
     ck_assert(json_equal(o, again));
     json_decref(again);

@@ -176,8 +176,8 @@ class Client:
         """GET /v1/plans/{id}: status, timings and, when done, the result.
 
         ``wait`` holds the request up to that many seconds while the plan is
-        not final. The daemon includes the timeline unless ``timeline`` is
-        False.
+        not final. The daemon includes the timeline only when ``timeline`` is
+        True (as for POST /v1/plans).
         """
         query = {}
         if wait:

@@ -91,11 +91,11 @@ class ClientPlanTest(harness.DaemonTestCase):
         sub = self.client.submit_plan(harness.VGG19, "2300MiB", solver="approx")
         self.assertIn(sub["status"], ("queued", "running", "done"))
         self.assertEqual(sub["graph_hash"], self.hash)
-        view = self.client.get_plan(sub["id"], wait=30)
+        view = self.client.get_plan(sub["id"], wait=30, timeline=True)
         self.assertEqual(view["status"], "done")
         self.assertEqual(view["solver"], "approx")
         self.assertEqual(view["budget"], 2300 << 20)
-        self.assertIn("timeline", view["result"])  # GET's default, unlike POST's
+        self.assertIn("timeline", view["result"])
         self.assertNotIn("timeline", self.client.get_plan(sub["id"], timeline=False)["result"])
         again = self.client.submit_plan(harness.VGG19, "2300MiB", solver="approx")
         self.assertEqual((again["status"], again["cache"]), ("done", "hit"))

@@ -1,0 +1,378 @@
+"""Contract test: every answer memplan-server gives validates against
+proto/openapi.yaml.
+
+Three daemons are driven through every route and every status the spec
+documents (and some it does not: a wrong method, an unknown path, a bad
+query parameter). Each answer is checked as it arrives: its status must be
+one the operation documents, its content type one the response lists, and
+its JSON body must validate against that response's schema (openapi.py,
+strict about undocumented fields). At the end every documented (method,
+path, status) must have been seen. Routes the spec does not have must
+answer with its Error body.
+
+Run with /usr/bin/python3 (Debian's, with python3-yaml): `make
+test-contract`. $MEMPLAN_SERVER is the binary under test, else
+build/memplan-server of this checkout.
+"""
+
+import ctypes
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+import openapi  # noqa: E402
+
+SERVER = os.environ.get("MEMPLAN_SERVER") or os.path.join(REPO, "build", "memplan-server")
+SPEC = openapi.Spec(os.path.join(REPO, "proto", "openapi.yaml"))
+with open(os.path.join(REPO, "tests", "graphs", "cg_vgg19.txt")) as _f:
+    VGG19 = _f.read()
+TOKEN = "contract-test-token"
+
+# Documented answers the test cannot provoke, with the reason.
+NOT_PROVOKED = {
+    ("POST", "/v1/fit", "422"): "a frontier that fails other than by its deadline (out of memory, a planner bug)",
+    ("GET", "/v1/graphs/{hash}/frontier", "422"): "as for POST /v1/fit",
+}
+
+SEEN = set()        # (method, template, status) answered
+UNDOCUMENTED = []   # answers on routes the spec does not have
+
+
+def _die_with_parent():
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def chain(k, length):
+    """A native graph: `k` parallel chains of `length` nodes between a source and a sink."""
+    nodes = [{"id": "in", "bytes": 1000, "time": 1}]
+    ends = []
+    for i in range(k):
+        prev = "in"
+        for j in range(length):
+            nid = "c%d_%d" % (i, j)
+            nodes.append({"id": nid, "inputs": [prev], "bytes": 1000 + 10 * i + j, "time": 1 + j % 3})
+            prev = nid
+        ends.append(prev)
+    nodes.append({"id": "out", "inputs": ends, "bytes": 1000, "time": 1})
+    return {"format": "memplan.graph/1", "nodes": nodes}
+
+
+TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?')
+
+
+def _digits(text):
+    """The significant digits of a decimal's mantissa."""
+    mantissa = re.split("[eE]", text)[0].replace("-", "").replace(".", "")
+    return mantissa.strip("0") or "0"
+
+
+def long_reals(text):
+    """Reals in a JSON text written with more digits than the shortest
+    form that reads back as the same double (Python's repr has that many)."""
+    out = []
+    for m in TOKENS.finditer(text):
+        tok = m.group(0)
+        if tok[0] == '"' or not re.search("[.eE]", tok):
+            continue
+        if len(_digits(tok)) > len(_digits(repr(float(tok)))):
+            out.append("the real %s is not in its shortest form (%r)" % (tok, float(tok)))
+    return out
+
+
+class Daemon:
+    """memplan-server on a free loopback port with its own temp dir."""
+
+    def __init__(self, *flags, token=None, delay_ms=0):
+        self.dir = tempfile.mkdtemp(prefix="mp-contract-")
+        portfile = os.path.join(self.dir, "port")
+        argv = [SERVER, "--listen", "127.0.0.1:0", "--port-file", portfile, "--data-dir",
+                os.path.join(self.dir, "data"), "--log-file", os.path.join(self.dir, "log"), *flags]
+        if token:
+            with open(os.path.join(self.dir, "token"), "w") as f:
+                f.write(token + "\n")
+            argv += ["--token-file", os.path.join(self.dir, "token")]
+        env = dict(os.environ)
+        env.pop("MEMPLAN_TEST_PLAN_DELAY_MS", None)
+        if delay_ms:
+            env["MEMPLAN_TEST_PLAN_DELAY_MS"] = str(delay_ms)
+        self.token = token
+        with open(os.path.join(self.dir, "stderr"), "wb") as err:
+            self.proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=err,
+                                         preexec_fn=_die_with_parent)
+        self.port = 0
+        t0 = time.monotonic()
+        while not self._up(portfile):
+            if self.proc.poll() is not None or time.monotonic() - t0 > 30:
+                self.stop()
+                raise RuntimeError("memplan-server did not start (see its stderr)")
+            time.sleep(0.02)
+        self.problems = []
+
+    def _up(self, portfile):
+        try:
+            with open(portfile) as f:
+                self.port = int(f.read().strip() or 0)
+            conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
+            try:
+                conn.request("GET", "/healthz")
+                return conn.getresponse().status == 200
+            finally:
+                conn.close()
+        except (OSError, ValueError, http.client.HTTPException):
+            return False
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def call(self, method, path, body=None, auth=True, raw=None, expect=None):
+        """One exchange, checked against the spec; returns (status, headers, JSON body or text)."""
+        headers = {}
+        if auth and self.token:
+            headers["Authorization"] = "Bearer " + self.token
+        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+        if data is not None:
+            headers["Content-Type"] = "application/json"
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+        conn.request(method, path, body=data, headers=headers)
+        resp = conn.getresponse()
+        payload = resp.read()
+        status, hdrs = resp.status, {k.lower(): v for k, v in resp.getheaders()}
+        conn.close()
+        ctype = hdrs.get("content-type", "")
+        value = payload.decode("utf-8", "replace")
+        if ctype.startswith("application/json"):
+            try:
+                value = json.loads(payload)
+            except ValueError:
+                self.problems.append("%s %s -> %d: the body is not JSON" % (method, path, status))
+            self.problems += ["%s %s -> %d: %s" % (method, path, status, e)
+                              for e in long_reals(payload.decode("utf-8", "replace"))]
+        self.check(method, path, status, ctype, value, hdrs)
+        if expect is not None and status != expect:
+            raise AssertionError("%s %s answered %d, not %d: %s" % (method, path, status, expect, value))
+        return status, hdrs, value
+
+    def check(self, method, path, status, ctype, value, hdrs):
+        where = "%s %s -> %d" % (method, path, status)
+        template, op = SPEC.operation(method, path)
+        if op is None:
+            # no such operation: the spec's rule for every 4xx is its Error body
+            UNDOCUMENTED.append(where)
+            if not 400 <= status < 500:
+                self.problems.append("%s: a route the spec does not have answered %d" % (where, status))
+            self.problems += ["%s: %s" % (where, e)
+                              for e in SPEC.validate({"$ref": "#/components/schemas/Error"}, value)]
+            return
+        resp, key = SPEC.response(op, status)
+        if resp is None:
+            self.problems.append("%s: status %d is not documented for %s %s" % (where, status, method, template))
+            return
+        SEEN.add((method, template, key))
+        for name in resp.get("headers", {}):
+            if name.lower() not in hdrs:
+                self.problems.append("%s: the documented header %s is missing" % (where, name))
+        content = resp.get("content")
+        if not content:
+            return
+        media = ctype.split(";")[0].strip()
+        if media not in content:
+            self.problems.append("%s: content type %r is not one of %s" % (where, ctype, sorted(content)))
+            return
+        self.problems += ["%s: %s" % (where, e) for e in SPEC.validate(content[media]["schema"], value)]
+
+    def wait_status(self, plan_id, status, limit=60):
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < limit:
+            _, _, view = self.call("GET", "/v1/plans/%s?timeline=false" % plan_id, expect=200)
+            if view["status"] == status:
+                return view
+            time.sleep(0.05)
+        raise AssertionError("plan %s never got to %s" % (plan_id, status))
+
+
+class ContractTest(unittest.TestCase):
+    """Named so that they run in order: the last one checks coverage."""
+
+    def assertClean(self, d):
+        self.assertEqual(d.problems, [], "\n" + "\n".join(d.problems))
+
+    def test_1_api(self):
+        d = Daemon("--workers", "2")
+        try:
+            self.api(d)
+        finally:
+            d.stop()
+        self.assertClean(d)
+
+    def api(self, d):
+        for path, ctype in (("/", "text/html"), ("/healthz", "application/json"), ("/livez", "application/json"),
+                            ("/readyz", "application/json"), ("/v1/status", "application/json"),
+                            ("/metrics", "text/plain; version=0.0.4")):
+            _, hdrs, _ = d.call("GET", path, expect=200)
+            self.assertTrue(hdrs["content-type"].startswith(ctype), hdrs["content-type"])
+
+        # plans: accepted, polled, long-polled, cached, infeasible, migrating
+        _, hdrs, acc = d.call("POST", "/v1/plans", {"graph": VGG19, "budget": "2GiB"}, expect=202)
+        self.assertEqual(hdrs["location"], "/v1/plans/" + acc["id"])
+        h = acc["graph_hash"]
+        d.call("GET", "/v1/plans/%s?wait=30&timeline=true" % acc["id"], expect=200)
+        d.call("GET", "/v1/plans/%s" % acc["id"], expect=200)
+        _, _, hit = d.call("POST", "/v1/plans", {"graph_hash": h, "budget": "2GiB"}, expect=200)
+        self.assertEqual(hit["cache"], "hit")
+        d.call("POST", "/v1/plans", {"graph_hash": h, "budget": "2.5GiB", "wait": 30, "timeline": True},
+               expect=200)
+        _, _, inf = d.call("POST", "/v1/plans", {"graph_hash": h, "budget": 1000, "solver": "approx", "wait": 30},
+                           expect=200)
+        self.assertFalse(inf["result"]["feasible"])
+        d.call("POST", "/v1/plans", {"graph_hash": h, "budget": "1.85GB", "solver": "hybrid", "wait": 30,
+                                     "device": {"h2d_bandwidth": "6GB/s", "latency": "7us", "copy_engines": 1,
+                                                "host_budget": None, "prefetch": 2}}, expect=200)
+        d.call("POST", "/v1/plans", {"graph_hash": h, "budget": "3GB", "solver": "none", "wait": 30,
+                                     "device": {"intra_layer_reuse": True}}, expect=200)
+        d.call("POST", "/v1/plans", {"graph": chain(2, 3), "budget": 100000, "solver": "exact", "wait": 30,
+                                     "objective": "memory", "accounting": "reference"}, expect=200)
+
+        # refusals of a plan
+        d.call("POST", "/v1/plans", {"graph_hash": h, "budget": "12Q"}, expect=400)
+        d.call("POST", "/v1/plans", {"graph_hash": h, "budjet": 1}, expect=400)
+        d.call("POST", "/v1/plans", raw=b"{not json", expect=400)
+        d.call("POST", "/v1/plans", raw=b"", expect=400)
+        d.call("POST", "/v1/plans", {"graph": {"format": "memplan.graph/1", "nodes": [{"id": "a", "inputs": ["b"]}]},
+                                     "budget": 1}, expect=400)
+        d.call("POST", "/v1/plans", {"graph_hash": "0" * 64, "budget": 1}, expect=404)
+
+        # the listing
+        _, _, page = d.call("GET", "/v1/plans?limit=2", expect=200)
+        self.assertIsNotNone(page["next"])
+        d.call("GET", "/v1/plans?limit=2&after=" + page["next"], expect=200)
+        d.call("GET", "/v1/plans?status=done", expect=200)
+        d.call("GET", "/v1/plans?limit=0", expect=400)
+        d.call("GET", "/v1/plans?status=bogus", expect=400)
+        d.call("GET", "/v1/plans?after=" + "f" * 32, expect=400)
+
+        # one plan
+        d.call("GET", "/v1/plans/" + "f" * 32, expect=404)
+        d.call("GET", "/v1/plans/not-an-id", expect=404)
+        d.call("GET", "/v1/plans/%s?wait=never" % acc["id"], expect=400)
+        d.call("DELETE", "/v1/plans/" + acc["id"], expect=409)
+        d.call("DELETE", "/v1/plans/" + "f" * 32, expect=404)
+
+        # fit, graphs, frontiers
+        d.call("POST", "/v1/fit", {"graph_hash": h, "budgets": ["1GB", "2GiB", 4000000000]}, expect=200)
+        d.call("POST", "/v1/fit", {"graph_hash": h, "budgets": ["1.9GB", "3GB"], "swap": True,
+                                   "device": {"copy_engines": 1}}, expect=200)
+        d.call("POST", "/v1/fit", {"graph": chain(3, 2), "budgets": [1]}, expect=200)
+        d.call("POST", "/v1/fit", {"graph_hash": h, "budgets": []}, expect=400)
+        d.call("POST", "/v1/fit", {"graph_hash": "0" * 64, "budgets": [1]}, expect=404)
+        d.call("GET", "/v1/graphs/" + h, expect=200)
+        d.call("GET", "/v1/graphs/" + "0" * 64, expect=404)
+        d.call("GET", "/v1/graphs/%s/frontier" % h, expect=200)
+        d.call("GET", "/v1/graphs/%s/frontier?solver=swap" % h, expect=200)
+        d.call("GET", "/v1/graphs/%s/frontier?solver=memonger" % h, expect=200)
+        d.call("GET", "/v1/graphs/%s/frontier?solver=none" % h, expect=400)
+        d.call("GET", "/v1/graphs/%s/frontier" % ("0" * 64), expect=404)
+
+        # what the spec does not route
+        d.call("GET", "/v1/nothing", expect=404)
+        d.call("PUT", "/v1/plans", {"budget": 1}, expect=405)
+
+    def test_2_queue_auth_limits(self):
+        """A daemon that holds every job for a minute, one worker, a queue
+        of one, a token and small limits: 401, 413, 503 and cancellation."""
+        d = Daemon("--workers", "1", "--queue-size", "1", "--max-body-bytes", "100000", "--max-budgets", "2",
+                   "--max-nodes", "50", token=TOKEN, delay_ms=60000)
+        try:
+            self.queue(d)
+        finally:
+            d.stop()
+        self.assertClean(d)
+
+    def queue(self, d):
+        small = chain(2, 2)
+        d.call("POST", "/v1/plans", {"graph": small, "budget": 1}, auth=False, expect=401)
+        d.call("DELETE", "/v1/plans/" + "f" * 32, auth=False, expect=401)
+        d.call("POST", "/v1/fit", {"graph": small, "budgets": [1]}, auth=False, expect=401)
+        d.call("POST", "/v1/plans", raw=b" " * 200000, expect=413)
+        d.call("POST", "/v1/plans", {"graph": chain(10, 10), "budget": 1}, expect=413)
+        _, _, a = d.call("POST", "/v1/plans", {"graph": small, "budget": 1}, expect=202)
+        h = a["graph_hash"]
+        # reads of plans and graphs need the token too (no --public-reads)
+        d.call("GET", "/v1/plans", auth=False, expect=401)
+        d.call("GET", "/v1/plans/" + a["id"], auth=False, expect=401)
+        d.call("GET", "/v1/graphs/" + h, auth=False, expect=401)
+        d.call("GET", "/v1/graphs/%s/frontier" % h, auth=False, expect=401)
+        d.call("POST", "/v1/fit", {"graph_hash": h, "budgets": [1, 2, 3]}, expect=413)
+        d.wait_status(a["id"], "running")
+        _, _, b = d.call("POST", "/v1/plans", {"graph_hash": h, "budget": 2}, expect=202)
+        _, hdrs, _ = d.call("POST", "/v1/plans", {"graph_hash": h, "budget": 3}, expect=503)
+        self.assertTrue(hdrs["retry-after"].isdigit())
+        d.call("GET", "/readyz", expect=503)
+        d.call("POST", "/v1/fit", {"graph_hash": h, "budgets": [1]}, expect=503)
+        d.call("GET", "/v1/graphs/%s/frontier" % h, expect=503)
+        d.call("POST", "/v1/plans", {"graph_hash": h, "budget": 2}, expect=202)  # joins b
+        d.call("DELETE", "/v1/plans/" + b["id"], expect=200)
+        _, _, cancelling = d.call("DELETE", "/v1/plans/" + a["id"], expect=202)
+        self.assertTrue(cancelling["cancel_requested"])
+        d.wait_status(a["id"], "cancelled")
+        d.call("DELETE", "/v1/plans/" + a["id"], expect=409)
+
+    def test_3_deadlines(self):
+        """--plan-timeout 1 with every job held longer: a frontier's
+        deadline answers 504, a plan's is a failed plan."""
+        d = Daemon("--workers", "1", "--plan-timeout", "1", delay_ms=60000)
+        try:
+            _, _, p = d.call("POST", "/v1/plans", {"graph": chain(2, 2), "budget": 1, "wait": 30}, expect=200)
+            self.assertEqual(p["status"], "failed")
+            self.assertEqual(p["error"]["code"], "deadline_exceeded")
+            d.call("GET", "/v1/graphs/%s/frontier" % p["graph_hash"], expect=504)
+            d.call("POST", "/v1/fit", {"graph_hash": p["graph_hash"], "budgets": [1], "solver": "approx"},
+                   expect=504)
+        finally:
+            d.stop()
+        self.assertClean(d)
+
+    def test_4_timeline_off_unless_asked(self):
+        """POST /v1/plans and GET /v1/plans/{id} leave the timeline out
+        unless asked, as the spec says for both."""
+        d = Daemon("--workers", "1")
+        try:
+            _, _, p = d.call("POST", "/v1/plans", {"graph": chain(2, 2), "budget": 100000, "wait": 30}, expect=200)
+            self.assertNotIn("timeline", p["result"])
+            _, _, v = d.call("GET", "/v1/plans/%s?timeline=true" % p["id"], expect=200)
+            self.assertIn("timeline", v["result"])
+            _, _, v = d.call("GET", "/v1/plans/" + p["id"], expect=200)
+            self.assertNotIn("timeline", v["result"])
+        finally:
+            d.stop()
+        self.assertClean(d)
+
+    def test_9_coverage(self):
+        """Every documented answer was seen (when the tests above ran)."""
+        missing = sorted(SPEC.documented() - SEEN - set(NOT_PROVOKED))
+        self.assertEqual(missing, [], "documented but never answered: %s" % missing)
+
+
+if __name__ == "__main__":
+    unittest.main()
