@@ -284,7 +284,7 @@ static int srv__submit(srv_jobs_t *jobs, srv_job_kind_t kind, const srv_plan_par
     row.created_ms = job->created_ms;
     memcpy(row.request_id, p->request_id, sizeof(row.request_id));
     rc = srv_store_accept_job(jobs->cfg.store, &row, graph_json, graph_json_len,
-                              job->graph ? job->graph->n_nodes : 0);
+                              job->graph ? job->graph->n_nodes : 0, 0, NULL);
   } else if (graph_json) {
     rc = srv_store_put_graph(jobs->cfg.store, p->graph_hash, graph_json, graph_json_len,
                              job->graph ? job->graph->n_nodes : 0);

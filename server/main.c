@@ -191,7 +191,8 @@ int main(int argc, char **argv) {
     }
   }
 
-  if (srv_store_open(s->cfg.data_dir, &s->store, errbuf, sizeof(errbuf)) != 0) {
+  if (srv_store_open(s->cfg.store, s->cfg.data_dir, s->cfg.workers + s->cfg.http_threads + 2, &s->store, errbuf,
+                     sizeof(errbuf)) != 0) {
     srv__fatal("cannot open the store", errbuf);
     goto out_log;
   }
