@@ -18,7 +18,7 @@ STD    := -std=c11 -D_DEFAULT_SOURCE
 DEPFL  := -MMD -MP
 INCS   := -Iplanner -Iproto
 LIBPKG := jansson libcrypto
-SRVPKG := libmicrohttpd jansson libuv libcrypto sqlite3
+SRVPKG := libmicrohttpd jansson libuv libcrypto sqlite3 libpq
 
 PKGCFLAGS = $(shell pkg-config --cflags $(LIBPKG) 2>/dev/null)
 PKGLIBS   = $(shell pkg-config --libs $(LIBPKG) 2>/dev/null)

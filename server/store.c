@@ -18,7 +18,7 @@ int srv_store_open(const char *url, const char *data_dir, unsigned pool, srv_sto
     return srv_store_sqlite_open(data_dir, out, errbuf, errlen);
   if (strncmp(url, "sqlite:", 7) == 0) return srv_store_sqlite_open(url + 7, out, errbuf, errlen);
   if (strncmp(url, "postgresql://", 13) == 0 || strncmp(url, "postgres://", 11) == 0)
-    return (void)pool, snprintf(errbuf, errlen, "PostgreSQL stores are not built yet"), SRV_ESTORE;
+    return srv_store_pg_open(url, pool, out, errbuf, errlen);
   snprintf(errbuf, errlen, "unknown store '%.60s': expected sqlite:DIR or postgresql://...", url);
   return SRV_ESTORE;
 }
