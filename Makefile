@@ -48,7 +48,7 @@ TESTS := $(B)/check_all
 BENCH := $(B)/bench_planner
 SRV   := $(B)/memplan-server
 
-.PHONY: all deps run test test-only test-python asan bench fuzz clean
+.PHONY: all deps run test test-only test-python test-pg asan bench fuzz clean
 
 all: $(LIBA) $(CLI) $(SRV)
 
@@ -108,12 +108,19 @@ test: deps
 test-only: $(LIBA) $(CLI) $(SRV) $(TESTS)
 	MEMPLAN_CLI=$(CURDIR)/$(CLI) MEMPLAN_SERVER=$(CURDIR)/$(SRV) ./$(TESTS)
 	@$(MAKE) --no-print-directory test-python
+	@$(MAKE) --no-print-directory test-pg
 
 # clients/python/tests (stdlib unittest) start the built daemon themselves
 # and end with one summary line.
 test-python: $(CLI) $(SRV)
 	MEMPLAN_CLI=$(CURDIR)/$(CLI) MEMPLAN_SERVER=$(CURDIR)/$(SRV) PYTHONPATH=$(CURDIR)/clients/python \
 	  $(PYTHON) -m unittest discover -s clients/python/tests -v
+
+# Three replicas on one real PostgreSQL (started in a temporary directory,
+# loopback only, as the postgres user when run as root): kill -9, long polls
+# across replicas, deduplication, readiness, a restart of the database.
+test-pg: $(SRV)
+	MEMPLAN_SERVER=$(CURDIR)/$(SRV) $(PYTHON) tests/pg/test_replicas.py
 
 # Sanitizer build in its own tree; the same runner under ASan+UBSan, which
 # runs the planner 2-4x slower: Check's per-test timeouts are scaled to match.
