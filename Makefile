@@ -18,7 +18,7 @@ STD    := -std=c11 -D_DEFAULT_SOURCE
 DEPFL  := -MMD -MP
 INCS   := -Iplanner -Iproto
 LIBPKG := jansson libcrypto
-SRVPKG := libmicrohttpd jansson libuv libcrypto sqlite3
+SRVPKG := libmicrohttpd jansson libuv libcrypto sqlite3 libpq
 
 PKGCFLAGS = $(shell pkg-config --cflags $(LIBPKG) 2>/dev/null)
 PKGLIBS   = $(shell pkg-config --libs $(LIBPKG) 2>/dev/null)
@@ -48,7 +48,7 @@ TESTS := $(B)/check_all
 BENCH := $(B)/bench_planner
 SRV   := $(B)/memplan-server
 
-.PHONY: all deps run test test-only test-python test-install test-deploy test-contract test-fuzz-replay test-chaos install uninstall asan bench fuzz fuzz-run clean
+.PHONY: all deps run test test-only test-python test-install test-deploy test-contract test-pg test-fuzz-replay test-chaos install uninstall asan bench fuzz fuzz-run clean
 
 all: $(LIBA) $(CLI) $(SRV)
 
@@ -152,8 +152,9 @@ uninstall:
 # then `make install` is checked (test-install), the Python package's tests
 # run against the real daemon (test-python), and so do the deployment files
 # (test-deploy), the daemon's answers are checked against proto/openapi.yaml
-# (test-contract), the fuzz regressions and seeds replayed through their
-# harnesses (test-fuzz-replay), and the chaos test runs (test-chaos).
+# (test-contract), three replicas share a real PostgreSQL (test-pg), the fuzz
+# regressions and seeds are replayed through their harnesses
+# (test-fuzz-replay), and the chaos test runs (test-chaos).
 test: deps
 	@$(MAKE) --no-print-directory test-only
 
@@ -163,6 +164,7 @@ test-only: $(LIBA) $(CLI) $(SRV) $(TESTS)
 	@$(MAKE) --no-print-directory test-python
 	@$(MAKE) --no-print-directory test-deploy
 	@$(MAKE) --no-print-directory test-contract
+	@$(MAKE) --no-print-directory test-pg
 	@$(MAKE) --no-print-directory test-fuzz-replay
 	@$(MAKE) --no-print-directory test-chaos
 
@@ -195,6 +197,12 @@ test-chaos: $(SRV)
 test-contract: $(SRV)
 	MEMPLAN_SERVER=$(CURDIR)/$(SRV) $(PYTHON) -m unittest discover -s tests/contract -p 'test_*.py' -v
 
+# Three replicas on one real PostgreSQL (started in a temporary directory,
+# loopback only, as the postgres user when run as root): kill -9, long polls
+# across replicas, deduplication, readiness, a restart of the database.
+test-pg: $(SRV)
+	MEMPLAN_SERVER=$(CURDIR)/$(SRV) $(PYTHON) tests/pg/test_replicas.py
+
 # Sanitizer build in its own tree; the same runner under ASan+UBSan, which
 # runs the planner 2-4x slower: Check's per-test timeouts are scaled to match.
 asan: deps
@@ -207,6 +215,8 @@ bench: deps $(BENCH) $(B)/memplan-server
 	./$(BENCH)
 	@echo
 	tests/bench/http_bench.sh $(B)/memplan-server
+	@echo
+	$(PYTHON) tests/bench/pg_bench.py $(B)/memplan-server
 
 # `make run` starts the daemon on $(LISTEN) (`make run LISTEN=0.0.0.0:9090`)
 # with its store in ./var.

@@ -5,7 +5,7 @@ set -eu
 
 PKGS="build-essential pkg-config clang libclang-rt-14-dev libjansson-dev libssl-dev libmicrohttpd-dev libuv1-dev \
 libsqlite3-dev check libsubunit-dev curl chromium fonts-dejavu-core openssl python3-yaml wrk \
-python3-pip python3-setuptools python3-torch python3-torchvision"
+python3-pip python3-setuptools python3-torch python3-torchvision postgresql libpq-dev"
 [ "${1:-}" = "--print" ] && { echo "$PKGS"; exit 0; }
 
 missing=""

@@ -40,6 +40,12 @@ static const srv__opt_t srv__opts[] = {
    "address to listen on, HOST:PORT (IPv6 as [::1]:PORT); port 0 picks a free one"},
   {"data-dir", "MEMPLAN_DATA_DIR", SRV__STR, SRV__F(data_dir), "./var", 0, 0,
    "directory of the durable store (created if missing)"},
+  {"store", "MEMPLAN_STORE", SRV__STR, SRV__F(store), "", 0, 0,
+   "the store: sqlite:DIR (default: sqlite: in --data-dir, one process) or a PostgreSQL URI "
+   "postgresql://USER@HOST:PORT/DB shared by several replicas"},
+  {"store-lease", "MEMPLAN_STORE_LEASE", SRV__SECONDS, SRV__F(store_lease_s), "10", 0, 0,
+   "seconds a replica's claim on a running job lasts unless renewed (shared store): a dead "
+   "replica's jobs run again elsewhere after it"},
   {"workers", "MEMPLAN_WORKERS", SRV__UINT, SRV__F(workers), NULL, 1, 256,
    "planner worker threads (default: the number of cores)"},
   {"planner-threads", "MEMPLAN_PLANNER_THREADS", SRV__UINT, SRV__F(planner_threads), "1", 1, 64,
@@ -311,7 +317,38 @@ int srv_config_load(srv_config_t *c, int argc, char **argv) {
   }
   if (c->plan_timeout_s <= 0) c->plan_timeout_s = 1e7; /* 0: effectively none */
   if (c->header_timeout_s <= 0) c->header_timeout_s = 1e7;
+  if (c->store[0] && strncmp(c->store, "sqlite:", 7) != 0 && strncmp(c->store, "postgresql://", 13) != 0 &&
+      strncmp(c->store, "postgres://", 11) != 0) {
+    fprintf(stderr, "memplan-server: --store must be sqlite:DIR or a postgresql:// URI\n");
+    return SRV_CONFIG_EXIT_USAGE;
+  }
+  if (c->store_lease_s < 0.5) {
+    fprintf(stderr, "memplan-server: --store-lease must be at least 0.5 seconds\n");
+    return SRV_CONFIG_EXIT_USAGE;
+  }
   return SRV_CONFIG_RUN;
+}
+
+/* A store URI without its password (user:PASSWORD@ and password=...),
+ * for the log. */
+static json_t *srv__store_redacted(const char *url) {
+  char out[SRV_PATH_MAX + 16];
+  const char *scheme = strstr(url, "://"), *at, *colon;
+  char *pw;
+  size_t n = 0;
+  out[0] = '\0';
+  if (scheme && (at = strchr(scheme + 3, '@')) != NULL &&
+      (colon = memchr(scheme + 3, ':', (size_t)(at - scheme - 3))) != NULL)
+    n = (size_t)snprintf(out, sizeof(out), "%.*s:***%s", (int)(colon - url), url, at);
+  else
+    n = (size_t)snprintf(out, sizeof(out), "%s", url);
+  if (n < sizeof(out) && (pw = strstr(out, "password=")) != NULL) {
+    char *end = strchr(pw, '&');
+    char tail[SRV_PATH_MAX + 16];
+    snprintf(tail, sizeof(tail), "%s", end ? end : "");
+    snprintf(pw + 9, sizeof(out) - (size_t)(pw + 9 - out), "***%s", tail);
+  }
+  return json_string(out);
 }
 
 json_t *srv_config_to_json(const srv_config_t *c) {
@@ -325,7 +362,9 @@ json_t *srv_config_to_json(const srv_config_t *c) {
     switch (op->type) {
     case SRV__STR:
     case SRV__LIST:
-    case SRV__LISTEN: v = json_string(field); break;
+    case SRV__LISTEN:
+      v = op->offset == offsetof(srv_config_t, store) ? srv__store_redacted(field) : json_string(field);
+      break;
     case SRV__BOOL: v = json_boolean(*(const int *)field); break;
     case SRV__UINT: v = json_integer(*(const unsigned *)field); break;
     case SRV__SECONDS: v = json_real(*(const double *)field); break;

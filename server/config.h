@@ -18,6 +18,8 @@ typedef struct srv_config_s {
   char host[200];           /* numeric IPv4 or IPv6 address */
   uint16_t port;            /* 0 asks the kernel for a free port */
   char data_dir[SRV_PATH_MAX];
+  char store[SRV_PATH_MAX];   /* "" or sqlite:DIR (embedded), or a libpq URI (shared) */
+  double store_lease_s;       /* a shared store's claim on a running job */
   unsigned workers;
   unsigned planner_threads;
   unsigned queue_size;

@@ -3,7 +3,16 @@
  *
  * One mutex guards the queue, the list of active jobs and the mutable
  * fields of every job. The slow parts (planning, the store's fsync'd
- * writes, serialising results) run outside it. */
+ * writes, serialising results) run outside it.
+ *
+ * With a shared store the plans are not queued here: the store's jobs
+ * table is the queue of every replica. An idle worker claims the oldest
+ * plan from the store (under a lease that srv_jobs_tick renews), and the
+ * active list also holds "remote" plans, known here but queued in the
+ * store or running on another replica: a plan submitted here, one joined
+ * by an identical submission, one looked up or waited for. Their end comes
+ * from the store's notification (srv_jobs_store_event), which wakes their
+ * waiters as a local end does. Frontiers stay local in both cases. */
 #include "jobs.h"
 
 #include <pthread.h>
@@ -11,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "formats.h"
 #include "frontier.h"
@@ -23,8 +33,12 @@
 #include "store.h"
 #include "util.h"
 
-/* Why a running solver was asked to stop (job->stop). */
-enum { SRV__RUN = 0, SRV__STOP_CANCEL = 1, SRV__STOP_DEADLINE = 2, SRV__STOP_SHUTDOWN = 3 };
+/* Why a running solver was asked to stop (job->stop). LOST: a shared
+ * store gave the plan's lease to another replica. */
+enum { SRV__RUN = 0, SRV__STOP_CANCEL = 1, SRV__STOP_DEADLINE = 2, SRV__STOP_SHUTDOWN = 3, SRV__STOP_LOST = 4 };
+
+/* A plan claimed this many times never finished: its replicas died on it. */
+#define SRV__MAX_ATTEMPTS 5
 
 struct srv_job_s {
   /* immutable after creation */
@@ -41,6 +55,9 @@ struct srv_job_s {
   char err_msg[512];
   int refs;
   int in_store;              /* the job row is committed */
+  int listed;                /* on the active list */
+  int remote;                /* shared store: not running on this replica */
+  int attempts;              /* shared store: claims of the plan so far */
   mp_graph_t *graph;         /* owned; loaded from the store when NULL */
   struct srv_job_s *qnext;   /* FIFO link */
   struct srv_job_s *aprev, *anext; /* active list */
@@ -65,6 +82,11 @@ struct srv_jobs_s {
    * it plans (cancellable), so end-to-end tests can observe a "running"
    * plan however fast the planner gets. Read once at start; 0 in service. */
   double test_delay_ms;
+  /* shared store */
+  int shared;
+  char owner[96];            /* this replica in the store's leases */
+  unsigned long claim_gen;   /* bumped when the store may hold a plan to claim */
+  uint64_t store_queued;     /* the store's queued plans at the last tick */
 };
 
 static const char *const srv__status_names[SRV_JOB_NSTATUS] = {"queued", "running", "done", "failed",
@@ -104,6 +126,7 @@ void srv_job_unref(srv_job_t *job) {
 }
 
 static void srv__active_add(srv_jobs_t *j, srv_job_t *job) {
+  job->listed = 1;
   job->aprev = NULL;
   job->anext = j->active;
   if (j->active) j->active->aprev = job;
@@ -115,6 +138,7 @@ static void srv__active_remove(srv_jobs_t *j, srv_job_t *job) {
   if (job->aprev) job->aprev->anext = job->anext; else j->active = job->anext;
   if (job->anext) job->anext->aprev = job->aprev;
   job->aprev = job->anext = NULL;
+  job->listed = 0;
   job->refs--; /* never the last: the caller holds one */
 }
 
@@ -122,6 +146,13 @@ static srv_job_t *srv__active_by_key(srv_jobs_t *j, const char *key) {
   srv_job_t *job;
   for (job = j->active; job; job = job->anext)
     if (strcmp(job->key, key) == 0 && job->status <= SRV_JOB_RUNNING) return job;
+  return NULL;
+}
+
+static srv_job_t *srv__active_by_id(srv_jobs_t *j, const char *id) {
+  srv_job_t *job;
+  for (job = j->active; job; job = job->anext)
+    if (job->kind == SRV_JOB_PLAN && strcmp(job->id, id) == 0) return job;
   return NULL;
 }
 
@@ -161,10 +192,223 @@ static srv_job_t *srv__job_new(srv_jobs_t *j, srv_job_kind_t kind) {
   return job;
 }
 
+/* A plan's parameters from its row; 0, or -1 when they do not read back. */
+static int srv__from_row(srv_job_t *job, const srv_job_row_t *row) {
+  memcpy(job->id, row->id, sizeof(job->id));
+  snprintf(job->key, sizeof(job->key), "%s", row->result_key);
+  memcpy(job->p.graph_hash, row->graph_hash, sizeof(job->p.graph_hash));
+  job->p.budget = row->budget;
+  if (mp_solver_parse(row->solver, &job->p.solver) != 0 || mp_objective_parse(row->objective, &job->p.objective) != 0 ||
+      mp_accounting_parse(row->accounting, &job->p.accounting) != 0 ||
+      srv_keys_device(row->result_key, &job->p.swap, &job->p.device) != 0)
+    return -1;
+  job->p.timeline = row->timeline;
+  memcpy(job->p.request_id, row->request_id, sizeof(job->p.request_id));
+  job->created_ms = row->created_ms;
+  job->in_store = 1;
+  return 0;
+}
+
+#define SRV__BAD_ROW "{\"code\":\"bad_row\",\"message\":\"the stored job has unknown parameters\"}"
+
+static void srv__finish_notify(srv_jobs_t *jobs, srv_job_t *job) {
+  if (jobs->cfg.on_finished) jobs->cfg.on_finished(job, jobs->cfg.arg);
+}
+
+/* ---- a shared store: plans known here but not running here ---- */
+
+/* Remote plan `job` reached the final status `st`: end it here and wake
+ * its waiters (once). */
+static void srv__remote_end(srv_jobs_t *jobs, srv_job_t *job, srv_job_status_t st) {
+  pthread_mutex_lock(&jobs->mu);
+  if (!job->remote || !job->listed || job->status > SRV_JOB_RUNNING) {
+    pthread_mutex_unlock(&jobs->mu);
+    return;
+  }
+  job->status = st;
+  job->finished_ms = srv_now_ms();
+  job->refs++;
+  srv__active_remove(jobs, job);
+  pthread_mutex_unlock(&jobs->mu);
+  srv__finish_notify(jobs, job);
+  srv_job_unref(job);
+}
+
+/* Bring a remote plan up to date with its row. */
+static void srv__remote_update(srv_jobs_t *jobs, srv_job_t *job, const srv_job_row_t *row) {
+  int st = srv_job_status_parse(row->status);
+  if (st >= SRV_JOB_DONE) {
+    srv__remote_end(jobs, job, (srv_job_status_t)st);
+    return;
+  }
+  pthread_mutex_lock(&jobs->mu);
+  if (job->remote && job->listed && st >= 0) {
+    job->status = (srv_job_status_t)st;
+    job->started_ms = row->started_ms;
+  }
+  pthread_mutex_unlock(&jobs->mu);
+}
+
+/* Plan `id` as known here (a new reference): the active one, brought up to
+ * date when it runs elsewhere, or a new remote one for a plan the store
+ * has queued or running. NULL when the store knows no such active plan. */
+static srv_job_t *srv__shared_find(srv_jobs_t *jobs, const char *id) {
+  srv_job_row_t row;
+  srv_job_t *job, *known;
+  int remote = 0, st;
+  pthread_mutex_lock(&jobs->mu);
+  if ((job = srv__active_by_id(jobs, id)) != NULL) {
+    job->refs++;
+    remote = job->remote;
+  }
+  pthread_mutex_unlock(&jobs->mu);
+  if (job && !remote) return job;
+  if (srv_store_get_job(jobs->cfg.store, id, &row) != 0) return job; /* what is known, if anything */
+  if (job) {
+    srv__remote_update(jobs, job, &row);
+    srv_job_row_clear(&row);
+    return job;
+  }
+  st = srv_job_status_parse(row.status);
+  if (st < 0 || st > SRV_JOB_RUNNING || (job = srv__job_new(jobs, SRV_JOB_PLAN)) == NULL) {
+    srv_job_row_clear(&row);
+    return NULL;
+  }
+  if (srv__from_row(job, &row) != 0) {
+    srv_job_row_clear(&row);
+    srv__job_free(job);
+    return NULL;
+  }
+  srv_job_row_clear(&row);
+  job->remote = 1;
+  job->status = (srv_job_status_t)st;
+  job->started_ms = row.started_ms;
+  pthread_mutex_lock(&jobs->mu);
+  if ((known = srv__active_by_id(jobs, id)) != NULL) {
+    known->refs++;
+    pthread_mutex_unlock(&jobs->mu);
+    srv__job_free(job);
+    return known;
+  }
+  srv__active_add(jobs, job);
+  pthread_mutex_unlock(&jobs->mu);
+  /* It may have ended between the read and the add, its notification then
+   * finding nothing here: read it again now that a notification finds it. */
+  if (srv_store_get_job(jobs->cfg.store, id, &row) == 0) {
+    srv__remote_update(jobs, job, &row);
+    srv_job_row_clear(&row);
+  }
+  return job;
+}
+
+/* Wake the idle workers: the store may hold a plan to claim. */
+static void srv__poke(srv_jobs_t *jobs) {
+  pthread_mutex_lock(&jobs->mu);
+  jobs->claim_gen++;
+  pthread_cond_broadcast(&jobs->cv);
+  pthread_mutex_unlock(&jobs->mu);
+}
+
+void srv_jobs_store_event(srv_jobs_t *jobs, const char *channel, const char *payload) {
+  char id[33];
+  size_t n = strcspn(payload, " ");
+  srv_job_t *job;
+  if (strcmp(channel, SRV_STORE_CH_QUEUED) == 0) {
+    srv__poke(jobs);
+    return;
+  }
+  if (n >= sizeof(id)) return;
+  memcpy(id, payload, n);
+  id[n] = '\0';
+  pthread_mutex_lock(&jobs->mu);
+  job = srv__active_by_id(jobs, id);
+  if (job && strcmp(channel, SRV_STORE_CH_CANCEL) == 0) {
+    int expected = SRV__RUN;
+    if (!job->remote && job->status == SRV_JOB_RUNNING)
+      atomic_compare_exchange_strong(&job->stop, &expected, SRV__STOP_CANCEL);
+    job = NULL;
+  } else if (job && job->remote) {
+    job->refs++;
+  } else {
+    job = NULL; /* a plan that ran here ends through its worker */
+  }
+  pthread_mutex_unlock(&jobs->mu);
+  if (job) {
+    int st = srv_job_status_parse(payload[n] ? payload + n + 1 : "");
+    if (st >= SRV_JOB_DONE) srv__remote_end(jobs, job, (srv_job_status_t)st);
+    srv_job_unref(job);
+  }
+}
+
+/* The active plans matching `remote` and running (or any status when
+ * `remote`), ids copied into *ids (malloc'd). */
+static size_t srv__collect(srv_jobs_t *jobs, int remote, char (**ids)[33]) {
+  srv_job_t *job;
+  size_t n = 0, cap = 0;
+  *ids = NULL;
+  pthread_mutex_lock(&jobs->mu);
+  for (job = jobs->active; job; job = job->anext)
+    if (job->kind == SRV_JOB_PLAN && job->in_store && job->remote == remote &&
+        (remote || job->status == SRV_JOB_RUNNING))
+      cap++;
+  if (cap && (*ids = malloc(cap * sizeof(**ids))) != NULL)
+    for (job = jobs->active; job && n < cap; job = job->anext)
+      if (job->kind == SRV_JOB_PLAN && job->in_store && job->remote == remote &&
+          (remote || job->status == SRV_JOB_RUNNING))
+        memcpy((*ids)[n++], job->id, 33);
+  pthread_mutex_unlock(&jobs->mu);
+  return n;
+}
+
+void srv_jobs_tick(srv_jobs_t *jobs, int recheck) {
+  char (*ids)[33];
+  int *outcome;
+  uint64_t counts[5];
+  size_t n, i;
+  if (!jobs->shared) return;
+  n = srv__collect(jobs, 0, &ids);
+  outcome = n ? calloc(n, sizeof(*outcome)) : NULL;
+  if (n && outcome && srv_store_renew_leases(jobs->cfg.store, jobs->owner, jobs->cfg.lease_s, (const char (*)[33])ids,
+                                             n, outcome) == 0) {
+    pthread_mutex_lock(&jobs->mu);
+    for (i = 0; i < n; i++) {
+      srv_job_t *job = srv__active_by_id(jobs, ids[i]);
+      int expected = SRV__RUN;
+      if (job == NULL || job->remote || outcome[i] == SRV_LEASE_KEPT) continue;
+      atomic_compare_exchange_strong(&job->stop, &expected,
+                                     outcome[i] == SRV_LEASE_CANCEL ? SRV__STOP_CANCEL : SRV__STOP_LOST);
+      if (outcome[i] == SRV_LEASE_LOST)
+        srv_log(SRV_LOG_WARN, "lease lost: another replica runs the plan", json_pack("{s:s}", "job_id", job->id));
+    }
+    pthread_mutex_unlock(&jobs->mu);
+  }
+  free(outcome);
+  free(ids);
+  /* Also how the store's health is checked while nothing runs. */
+  if (srv_store_count_status(jobs->cfg.store, counts) == 0) {
+    pthread_mutex_lock(&jobs->mu);
+    jobs->store_queued = counts[SRV_JOB_QUEUED];
+    pthread_mutex_unlock(&jobs->mu);
+  }
+  /* A plan whose replica died is claimable once its lease is over: no
+   * notification says when. */
+  srv__poke(jobs);
+  if (!recheck) return;
+  n = srv__collect(jobs, 1, &ids);
+  for (i = 0; i < n; i++) {
+    srv_job_t *job = srv__shared_find(jobs, ids[i]);
+    srv_job_unref(job);
+  }
+  free(ids);
+}
+
+const char *srv_jobs_owner(srv_jobs_t *jobs) { return jobs->owner; }
+
 /* ---- lookups ---- */
 
 srv_job_t *srv_jobs_find(srv_jobs_t *jobs, const char *id) {
   srv_job_t *job;
+  if (jobs->shared) return srv__shared_find(jobs, id);
   pthread_mutex_lock(&jobs->mu);
   for (job = jobs->active; job; job = job->anext)
     if (job->kind == SRV_JOB_PLAN && strcmp(job->id, id) == 0) {
@@ -217,7 +461,7 @@ json_t *srv_job_to_json(srv_job_t *job) {
 void srv_jobs_stats(srv_jobs_t *jobs, uint64_t *queued, uint64_t *capacity, uint64_t *running,
                     uint64_t *workers) {
   pthread_mutex_lock(&jobs->mu);
-  *queued = jobs->depth + jobs->reserved;
+  *queued = jobs->depth + jobs->reserved + jobs->store_queued;
   *capacity = jobs->cfg.queue_size;
   *running = jobs->running;
   *workers = jobs->cfg.workers;
@@ -226,13 +470,28 @@ void srv_jobs_stats(srv_jobs_t *jobs, uint64_t *queued, uint64_t *capacity, uint
 
 /* ---- submission ---- */
 
-static int srv__submit(srv_jobs_t *jobs, srv_job_kind_t kind, const srv_plan_params_t *p, const char *key,
-                       mp_graph_t **graph, const char *graph_json, size_t graph_json_len, srv_job_t **out,
-                       char **result, size_t *result_len, char *result_job_id) {
-  srv_job_t *job;
-  int rc;
+/* The row of a new plan job. */
+static void srv__row_of(const srv_job_t *job, srv_job_row_t *row) {
+  memset(row, 0, sizeof(*row));
+  memcpy(row->id, job->id, sizeof(row->id));
+  strcpy(row->status, "queued");
+  memcpy(row->graph_hash, job->p.graph_hash, sizeof(row->graph_hash));
+  memcpy(row->result_key, job->key, sizeof(row->result_key));
+  row->budget = job->p.budget;
+  snprintf(row->solver, sizeof(row->solver), "%s", mp_solver_name(job->p.solver));
+  snprintf(row->objective, sizeof(row->objective), "%s", mp_objective_name(job->p.objective));
+  snprintf(row->accounting, sizeof(row->accounting), "%s", mp_accounting_name(job->p.accounting));
+  row->timeline = job->p.timeline;
+  row->created_ms = job->created_ms;
+  memcpy(row->request_id, job->p.request_id, sizeof(row->request_id));
+}
 
-  *out = NULL;
+/* What a submission gets before any new job: a result computed before
+ * (CACHED), a refusal while draining, or an identical job active here
+ * (JOINED, *out a new reference). 0 when none, with jobs->mu then held. */
+static int srv__existing(srv_jobs_t *jobs, const char *key, srv_job_t **out, char **result, size_t *result_len,
+                         char *result_job_id) {
+  srv_job_t *job;
   if (srv_results_get(jobs->cfg.cache, jobs->cfg.store, key, result, result_len, result_job_id) == 0) {
     srv_metrics_cache(jobs->cfg.metrics, 1);
     return SRV_SUBMIT_CACHED;
@@ -249,6 +508,66 @@ static int srv__submit(srv_jobs_t *jobs, srv_job_kind_t kind, const srv_plan_par
     *out = job;
     return SRV_SUBMIT_JOINED;
   }
+  return 0;
+}
+
+/* A plan on a shared store: the store deduplicates (an identical plan in
+ * flight on any replica is joined) and bounds the queue (--queue-size
+ * queued plans in the whole cluster). The job is listed here only once its
+ * row is committed, so nobody here joins a plan the store may refuse. */
+static int srv__submit_shared(srv_jobs_t *jobs, const srv_plan_params_t *p, const char *key, mp_graph_t **graph,
+                              const char *graph_json, size_t graph_json_len, srv_job_t **out, char **result,
+                              size_t *result_len, char *result_job_id) {
+  int attempt;
+  for (attempt = 0; attempt < 3; attempt++) {
+    srv_job_t *job;
+    srv_job_row_t row;
+    char joined[33];
+    int rc;
+    if ((rc = srv__existing(jobs, key, out, result, result_len, result_job_id)) != 0) return rc;
+    pthread_mutex_unlock(&jobs->mu);
+    if ((job = srv__job_new(jobs, SRV_JOB_PLAN)) == NULL) return SRV_ENOMEM;
+    job->p = *p;
+    snprintf(job->key, sizeof(job->key), "%s", key);
+    srv__row_of(job, &row);
+    rc = srv_store_accept_job(jobs->cfg.store, &row, graph_json, graph_json_len,
+                              graph && *graph ? (*graph)->n_nodes : 0, jobs->cfg.queue_size, joined);
+    if (rc == 0) {
+      srv_metrics_cache(jobs->cfg.metrics, 0);
+      job->in_store = 1;
+      job->remote = 1; /* until a worker here claims it */
+      job->graph = graph ? *graph : NULL;
+      if (graph) *graph = NULL;
+      pthread_mutex_lock(&jobs->mu);
+      srv__active_add(jobs, job);
+      jobs->claim_gen++; /* the notification will say so too */
+      pthread_cond_broadcast(&jobs->cv);
+      pthread_mutex_unlock(&jobs->mu);
+      *out = job;
+      return SRV_SUBMIT_QUEUED;
+    }
+    srv__job_free(job);
+    if (rc != SRV_ECONFLICT) return rc == SRV_EFULL ? SRV_EFULL : SRV_ESTORE;
+    if ((*out = srv__shared_find(jobs, joined)) != NULL) {
+      srv_metrics_dedup(jobs->cfg.metrics);
+      return SRV_SUBMIT_JOINED;
+    }
+    /* The plan it met has finished since: its result is there now. */
+  }
+  return SRV_ESTORE;
+}
+
+static int srv__submit(srv_jobs_t *jobs, srv_job_kind_t kind, const srv_plan_params_t *p, const char *key,
+                       mp_graph_t **graph, const char *graph_json, size_t graph_json_len, srv_job_t **out,
+                       char **result, size_t *result_len, char *result_job_id) {
+  srv_job_t *job;
+  int rc;
+
+  *out = NULL;
+  if (jobs->shared && kind == SRV_JOB_PLAN)
+    return srv__submit_shared(jobs, p, key, graph, graph_json, graph_json_len, out, result, result_len,
+                              result_job_id);
+  if ((rc = srv__existing(jobs, key, out, result, result_len, result_job_id)) != 0) return rc;
   if (jobs->depth + jobs->reserved >= jobs->cfg.queue_size) {
     pthread_mutex_unlock(&jobs->mu);
     return SRV_EFULL;
@@ -271,20 +590,9 @@ static int srv__submit(srv_jobs_t *jobs, srv_job_kind_t kind, const srv_plan_par
   rc = 0;
   if (kind == SRV_JOB_PLAN) {
     srv_job_row_t row;
-    memset(&row, 0, sizeof(row));
-    memcpy(row.id, job->id, sizeof(row.id));
-    strcpy(row.status, "queued");
-    memcpy(row.graph_hash, p->graph_hash, sizeof(row.graph_hash));
-    memcpy(row.result_key, key, sizeof(row.result_key));
-    row.budget = p->budget;
-    snprintf(row.solver, sizeof(row.solver), "%s", mp_solver_name(p->solver));
-    snprintf(row.objective, sizeof(row.objective), "%s", mp_objective_name(p->objective));
-    snprintf(row.accounting, sizeof(row.accounting), "%s", mp_accounting_name(p->accounting));
-    row.timeline = p->timeline;
-    row.created_ms = job->created_ms;
-    memcpy(row.request_id, p->request_id, sizeof(row.request_id));
+    srv__row_of(job, &row);
     rc = srv_store_accept_job(jobs->cfg.store, &row, graph_json, graph_json_len,
-                              job->graph ? job->graph->n_nodes : 0);
+                              job->graph ? job->graph->n_nodes : 0, 0, NULL);
   } else if (graph_json) {
     rc = srv_store_put_graph(jobs->cfg.store, p->graph_hash, graph_json, graph_json_len,
                              job->graph ? job->graph->n_nodes : 0);
@@ -340,13 +648,33 @@ int srv_jobs_submit_frontier(srv_jobs_t *jobs, const srv_plan_params_t *fp, cons
 
 /* ---- cancellation ---- */
 
-static void srv__finish_notify(srv_jobs_t *jobs, srv_job_t *job) {
-  if (jobs->cfg.on_finished) jobs->cfg.on_finished(job, jobs->cfg.arg);
+/* A shared store's plan: stopped here when it runs here; otherwise the
+ * store cancels it when queued, or asks the replica running it to stop. */
+static int srv__cancel_shared(srv_jobs_t *jobs, const char *id) {
+  srv_job_t *job;
+  int rc;
+  pthread_mutex_lock(&jobs->mu);
+  job = srv__active_by_id(jobs, id);
+  if (job && !job->remote && job->status == SRV_JOB_RUNNING) {
+    atomic_store(&job->stop, SRV__STOP_CANCEL);
+    pthread_mutex_unlock(&jobs->mu);
+    return 0;
+  }
+  if (job) job->refs++;
+  pthread_mutex_unlock(&jobs->mu);
+  rc = srv_store_cancel_job(jobs->cfg.store, id, srv_now_ms());
+  if (rc == 0) {
+    if (job) srv__remote_end(jobs, job, SRV_JOB_CANCELLED);
+    srv_metrics_plan_done(jobs->cfg.metrics, job ? (int)job->p.solver : 0, "cancelled", 0);
+  }
+  srv_job_unref(job);
+  return rc == 1 ? 0 : rc;
 }
 
 int srv_jobs_cancel(srv_jobs_t *jobs, const char *id) {
   srv_job_t *job;
   int in_store;
+  if (jobs->shared) return srv__cancel_shared(jobs, id);
   pthread_mutex_lock(&jobs->mu);
   for (job = jobs->active; job; job = job->anext)
     if (job->kind == SRV_JOB_PLAN && strcmp(job->id, id) == 0) break;
@@ -486,7 +814,7 @@ static srv_job_status_t srv__run(srv_jobs_t *jobs, srv_job_t *job, char **text, 
     return SRV_JOB_DONE;
   }
   if (rc == MP_ECANCELED || rc == MP_ETIMEDOUT) {
-    if (stop == SRV__STOP_SHUTDOWN) return SRV_JOB_QUEUED;
+    if (stop == SRV__STOP_SHUTDOWN || stop == SRV__STOP_LOST) return SRV_JOB_QUEUED;
     if (stop == SRV__STOP_CANCEL) {
       snprintf(code, code_len, "cancelled");
       snprintf(msg, msg_len, "cancelled by a client");
@@ -507,38 +835,139 @@ static srv_job_status_t srv__run(srv_jobs_t *jobs, srv_job_t *job, char **text, 
   return SRV_JOB_FAILED;
 }
 
-static void *srv__worker(void *arg) {
-  srv_jobs_t *jobs = arg;
-  for (;;) {
-    srv_job_t *job;
-    srv_job_status_t st;
-    char *text = NULL, code[32] = "", msg[512] = "";
-    size_t len = 0;
-    double t0;
-
-    pthread_mutex_lock(&jobs->mu);
-    while (!jobs->stopping && (jobs->paused || jobs->qhead == NULL)) pthread_cond_wait(&jobs->cv, &jobs->mu);
-    if (jobs->stopping) {
-      pthread_mutex_unlock(&jobs->mu);
+/* A shared store's plan: claim the oldest claimable one (a new reference,
+ * running here), or NULL when there is none or the store failed. */
+static srv_job_t *srv__claim(srv_jobs_t *jobs) {
+  srv_job_row_t row;
+  srv_job_t *job, *fresh = NULL;
+  if (srv_store_claim_job(jobs->cfg.store, jobs->owner, jobs->cfg.lease_s, srv_now_ms(), &row) != 0) return NULL;
+  pthread_mutex_lock(&jobs->mu);
+  job = srv__active_by_id(jobs, row.id);
+  pthread_mutex_unlock(&jobs->mu);
+  if (job == NULL) {
+    if ((fresh = srv__job_new(jobs, SRV_JOB_PLAN)) == NULL) {
+      srv_store_finish_job(jobs->cfg.store, row.id, jobs->owner, "queued", 0, NULL); /* hand it back */
+      srv_job_row_clear(&row);
       return NULL;
     }
-    job = jobs->qhead;
-    jobs->qhead = job->qnext;
-    if (jobs->qhead == NULL) jobs->qtail = NULL;
-    jobs->depth--;
-    /* the queue's reference becomes the worker's */
-    job->status = SRV_JOB_RUNNING;
-    job->started_ms = srv_now_ms();
-    job->deadline_mono = srv_mono_ms() + jobs->cfg.plan_timeout_s * 1000.0;
-    jobs->running++;
-    pthread_mutex_unlock(&jobs->mu);
+    if (srv__from_row(fresh, &row) != 0) {
+      srv_store_finish_job(jobs->cfg.store, row.id, jobs->owner, "failed", srv_now_ms(), SRV__BAD_ROW);
+      srv__job_free(fresh);
+      srv_job_row_clear(&row);
+      return NULL;
+    }
+  }
+  pthread_mutex_lock(&jobs->mu);
+  /* Looked up again: a lookup may have listed it meanwhile. */
+  if ((job = srv__active_by_id(jobs, row.id)) == NULL) {
+    job = fresh;
+    fresh = NULL;
+    srv__active_add(jobs, job); /* the list's reference; the creation one is the worker's */
+  } else {
+    job->refs++; /* the worker's */
+  }
+  job->remote = 0;
+  job->status = SRV_JOB_RUNNING;
+  job->started_ms = row.started_ms;
+  job->attempts = row.attempts;
+  job->deadline_mono = srv_mono_ms() + jobs->cfg.plan_timeout_s * 1000.0;
+  atomic_store(&job->stop, row.cancel_requested ? SRV__STOP_CANCEL : SRV__RUN);
+  jobs->running++;
+  pthread_mutex_unlock(&jobs->mu);
+  if (fresh) srv__job_free(fresh);
+  srv_job_row_clear(&row);
+  return job;
+}
 
-    if (job->kind == SRV_JOB_PLAN)
-      srv_store_update_job(jobs->cfg.store, job->id, "running", job->started_ms, 0, NULL);
+static int srv__stopping(srv_jobs_t *jobs) {
+  int s;
+  pthread_mutex_lock(&jobs->mu);
+  s = jobs->stopping;
+  pthread_mutex_unlock(&jobs->mu);
+  return s;
+}
+
+/* Record a shared store's plan as `st` (a final status, or queued to hand
+ * it back), its result first when done. While the store cannot be reached
+ * this retries (the lease is renewed meanwhile) for up to twice the lease
+ * plus half a minute. 0, or SRV_ECONFLICT when the plan is no longer this
+ * replica's (another one runs it, or ran it). */
+static int srv__finish_shared(srv_jobs_t *jobs, srv_job_t *job, srv_job_status_t st, const char *text,
+                              size_t len, const char *error_json) {
+  double give_up = srv_mono_ms() + 2000.0 * jobs->cfg.lease_s + 30000.0, pause_ms = 100;
+  int stored = st != SRV_JOB_DONE, rc = SRV_ESTORE;
+  for (;;) {
+    if (!stored) stored = srv_results_put(jobs->cfg.cache, jobs->cfg.store, job->key, job->id, text, len) == 0;
+    if (stored) {
+      rc = srv_store_finish_job(jobs->cfg.store, job->id, jobs->owner, srv_job_status_name(st),
+                                st == SRV_JOB_QUEUED ? 0 : srv_now_ms(), error_json);
+      if (rc != SRV_ESTORE) return rc;
+    }
+    /* Shutting down (or stopped past --grace): the lease brings it back. */
+    if (srv__stopping(jobs) || atomic_load(&job->stop) == SRV__STOP_SHUTDOWN || srv_mono_ms() + pause_ms > give_up)
+      return SRV_ECONFLICT;
+    {
+      struct timespec ts = {(time_t)(pause_ms / 1000), (long)((long)pause_ms % 1000) * 1000000L};
+      nanosleep(&ts, NULL);
+    }
+    pause_ms = pause_ms * 2 > 2000 ? 2000 : pause_ms * 2;
+  }
+}
+
+/* The plan ran here but another replica has it now: it becomes remote,
+ * to end when the store says so (or now, when it already has). */
+static void srv__lost(srv_jobs_t *jobs, srv_job_t *job) {
+  srv_job_row_t row;
+  pthread_mutex_lock(&jobs->mu);
+  jobs->running--;
+  job->remote = 1;
+  pthread_mutex_unlock(&jobs->mu);
+  if (srv_store_get_job(jobs->cfg.store, job->id, &row) == 0) {
+    srv__remote_update(jobs, job, &row);
+    srv_job_row_clear(&row);
+  }
+  srv_log(SRV_LOG_INFO, "plan handed over to another replica", json_pack("{s:s}", "job_id", job->id));
+}
+
+/* Run one job taken by a worker (its reference is the worker's) to its
+ * end: compute, record, wake the waiters. */
+static void srv__execute(srv_jobs_t *jobs, srv_job_t *job) {
+  srv_job_status_t st;
+  char *text = NULL, code[32] = "", msg[512] = "";
+  size_t len = 0;
+  double t0;
+  int shared = jobs->shared && job->kind == SRV_JOB_PLAN;
+
+  if (job->kind == SRV_JOB_PLAN && !shared)
+    srv_store_update_job(jobs->cfg.store, job->id, "running", job->started_ms, 0, NULL);
+  t0 = srv_mono_ms();
+  if (shared && job->attempts > SRV__MAX_ATTEMPTS) {
+    st = SRV_JOB_FAILED;
+    snprintf(code, sizeof(code), "abandoned");
+    snprintf(msg, sizeof(msg), "the plan was claimed %d times and never finished: its replicas stopped on it",
+             job->attempts - 1);
+  } else if (shared &&
+             srv_results_get(jobs->cfg.cache, jobs->cfg.store, job->key, &text, &len, NULL) == 0) {
+    st = SRV_JOB_DONE; /* a replica that died had stored it: nothing to compute */
+  } else {
     srv_metrics_computation(jobs->cfg.metrics, job->kind == SRV_JOB_FRONTIER);
-    t0 = srv_mono_ms();
     st = srv__run(jobs, job, &text, &len, code, sizeof(code), msg, sizeof(msg));
+  }
 
+  if (shared) {
+    char *ej = st == SRV_JOB_FAILED || st == SRV_JOB_CANCELLED ? srv__error_json(code, msg) : NULL;
+    int rc = srv__finish_shared(jobs, job, st, text, len, ej);
+    free(ej);
+    free(text);
+    if (rc != 0) {
+      srv__lost(jobs, job);
+      srv_job_unref(job);
+      return;
+    }
+    if (st != SRV_JOB_QUEUED)
+      srv_metrics_plan_done(jobs->cfg.metrics, (int)job->p.solver, srv_job_status_name(st),
+                            (srv_mono_ms() - t0) / 1000.0);
+  } else {
     if (st == SRV_JOB_DONE &&
         srv_results_put(jobs->cfg.cache, jobs->cfg.store, job->key, job->id, text, len) != 0) {
       st = SRV_JOB_FAILED;
@@ -557,23 +986,65 @@ static void *srv__worker(void *arg) {
         srv_metrics_plan_done(jobs->cfg.metrics, (int)job->p.solver, srv_job_status_name(st),
                               (srv_mono_ms() - t0) / 1000.0);
     }
-    srv_log(st == SRV_JOB_FAILED ? SRV_LOG_WARN : SRV_LOG_INFO, "job finished",
-            json_pack("{s:s,s:s,s:s,s:s,s:s,s:f}", "job_id", job->id, "kind",
-                      job->kind == SRV_JOB_PLAN ? "plan" : "frontier", "graph_hash", job->p.graph_hash, "status",
-                      srv_job_status_name(st), "reason", msg, "dur_ms", srv_mono_ms() - t0));
+  }
+  srv_log(st == SRV_JOB_FAILED ? SRV_LOG_WARN : SRV_LOG_INFO, "job finished",
+          json_pack("{s:s,s:s,s:s,s:s,s:s,s:f}", "job_id", job->id, "kind",
+                    job->kind == SRV_JOB_PLAN ? "plan" : "frontier", "graph_hash", job->p.graph_hash, "status",
+                    srv_job_status_name(st), "reason", msg, "dur_ms", srv_mono_ms() - t0));
+
+  pthread_mutex_lock(&jobs->mu);
+  job->status = st;
+  job->finished_ms = st == SRV_JOB_QUEUED ? 0 : srv_now_ms();
+  snprintf(job->err_code, sizeof(job->err_code), "%s", code);
+  snprintf(job->err_msg, sizeof(job->err_msg), "%s", msg);
+  jobs->running--;
+  mp_graph_free(job->graph);
+  job->graph = NULL;
+  srv__active_remove(jobs, job);
+  pthread_mutex_unlock(&jobs->mu);
+  srv__finish_notify(jobs, job);
+  srv_job_unref(job);
+}
+
+/* A worker: the next local job (frontiers; every job with an embedded
+ * store), else with a shared store a plan claimed from it whenever it may
+ * hold one (after a claim, a notification or a tick). */
+static void *srv__worker(void *arg) {
+  srv_jobs_t *jobs = arg;
+  unsigned long seen = 0;
+  int again = 0;
+  for (;;) {
+    srv_job_t *job = NULL;
 
     pthread_mutex_lock(&jobs->mu);
-    job->status = st;
-    job->finished_ms = st == SRV_JOB_QUEUED ? 0 : srv_now_ms();
-    snprintf(job->err_code, sizeof(job->err_code), "%s", code);
-    snprintf(job->err_msg, sizeof(job->err_msg), "%s", msg);
-    jobs->running--;
-    mp_graph_free(job->graph);
-    job->graph = NULL;
-    srv__active_remove(jobs, job);
-    pthread_mutex_unlock(&jobs->mu);
-    srv__finish_notify(jobs, job);
-    srv_job_unref(job);
+    for (;;) {
+      if (jobs->stopping) {
+        pthread_mutex_unlock(&jobs->mu);
+        return NULL;
+      }
+      if (!jobs->paused && jobs->qhead) break;
+      if (!jobs->paused && jobs->shared && (again || jobs->claim_gen != seen)) break;
+      pthread_cond_wait(&jobs->cv, &jobs->mu);
+    }
+    if (jobs->qhead) {
+      job = jobs->qhead;
+      jobs->qhead = job->qnext;
+      if (jobs->qhead == NULL) jobs->qtail = NULL;
+      jobs->depth--;
+      /* the queue's reference becomes the worker's */
+      job->status = SRV_JOB_RUNNING;
+      job->started_ms = srv_now_ms();
+      job->deadline_mono = srv_mono_ms() + jobs->cfg.plan_timeout_s * 1000.0;
+      jobs->running++;
+      pthread_mutex_unlock(&jobs->mu);
+    } else {
+      seen = jobs->claim_gen;
+      pthread_mutex_unlock(&jobs->mu);
+      job = srv__claim(jobs);
+      again = job != NULL; /* there may be more */
+      if (job == NULL) continue;
+    }
+    srv__execute(jobs, job);
   }
 }
 
@@ -587,6 +1058,13 @@ int srv_jobs_new(const srv_jobs_config_t *cfg, srv_jobs_t **out) {
     const char *d = getenv("MEMPLAN_TEST_PLAN_DELAY_MS");
     j->test_delay_ms = d ? atof(d) : 0;
   }
+  j->shared = srv_store_shared(cfg->store);
+  if (j->shared) {
+    char host[64] = "", rnd[9];
+    gethostname(host, sizeof(host) - 1);
+    srv_random_hex(rnd, 4);
+    snprintf(j->owner, sizeof(j->owner), "%.60s/%ld/%s", host[0] ? host : "replica", (long)getpid(), rnd);
+  }
   pthread_mutex_init(&j->mu, NULL);
   pthread_cond_init(&j->cv, NULL);
   *out = j;
@@ -596,8 +1074,10 @@ int srv_jobs_new(const srv_jobs_config_t *cfg, srv_jobs_t **out) {
 int srv_jobs_recover(srv_jobs_t *jobs, size_t *n) {
   srv_job_row_t *rows;
   size_t cnt, i;
-  int rc = srv_store_pending_jobs(jobs->cfg.store, &rows, &cnt);
+  int rc;
   *n = 0;
+  if (jobs->shared) return 0; /* the store's leases bring unfinished plans back */
+  rc = srv_store_pending_jobs(jobs->cfg.store, &rows, &cnt);
   if (rc != 0) return rc;
   for (i = 0; i < cnt; i++) {
     srv_job_t *job = srv__job_new(jobs, SRV_JOB_PLAN);
@@ -605,23 +1085,11 @@ int srv_jobs_recover(srv_jobs_t *jobs, size_t *n) {
       rc = SRV_ENOMEM;
       break;
     }
-    memcpy(job->id, rows[i].id, sizeof(job->id));
-    snprintf(job->key, sizeof(job->key), "%s", rows[i].result_key);
-    memcpy(job->p.graph_hash, rows[i].graph_hash, sizeof(job->p.graph_hash));
-    job->p.budget = rows[i].budget;
-    if (mp_solver_parse(rows[i].solver, &job->p.solver) != 0 ||
-        mp_objective_parse(rows[i].objective, &job->p.objective) != 0 ||
-        mp_accounting_parse(rows[i].accounting, &job->p.accounting) != 0 ||
-        srv_keys_device(rows[i].result_key, &job->p.swap, &job->p.device) != 0) {
-      srv_store_update_job(jobs->cfg.store, job->id, "failed", 0, srv_now_ms(),
-                           "{\"code\":\"bad_row\",\"message\":\"the stored job has unknown parameters\"}");
+    if (srv__from_row(job, &rows[i]) != 0) {
+      srv_store_update_job(jobs->cfg.store, job->id, "failed", 0, srv_now_ms(), SRV__BAD_ROW);
       srv__job_free(job);
       continue;
     }
-    job->p.timeline = rows[i].timeline;
-    memcpy(job->p.request_id, rows[i].request_id, sizeof(job->p.request_id));
-    job->created_ms = rows[i].created_ms;
-    job->in_store = 1;
     pthread_mutex_lock(&jobs->mu);
     srv__active_add(jobs, job);
     srv__push(jobs, job); /* recovery ignores the bound: these were accepted */

@@ -17,6 +17,16 @@
  * running, a second submission with the same key joins it (same id) instead
  * of computing again.
  *
+ * With a shared store (srv_store_shared: PostgreSQL, several replicas) the
+ * store's jobs table is the plans' queue for every replica: a submission
+ * is deduplicated and bounded there (--queue-size counts the cluster's
+ * queued plans), any replica's idle worker claims the oldest plan under a
+ * lease of --store-lease seconds that srv_jobs_tick renews, and a plan
+ * whose replica died is claimed again when its lease is over. Plans
+ * running elsewhere are known here as far as a client asks about them, and
+ * end when the store's notification says so (srv_jobs_store_event), waking
+ * their waiters through on_finished like local ones. Frontiers stay local.
+ *
  * Ownership: srv_job_t objects are reference counted. Every function that
  * returns one returns a new reference; release it with srv_job_unref().
  * Fields marked "immutable" may be read without a lock; the others through
@@ -58,6 +68,7 @@ typedef struct srv_jobs_config_s {
   unsigned planner_threads;  /* mp_plan_options_t.threads of every job */
   unsigned queue_size;
   double plan_timeout_s;
+  double lease_s;            /* shared store: a claim's lease */
   mp_limits_t limits;        /* for graphs reloaded from the store */
   srv_store_t *store;        /* borrowed */
   srv_cache_t *cache;        /* borrowed */
@@ -129,6 +140,22 @@ void srv_jobs_stats(srv_jobs_t *jobs, uint64_t *queued, uint64_t *capacity, uint
 void srv_jobs_pause(srv_jobs_t *jobs);
 uint64_t srv_jobs_running(srv_jobs_t *jobs);
 void srv_jobs_interrupt(srv_jobs_t *jobs);
+
+/* ---- shared store only (no-ops otherwise) ---- */
+
+/* This replica's id in the store's leases ("" with an embedded store). */
+const char *srv_jobs_owner(srv_jobs_t *jobs);
+/* Upkeep, every second or so (store_watch.c calls it on a libuv pool
+ * thread: it waits on the store): renew the leases of the plans running
+ * here (stopping those cancelled elsewhere or no longer this replica's),
+ * refresh the store's queued count, and wake idle workers to claim (a dead
+ * replica's plan becomes claimable with no notification). `recheck` also
+ * asks the store about the plans running elsewhere that are known here, in
+ * case a notification was missed (after the listener reconnected). */
+void srv_jobs_tick(srv_jobs_t *jobs, int recheck);
+/* A notification from the store (channel and payload as store.h says).
+ * Any thread. */
+void srv_jobs_store_event(srv_jobs_t *jobs, const char *channel, const char *payload);
 
 /* Stop and join the workers, release every job. */
 void srv_jobs_free(srv_jobs_t *jobs);

@@ -30,6 +30,7 @@
 #include "metrics.h"
 #include "server.h"
 #include "store.h"
+#include "store_watch.h"
 #include "util.h"
 #include "waits.h"
 
@@ -74,7 +75,11 @@ static int srv__write_port_file(const char *path, unsigned port) {
 
 /* ---- signals and the drain ---- */
 
+/* A shared store's listener and upkeep timer (NULL otherwise). */
+static srv_store_watch_t *srv__watch;
+
 static void srv__close_handles(srv_server_t *s) {
+  srv_store_watch_close(srv__watch);
   uv_close((uv_handle_t *)&s->sig_term, NULL);
   uv_close((uv_handle_t *)&s->sig_int, NULL);
   uv_close((uv_handle_t *)&s->sig_hup, NULL);
@@ -191,7 +196,8 @@ int main(int argc, char **argv) {
     }
   }
 
-  if (srv_store_open(s->cfg.data_dir, &s->store, errbuf, sizeof(errbuf)) != 0) {
+  if (srv_store_open(s->cfg.store, s->cfg.data_dir, s->cfg.workers + s->cfg.http_threads + 2, &s->store, errbuf,
+                     sizeof(errbuf)) != 0) {
     srv__fatal("cannot open the store", errbuf);
     goto out_log;
   }
@@ -212,6 +218,7 @@ int main(int argc, char **argv) {
   jc.planner_threads = s->cfg.planner_threads;
   jc.queue_size = s->cfg.queue_size;
   jc.plan_timeout_s = s->cfg.plan_timeout_s;
+  jc.lease_s = s->cfg.store_lease_s;
   mp_limits_default(&jc.limits);
   jc.limits.max_nodes = s->cfg.max_nodes;
   jc.store = s->store;
@@ -228,6 +235,16 @@ int main(int argc, char **argv) {
   if (srv_jobs_start(s->jobs) != 0) {
     srv__fatal("cannot start the workers", NULL);
     goto out_loop;
+  }
+  if (srv_store_shared(s->store)) {
+    char why[256];
+    if (srv_store_watch_start(s->loop, s->store, s->jobs, s->cfg.store_lease_s, &srv__watch) != 0) {
+      srv__fatal("out of memory", NULL);
+      goto out_loop;
+    }
+    srv_log(SRV_LOG_INFO, "shared store",
+            json_pack("{s:s,s:s,s:s?}", "store", srv_store_kind(s->store), "replica", srv_jobs_owner(s->jobs),
+                      "unavailable", srv_store_health(s->store, why, sizeof(why)) ? why : NULL));
   }
 
   uv_signal_init(s->loop, &s->sig_term);
@@ -257,6 +274,13 @@ int main(int argc, char **argv) {
   status = 0;
 
 out_loop:
+  if (srv__watch && status != 0) {
+    /* Start-up failed after the watch began: let its handles close. */
+    srv_store_watch_close(srv__watch);
+    uv_run(s->loop, UV_RUN_DEFAULT);
+  }
+  srv_store_watch_free(srv__watch);
+  srv__watch = NULL;
   srv_jobs_free(s->jobs); /* joins the workers: nothing calls back after this */
   s->jobs = NULL;
   srv_waits_free(s->waits);

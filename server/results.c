@@ -56,6 +56,12 @@ int srv_results_get(srv_cache_t *cache, srv_store_t *store, const char *key, cha
 int srv_results_put(srv_cache_t *cache, srv_store_t *store, const char *key, const char *job_id, const char *text,
                     size_t len) {
   int rc = srv_store_put_result(store, key, text, len, job_id);
+  /* A shared store that already held this key kept the first result (the
+   * same plan, other timings); memory is then refilled from it on use, so
+   * that every replica answers with the same text. For the same reason a
+   * result the shared store did not take is not kept here either. */
+  if (rc == 1) return 0;
+  if (rc != 0 && srv_store_shared(store)) return rc;
   srv__cache_result(cache, key, job_id, text, len);
   return rc;
 }

@@ -17,7 +17,9 @@ int srv_results_get(srv_cache_t *cache, srv_store_t *store, const char *key, cha
                     char job_id[33]);
 
 /* Keep a result computed by `job_id`: written to the store, and to memory
- * (best effort). 0, or the store's error. */
+ * (best effort). A shared store keeps the first result written under a
+ * key; memory then stays empty until srv_results_get reads that one. 0, or
+ * the store's error. */
 int srv_results_put(srv_cache_t *cache, srv_store_t *store, const char *key, const char *job_id, const char *text,
                     size_t len);
 

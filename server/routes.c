@@ -468,7 +468,7 @@ static enum MHD_Result srv__healthz(srv_req_t *r) {
 
 static enum MHD_Result srv__readyz(srv_req_t *r) {
   const char *st = srv_status_readiness(r->srv);
-  return srv_respond_json(r, strcmp(st, "ready") == 0 ? 200 : 503, json_pack("{s:s}", "status", st));
+  return srv_respond_json(r, strcmp(st, "ready") == 0 ? 200 : 503, srv_status_readiness_json(r->srv, st));
 }
 
 static enum MHD_Result srv__metrics(srv_req_t *r) {

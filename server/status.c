@@ -16,8 +16,16 @@ const char *srv_status_readiness(srv_server_t *s) {
   uint64_t q, cap, run, w;
   srv_jobs_stats(s->jobs, &q, &cap, &run, &w);
   if (atomic_load(&s->draining)) return "draining";
+  if (srv_store_health(s->store, NULL, 0) != 0) return "store_unavailable";
   if (q >= cap) return "queue_full";
   return "ready";
+}
+
+json_t *srv_status_readiness_json(srv_server_t *s, const char *readiness) {
+  char why[256];
+  if (strcmp(readiness, "store_unavailable") == 0 && srv_store_health(s->store, why, sizeof(why)) != 0)
+    return json_pack("{s:s,s:s,s:s}", "status", readiness, "store", srv_store_kind(s->store), "reason", why);
+  return json_pack("{s:s}", "status", readiness);
 }
 
 static void srv__gauges(srv_server_t *s, srv_gauges_t *g) {

@@ -9,8 +9,13 @@
 
 #include "server.h"
 
-/* "ready", or why not: "draining" (shutting down) or "queue_full". */
+/* "ready", or why not: "draining" (shutting down), "store_unavailable"
+ * (a shared store cannot be reached; the daemon keeps reconnecting) or
+ * "queue_full". */
 const char *srv_status_readiness(srv_server_t *s);
+/* The /readyz body for that answer: {"status"}, plus "store" and "reason"
+ * (the store's last error) when it is store_unavailable. New reference. */
+json_t *srv_status_readiness_json(srv_server_t *s, const char *readiness);
 
 /* The Prometheus exposition text (malloc'd, the caller frees it; length in
  * *len), or NULL when out of memory. */

@@ -1,288 +1,121 @@
-/* store.c - the SQLite store (see store.h for what it holds and why). */
+/* store.c - the store's front: srv_store_open picks the backend --store
+ * names, and every srv_store_* call dispatches through the backend's table
+ * of operations (see store.h). Also the job row's API form, which does not
+ * depend on the backend. */
 #include "store.h"
 
-#include <errno.h>
-#include <pthread.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sys/stat.h>
 
-#include "jobs.h"
 #include "json_util.h"
-#include "log.h"
-#include "util.h"
 
-struct srv_store_s {
-  pthread_mutex_t mu;
-  sqlite3 *db;
-};
-
-static const char *const srv__schema =
-    "CREATE TABLE IF NOT EXISTS graphs ("
-    "  hash TEXT PRIMARY KEY, json TEXT NOT NULL, nodes INTEGER NOT NULL, created_ms REAL NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS jobs ("
-    "  seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, status TEXT NOT NULL,"
-    "  graph_hash TEXT NOT NULL, result_key TEXT NOT NULL, budget TEXT NOT NULL,"
-    "  solver TEXT NOT NULL, objective TEXT NOT NULL, accounting TEXT NOT NULL,"
-    "  timeline INTEGER NOT NULL, created_ms REAL NOT NULL, started_ms REAL NOT NULL DEFAULT 0,"
-    "  finished_ms REAL NOT NULL DEFAULT 0, error TEXT, request_id TEXT NOT NULL DEFAULT '');"
-    "CREATE INDEX IF NOT EXISTS jobs_by_status ON jobs(status, seq);"
-    "CREATE TABLE IF NOT EXISTS results ("
-    "  key TEXT PRIMARY KEY, json TEXT NOT NULL, job_id TEXT NOT NULL DEFAULT '', created_ms REAL NOT NULL);";
-
-static double srv__now(void) { return srv_now_ms(); }
-
-static void srv__log_db(srv_store_t *st, const char *what) {
-  srv_log(SRV_LOG_ERROR, "store error",
-          json_pack("{s:s,s:s}", "op", what, "error", sqlite3_errmsg(st->db)));
+int srv_store_open(const char *url, const char *data_dir, unsigned pool, srv_store_t **out, char *errbuf,
+                   size_t errlen) {
+  *out = NULL;
+  if (url == NULL || url[0] == '\0' || strcmp(url, "sqlite:") == 0)
+    return srv_store_sqlite_open(data_dir, out, errbuf, errlen);
+  if (strncmp(url, "sqlite:", 7) == 0) return srv_store_sqlite_open(url + 7, out, errbuf, errlen);
+  if (strncmp(url, "postgresql://", 13) == 0 || strncmp(url, "postgres://", 11) == 0)
+    return srv_store_pg_open(url, pool, out, errbuf, errlen);
+  snprintf(errbuf, errlen, "unknown store '%.60s': expected sqlite:DIR or postgresql://...", url);
+  return SRV_ESTORE;
 }
+
+void srv_store_close(srv_store_t *st) {
+  if (st) st->ops->close(st);
+}
+
+const char *srv_store_kind(srv_store_t *st) { return st->ops->name; }
+
+int srv_store_shared(srv_store_t *st) { return st->ops->claim_job != NULL; }
+
+int srv_store_health(srv_store_t *st, char *reason, size_t len) { return st->ops->health(st, reason, len); }
+
+int srv_store_accept_job(srv_store_t *st, srv_job_row_t *row, const char *graph_json, size_t graph_len,
+                         size_t n_nodes, unsigned max_queued, char joined_id[33]) {
+  return st->ops->accept_job(st, row, graph_json, graph_len, n_nodes, max_queued, joined_id);
+}
+
+int srv_store_update_job(srv_store_t *st, const char *id, const char *status, double started_ms,
+                         double finished_ms, const char *error_json) {
+  return st->ops->update_job(st, id, status, started_ms, finished_ms, error_json);
+}
+
+int srv_store_get_job(srv_store_t *st, const char *id, srv_job_row_t *row) { return st->ops->get_job(st, id, row); }
+
+int srv_store_pending_jobs(srv_store_t *st, srv_job_row_t **rows, size_t *n) {
+  return st->ops->pending_jobs(st, rows, n);
+}
+
+int srv_store_list_jobs(srv_store_t *st, const char *status, unsigned limit, long long before_seq,
+                        json_t *arr, long long *last_seq) {
+  return st->ops->list_jobs(st, status, limit, before_seq, arr, last_seq);
+}
+
+int srv_store_count_status(srv_store_t *st, uint64_t counts[5]) { return st->ops->count_status(st, counts); }
+
+int srv_store_put_graph(srv_store_t *st, const char *hash, const char *json, size_t len, size_t n_nodes) {
+  return st->ops->put_graph(st, hash, json, len, n_nodes);
+}
+
+int srv_store_get_graph(srv_store_t *st, const char *hash, char **json, size_t *len) {
+  return st->ops->get_graph(st, hash, json, len);
+}
+
+int srv_store_has_graph(srv_store_t *st, const char *hash) { return st->ops->has_graph(st, hash); }
+
+int srv_store_put_result(srv_store_t *st, const char *key, const char *json, size_t len, const char *job_id) {
+  return st->ops->put_result(st, key, json, len, job_id);
+}
+
+int srv_store_get_result(srv_store_t *st, const char *key, char **json, size_t *len, char *job_id) {
+  return st->ops->get_result(st, key, json, len, job_id);
+}
+
+/* ---- shared stores: SRV_EINVAL from a backend without them ---- */
+
+int srv_store_claim_job(srv_store_t *st, const char *owner, double lease_s, double now_ms, srv_job_row_t *row) {
+  return st->ops->claim_job ? st->ops->claim_job(st, owner, lease_s, now_ms, row) : SRV_EINVAL;
+}
+
+int srv_store_renew_leases(srv_store_t *st, const char *owner, double lease_s, const char (*ids)[33], size_t n,
+                           int *outcome) {
+  return st->ops->renew_leases ? st->ops->renew_leases(st, owner, lease_s, ids, n, outcome) : SRV_EINVAL;
+}
+
+int srv_store_finish_job(srv_store_t *st, const char *id, const char *owner, const char *status,
+                         double finished_ms, const char *error_json) {
+  return st->ops->finish_job ? st->ops->finish_job(st, id, owner, status, finished_ms, error_json) : SRV_EINVAL;
+}
+
+int srv_store_cancel_job(srv_store_t *st, const char *id, double finished_ms) {
+  return st->ops->cancel_job ? st->ops->cancel_job(st, id, finished_ms) : SRV_EINVAL;
+}
+
+int srv_store_listen_open(srv_store_t *st, int *fd, char *err, size_t errlen) {
+  if (st->ops->listen_open == NULL) {
+    snprintf(err, errlen, "the %s store has no notifications", st->ops->name);
+    return SRV_EINVAL;
+  }
+  return st->ops->listen_open(st, fd, err, errlen);
+}
+
+int srv_store_listen_read(srv_store_t *st, srv_store_event_fn fn, void *arg) {
+  return st->ops->listen_read ? st->ops->listen_read(st, fn, arg) : SRV_EINVAL;
+}
+
+void srv_store_listen_close(srv_store_t *st) {
+  if (st->ops->listen_close) st->ops->listen_close(st);
+}
+
+/* ---- job rows ---- */
 
 void srv_job_row_clear(srv_job_row_t *row) {
   if (row == NULL) return;
   free(row->error);
   row->error = NULL;
-}
-
-int srv_store_open(const char *dir, srv_store_t **out, char *errbuf, size_t errlen) {
-  char path[1200];
-  srv_store_t *st;
-  char *emsg = NULL;
-
-  *out = NULL;
-  if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-    snprintf(errbuf, errlen, "cannot create %s: %s", dir, strerror(errno));
-    return SRV_ESTORE;
-  }
-  snprintf(path, sizeof(path), "%s/memplan.db", dir);
-  st = calloc(1, sizeof(*st));
-  if (st == NULL) {
-    snprintf(errbuf, errlen, "out of memory");
-    return SRV_ENOMEM;
-  }
-  if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                      NULL) != SQLITE_OK) {
-    snprintf(errbuf, errlen, "cannot open %s: %s", path, st->db ? sqlite3_errmsg(st->db) : "out of memory");
-    sqlite3_close(st->db);
-    free(st);
-    return SRV_ESTORE;
-  }
-  sqlite3_busy_timeout(st->db, 5000);
-  if (sqlite3_exec(st->db,
-                   "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;", NULL, NULL, &emsg) != SQLITE_OK ||
-      sqlite3_exec(st->db, srv__schema, NULL, NULL, &emsg) != SQLITE_OK) {
-    snprintf(errbuf, errlen, "cannot initialise %s: %s", path, emsg ? emsg : "unknown error");
-    sqlite3_free(emsg);
-    sqlite3_close(st->db);
-    free(st);
-    return SRV_ESTORE;
-  }
-  pthread_mutex_init(&st->mu, NULL);
-  *out = st;
-  return 0;
-}
-
-void srv_store_close(srv_store_t *st) {
-  if (st == NULL) return;
-  /* A clean close checkpoints the WAL into the main file. */
-  sqlite3_close(st->db);
-  pthread_mutex_destroy(&st->mu);
-  free(st);
-}
-
-static int srv__put_graph_locked(srv_store_t *st, const char *hash, const char *json, size_t len,
-                                 size_t n_nodes) {
-  sqlite3_stmt *s = NULL;
-  int rc;
-  if (sqlite3_prepare_v2(st->db,
-                         "INSERT OR IGNORE INTO graphs(hash, json, nodes, created_ms) VALUES(?,?,?,?)",
-                         -1, &s, NULL) != SQLITE_OK)
-    return SRV_ESTORE;
-  sqlite3_bind_text(s, 1, hash, -1, SQLITE_STATIC);
-  sqlite3_bind_text(s, 2, json, (int)len, SQLITE_STATIC);
-  sqlite3_bind_int64(s, 3, (sqlite3_int64)n_nodes);
-  sqlite3_bind_double(s, 4, srv__now());
-  rc = sqlite3_step(s);
-  sqlite3_finalize(s);
-  return rc == SQLITE_DONE ? 0 : SRV_ESTORE;
-}
-
-int srv_store_put_graph(srv_store_t *st, const char *hash, const char *json, size_t len, size_t n_nodes) {
-  int rc;
-  if (len > INT32_MAX) return SRV_ESTORE;
-  pthread_mutex_lock(&st->mu);
-  rc = srv__put_graph_locked(st, hash, json, len, n_nodes);
-  if (rc) srv__log_db(st, "put graph");
-  pthread_mutex_unlock(&st->mu);
-  return rc;
-}
-
-int srv_store_accept_job(srv_store_t *st, srv_job_row_t *row, const char *graph_json, size_t graph_len,
-                         size_t n_nodes) {
-  sqlite3_stmt *s = NULL;
-  char budget[32];
-  int rc = SRV_ESTORE;
-
-  if (graph_len > INT32_MAX) return SRV_ESTORE;
-  snprintf(budget, sizeof(budget), "%llu", (unsigned long long)row->budget);
-  pthread_mutex_lock(&st->mu);
-  if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) goto out;
-  if (graph_json && srv__put_graph_locked(st, row->graph_hash, graph_json, graph_len, n_nodes) != 0)
-    goto rollback;
-  if (sqlite3_prepare_v2(st->db,
-                         "INSERT INTO jobs(id, status, graph_hash, result_key, budget, solver, objective,"
-                         " accounting, timeline, created_ms, request_id) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
-                         -1, &s, NULL) != SQLITE_OK)
-    goto rollback;
-  sqlite3_bind_text(s, 1, row->id, -1, SQLITE_STATIC);
-  sqlite3_bind_text(s, 2, row->status, -1, SQLITE_STATIC);
-  sqlite3_bind_text(s, 3, row->graph_hash, -1, SQLITE_STATIC);
-  sqlite3_bind_text(s, 4, row->result_key, -1, SQLITE_STATIC);
-  sqlite3_bind_text(s, 5, budget, -1, SQLITE_STATIC);
-  sqlite3_bind_text(s, 6, row->solver, -1, SQLITE_STATIC);
-  sqlite3_bind_text(s, 7, row->objective, -1, SQLITE_STATIC);
-  sqlite3_bind_text(s, 8, row->accounting, -1, SQLITE_STATIC);
-  sqlite3_bind_int(s, 9, row->timeline);
-  sqlite3_bind_double(s, 10, row->created_ms);
-  sqlite3_bind_text(s, 11, row->request_id, -1, SQLITE_STATIC);
-  if (sqlite3_step(s) != SQLITE_DONE) goto rollback;
-  row->seq = (long long)sqlite3_last_insert_rowid(st->db);
-  if (sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) goto rollback;
-  rc = 0;
-  goto out;
-rollback:
-  srv__log_db(st, "accept job");
-  sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-out:
-  sqlite3_finalize(s);
-  pthread_mutex_unlock(&st->mu);
-  return rc;
-}
-
-int srv_store_update_job(srv_store_t *st, const char *id, const char *status, double started_ms,
-                         double finished_ms, const char *error_json) {
-  sqlite3_stmt *s = NULL;
-  int rc = SRV_ESTORE;
-  pthread_mutex_lock(&st->mu);
-  if (sqlite3_prepare_v2(st->db,
-                         "UPDATE jobs SET status = ?, started_ms = CASE WHEN ? > 0 THEN ? ELSE started_ms END,"
-                         " finished_ms = CASE WHEN ? > 0 THEN ? ELSE finished_ms END, error = ? WHERE id = ?",
-                         -1, &s, NULL) == SQLITE_OK) {
-    sqlite3_bind_text(s, 1, status, -1, SQLITE_STATIC);
-    sqlite3_bind_double(s, 2, started_ms);
-    sqlite3_bind_double(s, 3, started_ms);
-    sqlite3_bind_double(s, 4, finished_ms);
-    sqlite3_bind_double(s, 5, finished_ms);
-    if (error_json)
-      sqlite3_bind_text(s, 6, error_json, -1, SQLITE_STATIC);
-    else
-      sqlite3_bind_null(s, 6);
-    sqlite3_bind_text(s, 7, id, -1, SQLITE_STATIC);
-    if (sqlite3_step(s) == SQLITE_DONE) rc = sqlite3_changes(st->db) > 0 ? 0 : SRV_ENOTFOUND;
-  }
-  if (rc == SRV_ESTORE) srv__log_db(st, "update job");
-  sqlite3_finalize(s);
-  pthread_mutex_unlock(&st->mu);
-  return rc;
-}
-
-#define SRV__JOB_COLS                                                                              \
-  "seq, id, status, graph_hash, result_key, budget, solver, objective, accounting, timeline,"     \
-  " created_ms, started_ms, finished_ms, error, request_id"
-
-static void srv__copy(char *dst, size_t n, const unsigned char *src) {
-  snprintf(dst, n, "%s", src ? (const char *)src : "");
-}
-
-static int srv__read_row(sqlite3_stmt *s, srv_job_row_t *r) {
-  const unsigned char *err;
-  memset(r, 0, sizeof(*r));
-  r->seq = sqlite3_column_int64(s, 0);
-  srv__copy(r->id, sizeof(r->id), sqlite3_column_text(s, 1));
-  srv__copy(r->status, sizeof(r->status), sqlite3_column_text(s, 2));
-  srv__copy(r->graph_hash, sizeof(r->graph_hash), sqlite3_column_text(s, 3));
-  srv__copy(r->result_key, sizeof(r->result_key), sqlite3_column_text(s, 4));
-  r->budget = strtoull((const char *)sqlite3_column_text(s, 5), NULL, 10);
-  srv__copy(r->solver, sizeof(r->solver), sqlite3_column_text(s, 6));
-  srv__copy(r->objective, sizeof(r->objective), sqlite3_column_text(s, 7));
-  srv__copy(r->accounting, sizeof(r->accounting), sqlite3_column_text(s, 8));
-  r->timeline = sqlite3_column_int(s, 9);
-  r->created_ms = sqlite3_column_double(s, 10);
-  r->started_ms = sqlite3_column_double(s, 11);
-  r->finished_ms = sqlite3_column_double(s, 12);
-  err = sqlite3_column_text(s, 13);
-  if (err) {
-    r->error = strdup((const char *)err);
-    if (r->error == NULL) return SRV_ENOMEM;
-  }
-  srv__copy(r->request_id, sizeof(r->request_id), sqlite3_column_text(s, 14));
-  return 0;
-}
-
-int srv_store_get_job(srv_store_t *st, const char *id, srv_job_row_t *row) {
-  sqlite3_stmt *s = NULL;
-  int rc = SRV_ESTORE, step;
-  pthread_mutex_lock(&st->mu);
-  if (sqlite3_prepare_v2(st->db, "SELECT " SRV__JOB_COLS " FROM jobs WHERE id = ?", -1, &s, NULL) ==
-      SQLITE_OK) {
-    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-    step = sqlite3_step(s);
-    if (step == SQLITE_ROW)
-      rc = srv__read_row(s, row);
-    else if (step == SQLITE_DONE)
-      rc = SRV_ENOTFOUND;
-  }
-  if (rc == SRV_ESTORE) srv__log_db(st, "get job");
-  sqlite3_finalize(s);
-  pthread_mutex_unlock(&st->mu);
-  return rc;
-}
-
-int srv_store_pending_jobs(srv_store_t *st, srv_job_row_t **rows, size_t *n) {
-  sqlite3_stmt *s = NULL;
-  srv_job_row_t *arr = NULL;
-  size_t cnt = 0, cap = 0;
-  int rc = SRV_ESTORE, step;
-  *rows = NULL;
-  *n = 0;
-  pthread_mutex_lock(&st->mu);
-  if (sqlite3_prepare_v2(st->db,
-                         "SELECT " SRV__JOB_COLS " FROM jobs WHERE status IN ('queued','running') ORDER BY seq",
-                         -1, &s, NULL) != SQLITE_OK)
-    goto out;
-  while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-    if (cnt == cap) {
-      srv_job_row_t *na;
-      cap = cap ? cap * 2 : 16;
-      na = realloc(arr, cap * sizeof(*arr));
-      if (na == NULL) {
-        rc = SRV_ENOMEM;
-        goto out;
-      }
-      arr = na;
-    }
-    if (srv__read_row(s, &arr[cnt]) != 0) {
-      rc = SRV_ENOMEM;
-      goto out;
-    }
-    cnt++;
-  }
-  if (step == SQLITE_DONE) rc = 0;
-out:
-  if (rc == SRV_ESTORE) srv__log_db(st, "pending jobs");
-  sqlite3_finalize(s);
-  pthread_mutex_unlock(&st->mu);
-  if (rc != 0) {
-    size_t i;
-    for (i = 0; i < cnt; i++) srv_job_row_clear(&arr[i]);
-    free(arr);
-    return rc;
-  }
-  *rows = arr;
-  *n = cnt;
-  return 0;
 }
 
 /* Milliseconds since the epoch as RFC 3339 UTC with milliseconds. */
@@ -333,136 +166,3 @@ json_t *srv_job_row_to_json(const srv_job_row_t *r) {
   return o;
 }
 
-int srv_store_list_jobs(srv_store_t *st, const char *status, unsigned limit, long long before_seq,
-                        json_t *arr, long long *last_seq) {
-  sqlite3_stmt *s = NULL;
-  int rc = SRV_ESTORE, step;
-  *last_seq = 0;
-  pthread_mutex_lock(&st->mu);
-  if (sqlite3_prepare_v2(st->db,
-                         "SELECT " SRV__JOB_COLS " FROM jobs WHERE (?1 IS NULL OR status = ?1)"
-                         " AND (?2 = 0 OR seq < ?2) ORDER BY seq DESC LIMIT ?3",
-                         -1, &s, NULL) != SQLITE_OK)
-    goto out;
-  if (status)
-    sqlite3_bind_text(s, 1, status, -1, SQLITE_STATIC);
-  else
-    sqlite3_bind_null(s, 1);
-  sqlite3_bind_int64(s, 2, before_seq);
-  sqlite3_bind_int(s, 3, (int)limit);
-  while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-    srv_job_row_t r;
-    json_t *j;
-    if (srv__read_row(s, &r) != 0) {
-      rc = SRV_ENOMEM;
-      goto out;
-    }
-    j = srv_job_row_to_json(&r);
-    *last_seq = r.seq;
-    srv_job_row_clear(&r);
-    if (j == NULL || json_array_append_new(arr, j) != 0) {
-      rc = SRV_ENOMEM;
-      goto out;
-    }
-  }
-  if (step == SQLITE_DONE) rc = 0;
-out:
-  if (rc == SRV_ESTORE) srv__log_db(st, "list jobs");
-  sqlite3_finalize(s);
-  pthread_mutex_unlock(&st->mu);
-  return rc;
-}
-
-int srv_store_count_status(srv_store_t *st, uint64_t counts[5]) {
-  sqlite3_stmt *s = NULL;
-  int rc = SRV_ESTORE, step, i;
-  memset(counts, 0, 5 * sizeof(counts[0]));
-  pthread_mutex_lock(&st->mu);
-  if (sqlite3_prepare_v2(st->db, "SELECT status, COUNT(*) FROM jobs GROUP BY status", -1, &s, NULL) ==
-      SQLITE_OK) {
-    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-      i = srv_job_status_parse((const char *)sqlite3_column_text(s, 0));
-      if (i >= 0) counts[i] = (uint64_t)sqlite3_column_int64(s, 1);
-    }
-    if (step == SQLITE_DONE) rc = 0;
-  }
-  sqlite3_finalize(s);
-  pthread_mutex_unlock(&st->mu);
-  return rc;
-}
-
-static int srv__get_blob(srv_store_t *st, const char *sql, const char *key, char **json, size_t *len,
-                         char *extra, size_t extra_len) {
-  sqlite3_stmt *s = NULL;
-  int rc = SRV_ESTORE, step;
-  pthread_mutex_lock(&st->mu);
-  if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) == SQLITE_OK) {
-    sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
-    step = sqlite3_step(s);
-    if (step == SQLITE_ROW) {
-      int n = sqlite3_column_bytes(s, 0);
-      const unsigned char *t = sqlite3_column_text(s, 0);
-      char *copy = malloc((size_t)n + 1);
-      if (copy == NULL || t == NULL) {
-        free(copy);
-        rc = SRV_ENOMEM;
-      } else {
-        memcpy(copy, t, (size_t)n);
-        copy[n] = '\0';
-        *json = copy;
-        *len = (size_t)n;
-        if (extra) srv__copy(extra, extra_len, sqlite3_column_text(s, 1));
-        rc = 0;
-      }
-    } else if (step == SQLITE_DONE) {
-      rc = SRV_ENOTFOUND;
-    }
-  }
-  if (rc == SRV_ESTORE) srv__log_db(st, "get");
-  sqlite3_finalize(s);
-  pthread_mutex_unlock(&st->mu);
-  return rc;
-}
-
-int srv_store_get_graph(srv_store_t *st, const char *hash, char **json, size_t *len) {
-  return srv__get_blob(st, "SELECT json, nodes FROM graphs WHERE hash = ?", hash, json, len, NULL, 0);
-}
-
-int srv_store_has_graph(srv_store_t *st, const char *hash) {
-  sqlite3_stmt *s = NULL;
-  int found = 0;
-  pthread_mutex_lock(&st->mu);
-  if (sqlite3_prepare_v2(st->db, "SELECT 1 FROM graphs WHERE hash = ?", -1, &s, NULL) == SQLITE_OK) {
-    sqlite3_bind_text(s, 1, hash, -1, SQLITE_STATIC);
-    found = sqlite3_step(s) == SQLITE_ROW;
-  }
-  sqlite3_finalize(s);
-  pthread_mutex_unlock(&st->mu);
-  return found;
-}
-
-int srv_store_put_result(srv_store_t *st, const char *key, const char *json, size_t len, const char *job_id) {
-  sqlite3_stmt *s = NULL;
-  int rc = SRV_ESTORE;
-  if (len > INT32_MAX) return SRV_ESTORE;
-  pthread_mutex_lock(&st->mu);
-  if (sqlite3_prepare_v2(st->db,
-                         "INSERT OR REPLACE INTO results(key, json, job_id, created_ms) VALUES(?,?,?,?)", -1,
-                         &s, NULL) == SQLITE_OK) {
-    sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 2, json, (int)len, SQLITE_STATIC);
-    sqlite3_bind_text(s, 3, job_id ? job_id : "", -1, SQLITE_STATIC);
-    sqlite3_bind_double(s, 4, srv__now());
-    if (sqlite3_step(s) == SQLITE_DONE) rc = 0;
-  }
-  if (rc) srv__log_db(st, "put result");
-  sqlite3_finalize(s);
-  pthread_mutex_unlock(&st->mu);
-  return rc;
-}
-
-int srv_store_get_result(srv_store_t *st, const char *key, char **json, size_t *len, char *job_id) {
-  if (job_id) job_id[0] = '\0';
-  return srv__get_blob(st, "SELECT json, job_id FROM results WHERE key = ?", key, json, len, job_id,
-                       job_id ? 33 : 0);
-}

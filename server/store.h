@@ -1,17 +1,35 @@
-/* store.h - the durable store: one SQLite database (WAL, synchronous=FULL)
- * under --data-dir holding
+/* store.h - the durable store and the interface its backends implement.
+ *
+ * The store holds
  *
  *   graphs   canonical native JSON of every submitted graph, by hash
  *   jobs     every accepted plan: parameters, status, timings, error
  *   results  plan results and frontiers (serialised JSON) by cache key
  *
- * A job row is committed before the client hears 202, and FULL sync makes
- * that commit survive a crash or power loss: that is what lets a restart
- * find every accepted job. Results are recomputable, but sharing the one
- * connection keeps them on the same durable path at no extra cost.
+ * A job row is committed before the client hears 202: that is what lets a
+ * restart (or another replica) find every accepted job.
  *
- * One connection behind a mutex serves every thread (SQLite serialises
- * writers anyway); each call is short. Strings returned to the caller are
+ * Two backends, chosen by --store (srv_store_open):
+ *
+ *   sqlite:DIR          store_sqlite.c, the embedded default: one SQLite
+ *                       database (WAL, synchronous=FULL) under DIR, one
+ *                       process. Jobs are queued in memory (jobs.c) and
+ *                       recovered from the store at start.
+ *   postgresql://...    store_pg.c, shared by several replicas: the jobs
+ *                       table is the queue. Workers claim rows (FOR UPDATE
+ *                       SKIP LOCKED) under a lease they renew; a unique
+ *                       index on the key of active jobs deduplicates across
+ *                       replicas; LISTEN/NOTIFY tells every replica when a
+ *                       job is queued, finished or to be cancelled
+ *                       (store_watch.c listens on the libuv loop).
+ *
+ * Like libuv's per-platform code, a backend is a table of operations
+ * (srv_store_ops_t) behind a struct whose first member is srv_store_t; the
+ * srv_store_* functions below dispatch through it. The operations marked
+ * "shared" exist only in shared backends (NULL in SQLite's table), and
+ * srv_store_shared() says which kind the daemon runs on.
+ *
+ * Every call may come from any thread. Strings returned to the caller are
  * malloc'd copies the caller frees. */
 #ifndef SRV_STORE_H
 #define SRV_STORE_H
@@ -34,19 +52,83 @@ typedef struct srv_job_row_s {
   double created_ms, started_ms, finished_ms; /* 0 when not yet */
   char *error;              /* JSON text {"code","message"} or NULL; owned */
   char request_id[80];
+  /* shared stores only (zero in SQLite) */
+  int attempts;             /* claims so far, this one included */
+  int cancel_requested;     /* a client asked to cancel it while it ran */
 } srv_job_row_t;
 
 void srv_job_row_clear(srv_job_row_t *row);
 
-/* Open (creating) DIR/memplan.db. On failure *errmsg (static or in buf)
- * says why. 0 or SRV_ESTORE. */
-int srv_store_open(const char *dir, srv_store_t **out, char *errbuf, size_t errlen);
+/* What srv_store_renew_leases says of one job. */
+enum { SRV_LEASE_KEPT = 0, SRV_LEASE_CANCEL = 1, SRV_LEASE_LOST = 2 };
+
+/* A notification from a shared store's listener: channel and payload are
+ * borrowed for the call. */
+typedef void (*srv_store_event_fn)(void *arg, const char *channel, const char *payload);
+
+/* The channels shared stores notify on (payloads in store_pg.c). */
+#define SRV_STORE_CH_QUEUED "memplan_queued"
+#define SRV_STORE_CH_DONE "memplan_done"
+#define SRV_STORE_CH_CANCEL "memplan_cancel"
+
+typedef struct srv_store_ops_s {
+  const char *name; /* "sqlite", "postgresql" */
+  void (*close)(srv_store_t *st);
+  int (*health)(srv_store_t *st, char *reason, size_t len);
+  int (*accept_job)(srv_store_t *st, srv_job_row_t *row, const char *graph_json, size_t graph_len, size_t n_nodes,
+                    unsigned max_queued, char joined_id[33]);
+  int (*update_job)(srv_store_t *st, const char *id, const char *status, double started_ms, double finished_ms,
+                    const char *error_json);
+  int (*get_job)(srv_store_t *st, const char *id, srv_job_row_t *row);
+  int (*pending_jobs)(srv_store_t *st, srv_job_row_t **rows, size_t *n);
+  int (*list_jobs)(srv_store_t *st, const char *status, unsigned limit, long long before_seq, json_t *arr,
+                   long long *last_seq);
+  int (*count_status)(srv_store_t *st, uint64_t counts[5]);
+  int (*put_graph)(srv_store_t *st, const char *hash, const char *json, size_t len, size_t n_nodes);
+  int (*get_graph)(srv_store_t *st, const char *hash, char **json, size_t *len);
+  int (*has_graph)(srv_store_t *st, const char *hash);
+  int (*put_result)(srv_store_t *st, const char *key, const char *json, size_t len, const char *job_id);
+  int (*get_result)(srv_store_t *st, const char *key, char **json, size_t *len, char *job_id);
+  /* shared */
+  int (*claim_job)(srv_store_t *st, const char *owner, double lease_s, double now_ms, srv_job_row_t *row);
+  int (*renew_leases)(srv_store_t *st, const char *owner, double lease_s, const char (*ids)[33], size_t n,
+                      int *outcome);
+  int (*finish_job)(srv_store_t *st, const char *id, const char *owner, const char *status, double finished_ms,
+                    const char *error_json);
+  int (*cancel_job)(srv_store_t *st, const char *id, double finished_ms);
+  int (*listen_open)(srv_store_t *st, int *fd, char *err, size_t errlen);
+  int (*listen_read)(srv_store_t *st, srv_store_event_fn fn, void *arg);
+  void (*listen_close)(srv_store_t *st);
+} srv_store_ops_t;
+
+/* The head of every backend's struct. */
+struct srv_store_s {
+  const srv_store_ops_t *ops;
+};
+
+/* Open the store `url` names: "" or "sqlite:" (DIR = data_dir), "sqlite:DIR",
+ * or a libpq URI ("postgresql://..." or "postgres://..."). A shared store
+ * that cannot be reached yet still opens (it reconnects by itself and
+ * srv_store_health says why it is unavailable); `pool` bounds its
+ * connections. 0, SRV_ENOMEM or SRV_ESTORE with the reason in errbuf. */
+int srv_store_open(const char *url, const char *data_dir, unsigned pool, srv_store_t **out, char *errbuf,
+                   size_t errlen);
 void srv_store_close(srv_store_t *st);
 
+/* The backend's name, and whether it is shared by replicas. */
+const char *srv_store_kind(srv_store_t *st);
+int srv_store_shared(srv_store_t *st);
+/* 0 when the store answered its last request, else SRV_ESTORE with why
+ * in `reason`. Reads state only: no round trip. */
+int srv_store_health(srv_store_t *st, char *reason, size_t len);
+
 /* Record an accepted job and, when graph_json is not NULL, its graph, in
- * one transaction. Fills row->seq. 0 or SRV_ESTORE. */
+ * one transaction. Fills row->seq. 0 or SRV_ESTORE. A shared store also
+ * deduplicates and bounds its queue: SRV_ECONFLICT when a job with the
+ * same result_key is queued or running (its id in joined_id), SRV_EFULL
+ * when max_queued (0: no bound) jobs are already queued. */
 int srv_store_accept_job(srv_store_t *st, srv_job_row_t *row, const char *graph_json, size_t graph_len,
-                         size_t n_nodes);
+                         size_t n_nodes, unsigned max_queued, char joined_id[33]);
 /* Set status and timings (0 leaves a timing unchanged) and error (NULL
  * clears it). 0, SRV_ENOTFOUND or SRV_ESTORE. */
 int srv_store_update_job(srv_store_t *st, const char *id, const char *status, double started_ms,
@@ -68,9 +150,43 @@ int srv_store_get_graph(srv_store_t *st, const char *hash, char **json, size_t *
  * (0 too when the store fails). */
 int srv_store_has_graph(srv_store_t *st, const char *hash);
 
+/* 0 when stored; 1 when a shared store already held a result for the key
+ * and kept it (a result is written once); SRV_ESTORE. */
 int srv_store_put_result(srv_store_t *st, const char *key, const char *json, size_t len, const char *job_id);
 /* job_id (33 bytes, may be NULL) receives the job that computed it, or "". */
 int srv_store_get_result(srv_store_t *st, const char *key, char **json, size_t *len, char *job_id);
+
+/* ---- shared stores only ---- */
+
+/* Claim the oldest job that is queued, or running under an expired lease
+ * (its replica died), for `owner` for lease_s seconds: it becomes running
+ * with started_ms = now_ms. 0 with *row, SRV_ENOTFOUND, SRV_ESTORE. */
+int srv_store_claim_job(srv_store_t *st, const char *owner, double lease_s, double now_ms, srv_job_row_t *row);
+/* Extend the leases of `owner` on jobs ids[0..n): outcome[i] receives
+ * SRV_LEASE_KEPT, SRV_LEASE_CANCEL (kept, and a client asked to cancel it)
+ * or SRV_LEASE_LOST (no longer this owner's). 0 or SRV_ESTORE. */
+int srv_store_renew_leases(srv_store_t *st, const char *owner, double lease_s, const char (*ids)[33], size_t n,
+                           int *outcome);
+/* End `owner`'s claim on job `id` with `status` (a final one, or "queued"
+ * to hand it back) and notify the replicas. 0; SRV_ECONFLICT when the job
+ * is no longer this owner's; SRV_ESTORE. */
+int srv_store_finish_job(srv_store_t *st, const char *id, const char *owner, const char *status,
+                         double finished_ms, const char *error_json);
+/* Cancel job `id`: 0 when it was queued (now cancelled), 1 when it is
+ * running somewhere (its replica is asked to stop it), SRV_ENOTFOUND,
+ * SRV_ECONFLICT (already final), SRV_ESTORE. */
+int srv_store_cancel_job(srv_store_t *st, const char *id, double finished_ms);
+/* The listening connection (store_watch.c drives it on the loop): open it
+ * (blocking; *fd is its socket to poll), read what arrived (calling fn for
+ * each notification; SRV_ESTORE when the connection broke), close it. */
+int srv_store_listen_open(srv_store_t *st, int *fd, char *err, size_t errlen);
+int srv_store_listen_read(srv_store_t *st, srv_store_event_fn fn, void *arg);
+void srv_store_listen_close(srv_store_t *st);
+
+/* ---- backends (store_sqlite.c, store_pg.c) ---- */
+
+int srv_store_sqlite_open(const char *dir, srv_store_t **out, char *errbuf, size_t errlen);
+int srv_store_pg_open(const char *uri, unsigned pool, srv_store_t **out, char *errbuf, size_t errlen);
 
 /* A job row as the API shows it (without the result). New reference. */
 json_t *srv_job_row_to_json(const srv_job_row_t *row);

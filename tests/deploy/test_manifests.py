@@ -51,11 +51,6 @@ ENV_FILE = os.path.join(DEPLOY, "memplan.env")
 SERVER = os.environ.get("MEMPLAN_SERVER") or os.path.join(REPO, "build", "memplan-server")
 CLI = os.path.join(os.path.dirname(SERVER), "memplan")
 
-# Variables the deploy files may name before the daemon has them: issue 13
-# adds --store (MEMPLAN_STORE). While --help does not list a name here, the
-# check on it is skipped (and says so); once --help lists it, it is checked
-# like every other variable and its entry here has no effect.
-PENDING = {"MEMPLAN_STORE": "--store is being added (issue 13)"}
 
 
 # ---- the daemon's own description of its options -------------------------
@@ -383,9 +378,6 @@ class Inventory(unittest.TestCase):
         self.assertTrue(names)
         for name, where in sorted(names.items()):
             with self.subTest(variable=name):
-                if name not in twins and name in PENDING:
-                    self.skipTest("%s (in %s) is not in memplan-server --help yet: %s"
-                                  % (name, ", ".join(sorted(where)), PENDING[name]))
                 self.assertIn(name, twins, "%s, used in %s, is not listed by memplan-server --help"
                               % (name, ", ".join(sorted(where))))
 
@@ -543,7 +535,7 @@ class UnitTest(unittest.TestCase):
     def test_configuration_runs_and_stop_waits_for_grace(self):
         args, env = self.exec_args(), read_env_file(ENV_FILE)
         for name in env:
-            self.assertTrue(name in env_twins() or name in PENDING, name)
+            self.assertIn(name, env_twins())
         rc, err = parse_check(args, env)
         self.assertEqual(rc, 0, err)
         d = Daemon(args, env)

@@ -1,0 +1,206 @@
+"""A throw-away PostgreSQL server and memplan-server replicas on it, for
+tests/pg/test_replicas.py and tests/bench/pg_bench.py (standard library only).
+
+Postgres: created in a temporary directory with initdb, listening on
+127.0.0.1 and a socket in that directory only, run as the `postgres` user
+when this runs as root (PostgreSQL refuses root). Replica: the built daemon
+(MEMPLAN_SERVER) on a free port with --store pointing at it.
+"""
+
+import glob
+import json
+import os
+import pathlib
+import pwd
+import re
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SERVER = os.environ.get("MEMPLAN_SERVER", str(ROOT / "build" / "memplan-server"))
+
+
+def pg_bindir():
+    """Where initdb and pg_ctl are, or None."""
+    try:
+        out = subprocess.run(["pg_config", "--bindir"], capture_output=True, text=True, check=True).stdout.strip()
+        if os.path.exists(os.path.join(out, "initdb")):
+            return out
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    return os.path.dirname(found[-1]) if found else None
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http(port, method, path, body=None, timeout=90):
+    """(status, JSON body or text) of one request; (0, None) when nothing answers."""
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request("http://127.0.0.1:%d%s" % (port, path), data=data, method=method)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as f:
+            raw = f.read()
+            status = f.status
+    except urllib.error.HTTPError as e:
+        raw = e.read()
+        status = e.code
+    except (urllib.error.URLError, ConnectionError, socket.timeout):
+        return 0, None
+    try:
+        return status, json.loads(raw)
+    except ValueError:
+        return status, raw.decode(errors="replace")
+
+
+def until(what, cond, seconds=30.0, step=0.05):
+    """cond()'s first true value, polled; AssertionError after `seconds`."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        value = cond()
+        if value:
+            return value
+        time.sleep(step)
+    raise AssertionError("timed out after %g s waiting for %s" % (seconds, what))
+
+
+class Postgres:
+    """A PostgreSQL server in tmp/pg on 127.0.0.1 (a free port)."""
+
+    def __init__(self, tmp):
+        self.bindir = pg_bindir()
+        self.tmp = tmp
+        self.data = os.path.join(tmp, "pg")
+        self.port = free_port()
+        self.as_root = os.geteuid() == 0
+        self.running = False
+
+    def run(self, *args, check=True):
+        cmd = [os.path.join(self.bindir, args[0])] + list(args[1:])
+        if self.as_root:
+            cmd = ["runuser", "-u", "postgres", "--"] + cmd
+        return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, check=check)
+
+    def init(self):
+        if self.as_root:
+            pw = pwd.getpwnam("postgres")
+            os.chown(self.tmp, pw.pw_uid, pw.pw_gid)
+        self.run("initdb", "-D", self.data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--locale=C", "--no-sync")
+        self.start()
+
+    def start(self):
+        self.run("pg_ctl", "-D", self.data, "-w", "-t", "60", "-l", os.path.join(self.tmp, "pg.log"),
+                 "-o", "-k %s -h 127.0.0.1 -p %d" % (self.tmp, self.port), "start")
+        self.running = True
+
+    def stop(self, mode="fast"):
+        if self.running:
+            self.run("pg_ctl", "-D", self.data, "-w", "-t", "60", "-m", mode, "stop", check=False)
+            self.running = False
+
+    def uri(self, db="postgres"):
+        return "postgresql://postgres@127.0.0.1:%d/%s" % (self.port, db)
+
+    def sql(self, db, query):
+        """One query through psql (the client next to initdb), its rows as lists of strings."""
+        out = self.run("psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-d", db, "-AtX",
+                       "-F", "\t", "-c", query).stdout
+        return [line.split("\t") for line in out.splitlines() if line]
+
+    def pids(self):
+        """The postmaster and its children (the backends)."""
+        try:
+            master = int(pathlib.Path(self.data, "postmaster.pid").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return []
+        found = [master]
+        for stat in glob.glob("/proc/[0-9]*/stat"):
+            try:
+                fields = pathlib.Path(stat).read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == master:
+                found.append(int(stat.split("/")[2]))
+        return found
+
+
+def cpu_seconds(pid):
+    """User + system CPU seconds of a process so far (0 when it is gone)."""
+    try:
+        fields = pathlib.Path("/proc/%d/stat" % pid).read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Replica:
+    """memplan-server on a free port, its files in tmp/name."""
+
+    def __init__(self, tmp, name, store, lease=2, workers=2, delay_ms=0, extra=()):
+        self.dir = os.path.join(tmp, name)
+        os.makedirs(self.dir, exist_ok=True)
+        self.log = os.path.join(self.dir, "log")
+        port_file = os.path.join(self.dir, "port")
+        if os.path.exists(port_file):
+            os.unlink(port_file)
+        env = dict(os.environ)
+        env.pop("MEMPLAN_TEST_PLAN_DELAY_MS", None)
+        if delay_ms:
+            env["MEMPLAN_TEST_PLAN_DELAY_MS"] = str(delay_ms)
+        self.proc = subprocess.Popen(
+            [SERVER, "--listen", "127.0.0.1:0", "--port-file", port_file, "--data-dir", os.path.join(self.dir, "data"),
+             "--log-file", self.log, "--workers", str(workers), "--store", store, "--store-lease", str(lease),
+             "--grace", "5"] + list(extra),
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        until("%s's port file" % name, lambda: os.path.exists(port_file) or self.proc.poll() is not None, 30)
+        if self.proc.poll() is not None:
+            raise AssertionError("%s exited with %s:\n%s" % (name, self.proc.returncode, self.log_text()))
+        self.port = int(pathlib.Path(port_file).read_text())
+        self.killed = False
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def log_text(self):
+        try:
+            return pathlib.Path(self.log).read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def kill9(self):
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+        self.killed = True
+
+    def stop(self):
+        """SIGTERM and wait: the exit status (None when it had to be killed)."""
+        if self.proc.poll() is not None:
+            return self.proc.returncode
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            return None
+
+    def sanitizer_report(self):
+        text = self.log_text()
+        return "AddressSanitizer" in text or "LeakSanitizer" in text or "runtime error:" in text
+
+    def status(self):
+        body = http(self.port, "GET", "/v1/status")[1]
+        return body if isinstance(body, dict) else {}
+
+    def computations(self):
+        text = http(self.port, "GET", "/metrics")[1]
+        m = re.search(r'memplan_computations_total\{kind="plan"\} (\d+)', text if isinstance(text, str) else "")
+        return int(m.group(1)) if m else 0

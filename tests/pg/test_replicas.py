@@ -1,0 +1,232 @@
+"""memplan-server replicas sharing one PostgreSQL store (--store postgresql://...).
+
+A real PostgreSQL server (Debian's, found with pg_config) is created in a
+temporary directory, listening on loopback only, and run as the `postgres`
+user when the test runs as root (PostgreSQL refuses to run as root). Three
+replicas of the built daemon (MEMPLAN_SERVER) share it, each with two workers,
+a plan delay (MEMPLAN_TEST_PLAN_DELAY_MS) so that plans are seen running,
+and a short lease so that a dead replica's plans come back quickly.
+
+The tests run in order (their names are numbered) on the same cluster:
+kill -9 of a replica that holds running plans, a long poll answered by a
+replica that did not run the plan, one computation for one submission sent
+to two replicas at once, readiness without a database, and a restart of
+PostgreSQL. Everything is removed at the end, whatever happened.
+
+Run: make test-pg (or MEMPLAN_SERVER=build/memplan-server python3 tests/pg/test_replicas.py).
+"""
+
+import atexit
+import json
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cluster import ROOT, SERVER, Postgres, Replica, free_port, http, pg_bindir, until  # noqa: E402
+
+GRAPH = json.loads((ROOT / "tests" / "graphs" / "tiny_resblock.json").read_text())
+DELAY_MS = 1500      # every plan waits this long before it plans
+LEASE_S = 2          # a dead replica's plans are claimed again after this
+N_REPLICAS = 3
+
+
+def replica(tmp, name, store):
+    return Replica(tmp, name, store, lease=LEASE_S, delay_ms=DELAY_MS)
+
+
+class ReplicasTest(unittest.TestCase):
+    budget = 1_000_000  # each plan gets a budget of its own: uncached, never deduplicated by accident
+
+    @classmethod
+    def setUpClass(cls):
+        if SERVER is None or not os.path.exists(SERVER):
+            raise unittest.SkipTest("no memplan-server at %s" % SERVER)
+        if pg_bindir() is None:
+            raise unittest.SkipTest("PostgreSQL is not installed (deploy/deps.sh installs it)")
+        cls.tmp = tempfile.mkdtemp(prefix="memplan-pg-")
+        cls.pg = Postgres(cls.tmp)
+        cls.replicas = []
+        cls.retired = []
+        atexit.register(cls._cleanup)  # also when the run is interrupted
+        cls.addClassCleanup(cls._cleanup)
+        cls.pg.init()
+        cls.replicas = [replica(cls.tmp, "r%d" % i, cls.pg.uri()) for i in range(N_REPLICAS)]
+        for r in cls.replicas:
+            until("replica ready", lambda r=r: http(r.port, "GET", "/readyz")[0] == 200, 30)
+
+    @classmethod
+    def _cleanup(cls):
+        bad = []
+        for r in getattr(cls, "replicas", []) + getattr(cls, "retired", []):
+            code = r.stop()
+            if not r.killed and code != 0:
+                bad.append("a replica exited with %s" % code)
+            if r.sanitizer_report():
+                bad.append("sanitizer report in %s" % r.log)
+        cls.replicas, cls.retired = [], []
+        if getattr(cls, "pg", None) is not None:
+            cls.pg.stop("immediate")
+        if getattr(cls, "tmp", None) and os.path.isdir(cls.tmp):
+            if bad or os.environ.get("MEMPLAN_PG_KEEP"):
+                sys.stderr.write("test_replicas: %s (logs kept in %s)\n" % ("; ".join(bad) or "kept", cls.tmp))
+            else:
+                shutil.rmtree(cls.tmp, ignore_errors=True)
+        if bad:
+            raise AssertionError("; ".join(bad))
+
+    # ---- helpers ----
+
+    def submit(self, replica, budget=None, expect=202):
+        if budget is None:
+            ReplicasTest.budget += 1000
+            budget = ReplicasTest.budget
+        st, body = http(replica.port, "POST", "/v1/plans", {"graph": GRAPH, "budget": budget})
+        self.assertEqual(st, expect, body)
+        return body
+
+    def final(self, replica, plan_id, wait=60):
+        end = time.monotonic() + 120
+        while time.monotonic() < end:
+            st, body = http(replica.port, "GET", "/v1/plans/%s?wait=%d" % (plan_id, wait))
+            if st == 200 and body["status"] in ("done", "failed", "cancelled"):
+                return body
+            time.sleep(0.2)
+        self.fail("plan %s never finished" % plan_id)
+
+    def check_everywhere(self, ids):
+        """Every accepted plan is done, and every live replica answers the same result.
+        (Each replica is asked until it says the plan is final: the one that ran it
+        records the end in the store a moment before it updates its own view.)"""
+        live = self.live()
+        for plan_id in ids:
+            first = self.final(live[0], plan_id)
+            self.assertEqual(first["status"], "done", first)
+            for r in live[1:]:
+                body = self.final(r, plan_id)
+                self.assertEqual(body["status"], "done")
+                self.assertEqual(body["result"], first["result"], "replica on %d disagrees on %s" % (r.port, plan_id))
+
+    def live(self):
+        return [r for r in self.replicas if r.alive()]
+
+    def total_computations(self):
+        return sum(r.computations() for r in self.replicas)
+
+    def all_idle(self):
+        until("the cluster to be idle",
+              lambda: all(r.status().get("running") == 0 for r in self.live()) and
+              self.live()[0].status().get("plans", {}).get("queued") == 0 and
+              self.live()[0].status().get("plans", {}).get("running") == 0, 60)
+
+    # ---- the tests, in order ----
+
+    def test_1_kill9_a_replica_with_running_plans(self):
+        r = self.replicas
+        ids = [self.submit(r[i % N_REPLICAS])["id"] for i in range(12)]
+        victim = r[1]
+        until("the victim to run plans", lambda: victim.status().get("running", 0) > 0, 30)
+        victim.kill9()
+        self.retired.append(victim)
+        try:
+            self.check_everywhere(ids)
+        finally:
+            # A replica started again on the same store answers them all the same.
+            r[1] = replica(self.tmp, "r1b", self.pg.uri())
+        self.check_everywhere(ids)
+        plans = r[2].status()["plans"]
+        self.assertGreaterEqual(plans["done"], 12)
+        self.assertEqual(plans["queued"] + plans["running"], 0)
+
+    def test_2_wait_on_one_replica_wakes_when_another_finishes(self):
+        self.all_idle()
+        before = [rep.computations() for rep in self.replicas]
+        plan = self.submit(self.replicas[0])
+        woke = {}
+
+        def wait_on(i):
+            t0 = time.monotonic()
+            st, body = http(self.replicas[i].port, "GET", "/v1/plans/%s?wait=60" % plan["id"])
+            woke[i] = (st, body.get("status") if isinstance(body, dict) else None, time.monotonic() - t0)
+
+        threads = [threading.Thread(target=wait_on, args=(i,)) for i in range(N_REPLICAS)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(90)
+        after = [rep.computations() for rep in self.replicas]
+        ran = [i for i in range(N_REPLICAS) if after[i] > before[i]]
+        self.assertEqual(len(ran), 1, "one replica computes the plan")
+        for i in range(N_REPLICAS):
+            st, status, secs = woke[i]
+            self.assertEqual((st, status), (200, "done"), i)
+            # Loosely: well before the wait's 60 s (the plan takes ~1.5 s).
+            self.assertLess(secs, 30, "the wait on replica %d (the plan ran on %d) did not wake" % (i, ran[0]))
+            if i != ran[0]:
+                self.assertGreater(secs, 0.3, "the wait on replica %d was parked until the plan ended" % i)
+
+    def test_3_one_submission_to_two_replicas_one_computation(self):
+        self.all_idle()
+        before = self.total_computations()
+        ReplicasTest.budget += 1000
+        body = {"graph": GRAPH, "budget": ReplicasTest.budget}
+        answers = {}
+
+        def post(i):
+            answers[i] = http(self.replicas[i].port, "POST", "/v1/plans", body)
+
+        threads = [threading.Thread(target=post, args=(i,)) for i in (0, 1)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        self.assertEqual({answers[i][0] for i in (0, 1)}, {202}, answers)
+        ids = {answers[i][1]["id"] for i in (0, 1)}
+        self.assertEqual(len(ids), 1, "both replicas answer with the same plan: %s" % answers)
+        self.assertEqual(sorted(answers[i][1]["deduplicated"] for i in (0, 1)), [False, True])
+        self.check_everywhere(ids)
+        self.assertEqual(self.total_computations() - before, 1)
+
+    def test_4_readyz_without_the_database(self):
+        dead = "postgresql://postgres@127.0.0.1:%d/postgres" % free_port()
+        lonely = replica(self.tmp, "nodb", dead)
+        self.retired.append(lonely)
+        st, body = http(lonely.port, "GET", "/readyz")
+        self.assertEqual(st, 503, body)
+        self.assertEqual(body["status"], "store_unavailable")
+        self.assertIn("127.0.0.1", body["reason"])
+        st, body = http(lonely.port, "POST", "/v1/plans", {"graph": GRAPH, "budget": 123456})
+        self.assertNotEqual(st, 202, body)
+        self.assertEqual(lonely.stop(), 0)
+
+    def test_5_postgres_restart_loses_no_accepted_plan(self):
+        self.all_idle()
+        r = self.replicas
+        ids = [self.submit(r[i % N_REPLICAS])["id"] for i in range(9)]
+        until("plans to run", lambda: sum(rep.status().get("running", 0) for rep in r) > 0, 30)
+        self.pg.stop("fast")
+        for rep in r:
+            until("store_unavailable on %d" % rep.port,
+                  lambda rep=rep: http(rep.port, "GET", "/readyz")[1].get("status") == "store_unavailable", 30)
+        st, body = http(r[0].port, "POST", "/v1/plans", {"graph": GRAPH, "budget": 999})
+        self.assertNotEqual(st, 202, "nothing is accepted without the store: %s" % (body,))
+        time.sleep(1)
+        self.pg.start()
+        # The replicas reconnect by themselves.
+        for rep in r:
+            until("ready again on %d" % rep.port, lambda rep=rep: http(rep.port, "GET", "/readyz")[0] == 200, 30)
+        self.check_everywhere(ids)
+        # And they hear each other again: a wait elsewhere wakes.
+        plan = self.submit(r[2])
+        t0 = time.monotonic()
+        self.assertEqual(self.final(r[0], plan["id"])["status"], "done")
+        self.assertEqual(self.final(r[1], plan["id"])["status"], "done")
+        self.assertLess(time.monotonic() - t0, 30)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
