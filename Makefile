@@ -48,7 +48,7 @@ TESTS := $(B)/check_all
 BENCH := $(B)/bench_planner
 SRV   := $(B)/memplan-server
 
-.PHONY: all deps run test test-only test-python test-install test-deploy test-contract test-pg test-fuzz-replay test-chaos install uninstall asan bench fuzz fuzz-run clean
+.PHONY: all deps run test test-only test-python test-install test-deploy test-contract test-docs test-pg test-fuzz-replay test-chaos install uninstall asan bench fuzz fuzz-run clean
 
 all: $(LIBA) $(CLI) $(SRV)
 
@@ -152,9 +152,10 @@ uninstall:
 # then `make install` is checked (test-install), the Python package's tests
 # run against the real daemon (test-python), and so do the deployment files
 # (test-deploy), the daemon's answers are checked against proto/openapi.yaml
-# (test-contract), three replicas share a real PostgreSQL (test-pg), the fuzz
-# regressions and seeds are replayed through their harnesses
-# (test-fuzz-replay), and the chaos test runs (test-chaos).
+# (test-contract), the README's examples run (test-docs), three replicas
+# share a real PostgreSQL (test-pg), the fuzz regressions and seeds are
+# replayed through their harnesses (test-fuzz-replay), and the chaos test
+# runs (test-chaos).
 test: deps
 	@$(MAKE) --no-print-directory test-only
 
@@ -164,6 +165,7 @@ test-only: $(LIBA) $(CLI) $(SRV) $(TESTS)
 	@$(MAKE) --no-print-directory test-python
 	@$(MAKE) --no-print-directory test-deploy
 	@$(MAKE) --no-print-directory test-contract
+	@$(MAKE) --no-print-directory test-docs
 	@$(MAKE) --no-print-directory test-pg
 	@$(MAKE) --no-print-directory test-fuzz-replay
 	@$(MAKE) --no-print-directory test-chaos
@@ -196,6 +198,10 @@ test-chaos: $(SRV)
 # proto/openapi.yaml documents, validated against it (tests/contract).
 test-contract: $(SRV)
 	MEMPLAN_SERVER=$(CURDIR)/$(SRV) $(PYTHON) -m unittest discover -s tests/contract -p 'test_*.py' -v
+
+# The README's examples, run as written against the real daemon (tests/docs).
+test-docs: $(CLI) $(SRV)
+	MEMPLAN_CLI=$(CURDIR)/$(CLI) MEMPLAN_SERVER=$(CURDIR)/$(SRV) $(PYTHON) tests/docs/test_readme.py
 
 # Three replicas on one real PostgreSQL (started in a temporary directory,
 # loopback only, as the postgres user when run as root): kill -9, long polls
