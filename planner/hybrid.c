@@ -12,7 +12,11 @@
  *      starting points: the exact DP would cost seconds per budget on wide
  *      graphs), each brought down to the budget by the swap greedy
  *      starting from its recomputation decisions ("hybrid-dp+swap"): less
- *      recomputation, paid for with swaps the compute hides.
+ *      recomputation, paid for with swaps the compute hides;
+ *   4. Layrub's fixed policy (layrub.c) under the plan's device
+ *      ("hybrid-layrub"), so that at every budget Layrub meets under the
+ *      same device (with --intra-layer-reuse, as Layrub forces it on),
+ *      hybrid fits too, with no more time.
  * The answer is the feasible candidate of least simulated time (ties: least
  * peak, then the earlier candidate), so hybrid is never slower than the
  * better of recompute-only and swap-only at the same budget. When none fits,
@@ -193,6 +197,11 @@ int mp__plan_hybrid(const mp__solver_t *self, const mp_graph_t *g, const mp_plan
 done_clear:
   mp_error_clear(err);
 done:
+  /* 4. Layrub's fixed policy under the plan's device: cheap, and offered
+   * whatever the deadline left, so that hybrid meets every budget Layrub
+   * meets, no slower (it wins only when strictly better, as it comes last). */
+  if ((rc = mp__layrub_mig(g, o, &o->device, &m, err)) != 0) goto fail;
+  if ((rc = mp__hy_offer_mig(g, &h, &m, "hybrid-layrub")) != 0) goto nomem;
   *r = h.best; /* all zero when no candidate fits (h is zeroed first) */
   r->solver = o->solver;
   r->objective = o->objective;

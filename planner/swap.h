@@ -183,4 +183,12 @@ int mp__mig_adopt(const mp_graph_t *g, mp__mig_t *m, mp_plan_result_t *r);
 int mp__swap_greedy(const mp_graph_t *g, const mp_plan_options_t *o, const uint8_t *init,
                     double t0, mp__mig_t *m, mp_error_t *err);
 
+/* Layrub's fixed policy (layrub.c) as a migration plan, built and simulated
+ * under `dev` (layrub itself forces intra-layer reuse on; hybrid uses the
+ * plan's device as it is), judged against o->budget and dev->host_bytes.
+ * 0 with *m filled (mp__mig_free), or MP_EINVAL / MP_ENOMEM / MP_ESCHEDULE
+ * with *m zeroed. */
+int mp__layrub_mig(const mp_graph_t *g, const mp_plan_options_t *o, const mp_device_t *dev,
+                   mp__mig_t *m, mp_error_t *err);
+
 #endif
