@@ -22,6 +22,11 @@
  *     exact is never worse than approx);
  *   - the prefix-cut plans of Chen's family (memonger's threshold search),
  *     which a model-exact approximate DP would also consider;
+ *   - for each DP family that finds no plan at the budget, its plan at its
+ *     own least model budget, which simulates below that budget (the PSPNet
+ *     plan at the exact DP's least budget, 1.53 GB, peaks at 1.41 GB), so
+ *     that every budget down to the least simulated peak of a candidate has
+ *     a plan and the least feasible budget is a plan's exact peak;
  * and the answer is the best that fits by the simulator's figures. Every
  * candidate is a lower-set strategy run through the same schedule builder,
  * so the result is a plan of the asked solver's family or smaller.
@@ -156,6 +161,73 @@ static void mp__portfolio_visit(void *arg, mp__cand_t *c) {
   }
 }
 
+int mp__cand_dp_least(const mp_graph_t *g, const mp_plan_options_t *o, int exact, uint64_t least,
+                      mp__cand_t *c, mp_dp_result_t *figs, mp_error_t *err) {
+  mp_plan_options_t mo = *o;
+  int rc;
+  memset(c, 0, sizeof(*c));
+  memset(figs, 0, sizeof(*figs));
+  if (least == 0) {
+    mo.budget = 0;
+    if ((rc = mp__dp_at(g, &mo, exact, figs, err)) != 0) return rc;
+    least = figs->feasible ? 0 : figs->min_feasible_budget;
+    mp_dp_result_free(figs);
+    if (least == 0) return 0; /* unknown (the search passed the deadline) */
+  }
+  mo.budget = least;
+  if ((rc = mp__dp_at(g, &mo, exact, figs, err)) != 0) return rc;
+  if (!figs->feasible) return 0;
+  rc = mp__cand_make(g, o, figs->strategy, c, err);
+  figs->strategy = NULL; /* owned by the candidate now */
+  if (rc == 0 && c->sim.peak_bytes > least) {
+    mp__cand_free(c);
+    rc = mp_error_set(err, MP_ESCHEDULE, "", "planner bug: the DP's plan simulates above its model peak");
+  }
+  if (rc != 0) mp_dp_result_free(figs);
+  return rc;
+}
+
+/* Offer the DP's plan at o->budget (exact: the family asked for) and, when
+ * it finds none there, with the default accounting, its plan at its own
+ * least model budget (mp__cand_dp_least). The DP is solved at its least
+ * budget only when it fails at the budget, so below that budget the
+ * candidates are always the same plans, and the set of budgets with a plan
+ * is an interval from the least simulated peak among them: the plan at
+ * that least budget peaks exactly there. *first (when not NULL) receives
+ * the figures of the solve at o->budget (no strategy). */
+static int mp__offer_dp_family(const mp_graph_t *g, const mp_plan_options_t *o, int exact,
+                               mp__cand_pick_t *p, mp_plan_result_t *r, mp_dp_result_t *first,
+                               mp_error_t *err) {
+  mp_dp_result_t dr;
+  mp__cand_t c;
+  uint64_t dp_min;
+  int rc;
+  if ((rc = mp__dp_at(g, o, exact, &dr, err)) != 0) return rc;
+  dp_min = dr.feasible ? 0 : dr.min_feasible_budget;
+  rc = mp__offer_dp(g, &dr, dr.exact_used ? "exact-dp" : "approx-dp", p, r, err);
+  if (first) {
+    *first = dr; /* the figures; its strategy went to the candidate */
+    first->strategy = NULL;
+  } else {
+    mp_dp_result_free(&dr);
+  }
+  if (rc != 0 || dp_min == 0 || o->accounting != MP_ACCOUNTING_DEFAULT) return rc;
+  if ((rc = mp__cand_dp_least(g, o, exact, dp_min, &c, &dr, err)) != 0) return rc;
+  if (c.schedule != NULL) {
+    mp_schedule_t *old = p->best.schedule;
+    mp__cand_pick(p, &c);
+    mp__cand_free(&c);
+    if (p->best.schedule != old) {
+      r->source = dr.exact_used ? "exact-dp-least" : "approx-dp-least";
+      r->has_model = 1;
+      r->model_recompute = dr.recompute_time;
+      r->model_peak = dr.model_peak;
+    }
+  }
+  mp_dp_result_free(&dr);
+  return 0;
+}
+
 int mp__cand_portfolio(const mp_graph_t *g, const mp_plan_options_t *o, double t0, int exact,
                        mp_plan_result_t *r, mp_error_t *err) {
   mp__cand_pick_t p;
@@ -165,24 +237,17 @@ int mp__cand_portfolio(const mp_graph_t *g, const mp_plan_options_t *o, double t
   uint64_t dp_min = 0;
 
   mp__cand_pick_init(&p, o);
-  if ((rc = mp__dp_at(g, o, exact, &dr, err)) != 0) return rc;
+  if ((rc = mp__offer_dp_family(g, o, exact, &p, r, &dr, err)) != 0) goto fail;
   r->exact = dr.exact_used;
   r->solver_used = dr.exact_used ? MP_SOLVER_EXACT : MP_SOLVER_APPROX;
   if (exact && !dr.exact_used)
     memcpy(r->exact_reason, dr.fallback_reason, sizeof(r->exact_reason));
   r->n_lower_sets = dr.n_lower_sets;
   if (!dr.feasible) dp_min = dr.min_feasible_budget;
-  rc = mp__offer_dp(g, &dr, dr.exact_used ? "exact-dp" : "approx-dp", &p, r, err);
   mp_dp_result_free(&dr);
-  if (rc != 0) goto fail;
 
   if (o->accounting == MP_ACCOUNTING_DEFAULT) {
-    if (r->exact) {
-      if ((rc = mp__dp_at(g, o, 0, &dr, err)) != 0) goto fail;
-      rc = mp__offer_dp(g, &dr, "approx-dp", &p, r, err);
-      mp_dp_result_free(&dr);
-      if (rc != 0) goto fail;
-    }
+    if (r->exact && (rc = mp__offer_dp_family(g, o, 0, &p, r, NULL, err)) != 0) goto fail;
     pf.p = &p;
     pf.r = r;
     {
@@ -201,11 +266,15 @@ int mp__cand_portfolio(const mp_graph_t *g, const mp_plan_options_t *o, double t
   else
     r->feasible = p.best.schedule != NULL && mp__cand_fits(o, &p.best.sim);
   if (!r->feasible) {
-    /* The least budget some candidate family meets: the DP's model minimum
-     * (the DP succeeds there) or the smallest simulated peak seen. */
-    r->min_feasible_budget = o->accounting == MP_ACCOUNTING_REFERENCE ? UINT64_MAX : p.least_peak;
-    if (dp_min != 0 && dp_min < r->min_feasible_budget) r->min_feasible_budget = dp_min;
-    if (r->min_feasible_budget == UINT64_MAX) r->min_feasible_budget = 0;
+    /* The least budget at which this portfolio plans. Reference
+     * accounting: the DP's model minimum (the DP succeeds there). Default:
+     * the least simulated peak among the candidates, which include the
+     * DP's plan at its least budget (mp__offer_dp_family), so the plan at
+     * exactly that budget peaks there. */
+    if (o->accounting == MP_ACCOUNTING_REFERENCE)
+      r->min_feasible_budget = dp_min;
+    else
+      r->min_feasible_budget = p.least_peak == UINT64_MAX ? 0 : p.least_peak;
     r->source = NULL;
     r->has_model = 0;
     mp__cand_free(&p.best);

@@ -53,7 +53,9 @@ typedef struct mp_frontier_point_s {
 typedef struct mp_frontier_s {
   mp_solver_t solver;       /* the solver asked for */
   mp_solver_t solver_used;  /* exact / approx after a fallback, or memonger / sqrt */
-  int exact;                /* the exact DP answered */
+  int exact;                /* the exact DP's whole staircase answered (0 after a
+                             * fallback to approx, or when its staircase was
+                             * sampled: exact_reason says which) */
   char exact_reason[160];
   uint64_t peak_no_recompute; /* simulated peak of plain backpropagation */
   size_t n_points;

@@ -118,6 +118,16 @@ static int mp__dp_points(const mp_graph_t *g, mp_dp_options_t *d, mp_frontier_t 
     }
     if (rc != MP_ELIMIT && rc != MP_ETIMEDOUT) goto done;
     rc = 0; /* too much work: sample budgets instead */
+    if (d->exact && out->exact) {
+      /* The samples are the exact DP's answers, but between them the
+       * staircase keeps the last sample's recomputation, which may be far
+       * above the DP's answer there: not the exact frontier. */
+      snprintf(out->exact_reason, sizeof(out->exact_reason),
+               "the exact DP's staircase passed its work limit: %d budgets sampled, "
+               "an upper bound between them", MP__SAMPLES + 1);
+      noted = 1;
+      out->exact = 0;
+    }
   }
   if ((rc = mp_dp_session_solve(s, UINT64_MAX, &r, err)) != 0) goto done;
   if (d->exact && !r.exact_used) {
@@ -212,11 +222,29 @@ int mp__frontier_chen(const mp__solver_t *self, const mp_graph_t *g, const mp_pl
   return mp__chen_points(g, o, t0, self->id == MP_SOLVER_SQRT, out, &cap, err);
 }
 
+/* The DP family's plan at its least model budget (mp__cand_dp_least), at
+ * its simulated peak: mp_plan() offers it below the DP's least budget. */
+static int mp__least_point(const mp_graph_t *g, const mp_plan_options_t *o, int exact,
+                           mp_frontier_t *out, size_t *cap, mp_error_t *err) {
+  mp_plan_options_t po = *o;
+  mp_dp_result_t figs;
+  mp__cand_t c;
+  int rc;
+  po.objective = MP_OBJECTIVE_TIME;
+  po.accounting = MP_ACCOUNTING_DEFAULT;
+  if ((rc = mp__cand_dp_least(g, &po, exact, 0, &c, &figs, err)) != 0) return rc;
+  mp_dp_result_free(&figs);
+  if (c.schedule != NULL && (rc = mp__push(g, out, cap, c.sim.peak_bytes, c.sim.time_recompute)) != 0)
+    rc = mp_error_set(err, rc, "", "out of memory");
+  mp__cand_free(&c);
+  return rc;
+}
+
 /* The DP solvers: the same candidate families mp_plan() weighs for them:
  * the DP's own staircase (model figures, which bound the simulated ones;
  * for exact, the approximate DP's would add nothing: at every budget exact
- * needs no more recomputation), Chen's prefix-cut plans, and keeping
- * everything. */
+ * needs no more recomputation), each family's plan at its least budget at
+ * its simulated peak, Chen's prefix-cut plans, and keeping everything. */
 int mp__frontier_dp(const mp__solver_t *self, const mp_graph_t *g, const mp_plan_options_t *o,
                     double t0, mp_frontier_t *out, mp_error_t *err) {
   mp_dp_options_t d;
@@ -232,6 +260,8 @@ int mp__frontier_dp(const mp__solver_t *self, const mp_graph_t *g, const mp_plan
   d.stop_arg = o->stop_arg;
   d.threads = o->threads;
   if ((rc = mp__dp_points(g, &d, out, &cap, err)) != 0) return rc;
+  if ((rc = mp__least_point(g, o, d.exact, out, &cap, err)) != 0) return rc;
+  if (d.exact && (rc = mp__least_point(g, o, 0, out, &cap, err)) != 0) return rc;
   co.deadline_ms = 0; /* the deadline bounds the exact DP, which fell back if it hit it */
   if ((rc = mp__chen_points(g, &co, t0, 0, out, &cap, err)) != 0) return rc;
   return mp__keep_all_point(g, out, &cap, err);

@@ -12,11 +12,21 @@
  *      starting points: the exact DP would cost seconds per budget on wide
  *      graphs), each brought down to the budget by the swap greedy
  *      starting from its recomputation decisions ("hybrid-dp+swap"): less
- *      recomputation, paid for with swaps the compute hides.
+ *      recomputation, paid for with swaps the compute hides;
+ *   4. Layrub's fixed policy (layrub.c) under the plan's device
+ *      ("hybrid-layrub"), so that at every budget Layrub meets under the
+ *      same device (with --intra-layer-reuse, as Layrub forces it on),
+ *      hybrid fits too, with no more time.
  * The answer is the feasible candidate of least simulated time (ties: least
  * peak, then the earlier candidate), so hybrid is never slower than the
  * better of recompute-only and swap-only at the same budget. When none fits,
- * min_feasible_budget is the least budget any candidate family reaches.
+ *   5. the swap search's least-peak plan (mp__swap_least,
+ *      "hybrid-swap-least") is offered too, and min_feasible_budget is the
+ *      least peak of the plans that do not depend on the budget: the
+ *      recompute-only portfolio's least feasible budget, Layrub's peak and
+ *      that plan's peak. Every budget from there on plans, and the answer
+ *      names the same least budget whatever budget was asked (the searches
+ *      from the budget, 1 and 3, may still plan below it).
  *
  * Cancellation is an error (MP_ECANCELED). The deadline bounds the whole
  * search: the DP gets what is left of it (and falls back to approx when it
@@ -39,7 +49,8 @@ typedef struct {
   mp_plan_result_t best; /* the best feasible candidate (schedule set) */
   int have;
   int answered;          /* some candidate search ran to its end */
-  uint64_t least;        /* least budget some candidate family meets */
+  uint64_t least;        /* least peak of the plans that do not depend on
+                          * the budget (the anchors) */
 } mp__hy_t;
 
 static int mp__hy_better(const mp__hy_t *h, const mp_sim_report_t *s) {
@@ -51,10 +62,12 @@ static int mp__hy_better(const mp__hy_t *h, const mp_sim_report_t *s) {
   return s->peak_bytes < h->best.sim.peak_bytes;
 }
 
-/* Offer a migration plan (freed here). */
-static int mp__hy_offer_mig(const mp_graph_t *g, mp__hy_t *h, mp__mig_t *m, const char *source) {
+/* Offer a migration plan (freed here); an anchor (a plan that does not
+ * depend on the budget) also bounds min_feasible_budget. */
+static int mp__hy_offer_mig(const mp_graph_t *g, mp__hy_t *h, mp__mig_t *m, const char *source,
+                            int anchor) {
   int rc = 0;
-  if (m->least_peak < h->least) h->least = m->least_peak;
+  if (anchor && m->least_peak < h->least) h->least = m->least_peak;
   if (m->feasible && mp__hy_better(h, &m->sim)) {
     mp_plan_result_t c;
     memset(&c, 0, sizeof(c));
@@ -123,7 +136,7 @@ int mp__plan_hybrid(const mp__solver_t *self, const mp_graph_t *g, const mp_plan
   h.answered = 1;
   p0 = UINT64_MAX;
   if (m.n_decisions == 0 && m.feasible) p0 = m.sim.peak_bytes; /* kept everything */
-  if ((rc = mp__hy_offer_mig(g, &h, &m, "hybrid-swap")) != 0) goto nomem;
+  if ((rc = mp__hy_offer_mig(g, &h, &m, "hybrid-swap", 0)) != 0) goto nomem;
   if ((rc = mp__hy_stop(o, t0, &h, &stop, err)) != 0) goto fail;
   if (stop) goto done;
 
@@ -133,7 +146,6 @@ int mp__plan_hybrid(const mp__solver_t *self, const mp_graph_t *g, const mp_plan
   memcpy(exact_reason, dr.exact_reason, sizeof(exact_reason));
   n_lower_sets = dr.n_lower_sets;
   if (dr.schedule != NULL && dr.feasible) {
-    if (dr.sim.peak_bytes < h.least) h.least = dr.sim.peak_bytes;
     if (dr.sim.peak_bytes <= o->budget && dr.sim.host_peak_bytes <= o->device.host_bytes &&
         mp__hy_better(&h, &dr.sim)) {
       mp_plan_result_free(&h.best);
@@ -186,13 +198,28 @@ int mp__plan_hybrid(const mp__solver_t *self, const mp_graph_t *g, const mp_plan
     rc = mp__swap_greedy(g, o, dec, t0, &m, err);
     if (rc == MP_ETIMEDOUT) goto done_clear;
     if (rc != 0) goto fail;
-    if ((rc = mp__hy_offer_mig(g, &h, &m, "hybrid-dp+swap")) != 0) goto nomem;
+    if ((rc = mp__hy_offer_mig(g, &h, &m, "hybrid-dp+swap", 0)) != 0) goto nomem;
   }
   goto done;
 
 done_clear:
   mp_error_clear(err);
 done:
+  /* 4. Layrub's fixed policy under the plan's device: cheap, and offered
+   * whatever the deadline left, so that hybrid meets every budget Layrub
+   * meets, no slower (it wins only when strictly better, as it comes last). */
+  if ((rc = mp__layrub_mig(g, o, &o->device, &m, err)) != 0) goto fail;
+  if ((rc = mp__hy_offer_mig(g, &h, &m, "hybrid-layrub", 1)) != 0) goto nomem;
+  /* 5. When nothing fits: the swap search's least-peak plan (mp__swap_least),
+   * another plan that does not depend on the budget. */
+  if (!h.have) {
+    if ((rc = mp__swap_least(g, o, t0, &m, err)) == MP_ETIMEDOUT) {
+      mp_error_clear(err);
+    } else {
+      if (rc != 0) goto fail;
+      if ((rc = mp__hy_offer_mig(g, &h, &m, "hybrid-swap-least", 1)) != 0) goto nomem;
+    }
+  }
   *r = h.best; /* all zero when no candidate fits (h is zeroed first) */
   r->solver = o->solver;
   r->objective = o->objective;

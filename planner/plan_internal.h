@@ -84,10 +84,23 @@ typedef void (*mp__cand_visit_cb)(void *arg, mp__cand_t *c);
 int mp__cand_chen(const mp_graph_t *g, const mp_plan_options_t *o, double t0, int sqrt_cuts,
                   mp__cand_visit_cb visit, void *arg, mp_error_t *err);
 
+/* The DP's plan (exact: the exact DP, falling back to approx; else approx)
+ * at its least model budget `least` (0: found with a solve at budget 0),
+ * simulated under o->device: a candidate whose simulated peak is at most
+ * that budget, often well below (the model is conservative). c->schedule
+ * is NULL when the DP finds no plan or its least budget is unknown (the
+ * exact search passed the deadline). *figs holds the DP's figures (no
+ * strategy); the caller frees *c and *figs. Default accounting only. */
+int mp__cand_dp_least(const mp_graph_t *g, const mp_plan_options_t *o, int exact, uint64_t least,
+                      mp__cand_t *c, mp_dp_result_t *figs, mp_error_t *err);
+
 /* The best recompute-only plan at o->budget: the DP's (exact: the exact DP,
  * falling back to approx; else approx) and, with the default accounting,
  * the approximate DP's, Chen's proposals and keeping everything, all
- * simulated. Fills *r like mp_plan (solver_used, exact, exact_reason,
+ * simulated; and for each DP family that finds no plan at o->budget, its
+ * plan at its least budget (mp__cand_dp_least). So, with the default
+ * accounting, the budgets with a plan are exactly those from
+ * min_feasible_budget on, and the plan there peaks exactly at it. Fills *r like mp_plan (solver_used, exact, exact_reason,
  * n_lower_sets, source, the model figures, feasible or min_feasible_budget,
  * and the adopted candidate), leaving the fields mp_plan sets before the
  * solver runs as they are. On failure *r may hold partial results the

@@ -183,4 +183,20 @@ int mp__mig_adopt(const mp_graph_t *g, mp__mig_t *m, mp_plan_result_t *r);
 int mp__swap_greedy(const mp_graph_t *g, const mp_plan_options_t *o, const uint8_t *init,
                     double t0, mp__mig_t *m, mp_error_t *err);
 
+/* The swap greedy from keeping everything pushed toward budget 0, answering
+ * with the plan of least peak it met (no undo pass): a plan that does not
+ * depend on o->budget, judged against it (m->feasible) and within the host
+ * budget; m->least_peak is its peak (UINT64_MAX when nothing it met fits
+ * the host budget; m->schedule is then NULL). Errors as mp__swap_greedy. */
+int mp__swap_least(const mp_graph_t *g, const mp_plan_options_t *o, double t0, mp__mig_t *m,
+                   mp_error_t *err);
+
+/* Layrub's fixed policy (layrub.c) as a migration plan, built and simulated
+ * under `dev` (layrub itself forces intra-layer reuse on; hybrid uses the
+ * plan's device as it is), judged against o->budget and dev->host_bytes.
+ * 0 with *m filled (mp__mig_free), or MP_EINVAL / MP_ENOMEM / MP_ESCHEDULE
+ * with *m zeroed. */
+int mp__layrub_mig(const mp_graph_t *g, const mp_plan_options_t *o, const mp_device_t *dev,
+                   mp__mig_t *m, mp_error_t *err);
+
 #endif

@@ -481,10 +481,15 @@ static int mp__undo_cmp(const void *a, const void *b) {
 /* Searches that stop improving the least peak for this many rounds end. */
 #define MP__NOPROG_MAX 48
 
-int mp__swap_greedy(const mp_graph_t *g, const mp_plan_options_t *o, const uint8_t *init,
-                    double t0, mp__mig_t *m, mp_error_t *err) {
+/* The greedy (mp__swap_greedy), or with least_plan the search pushed
+ * toward budget 0 whose answer is the plan of least peak it met
+ * (mp__swap_least): no undo pass, judged against o->budget. */
+static int mp__greedy(const mp_graph_t *g, const mp_plan_options_t *o, const uint8_t *init,
+                      double t0, int least_plan, mp__mig_t *m, mp_error_t *err) {
   size_t n = g->n_nodes, v, iters = 0, cap_iters, noprog = 0;
-  mp__st_t cur, trial;
+  const mp_plan_options_t *asked = o;
+  mp_plan_options_t zo;
+  mp__st_t cur, trial, best;
   mp__mv_t *mv = NULL;
   mp__scr_t sc;
   uint64_t *ban = NULL, least = UINT64_MAX;
@@ -495,7 +500,13 @@ int mp__swap_greedy(const mp_graph_t *g, const mp_plan_options_t *o, const uint8
   memset(m, 0, sizeof(*m));
   memset(&cur, 0, sizeof(cur));
   memset(&trial, 0, sizeof(trial));
+  memset(&best, 0, sizeof(best));
   memset(&sc, 0, sizeof(sc));
+  if (least_plan) {
+    zo = *o;
+    zo.budget = 0;
+    o = &zo;
+  }
   sc.stamp = calloc(n, sizeof(uint32_t));
   sc.stack = malloc(n * sizeof(uint32_t));
   cur.dec = calloc(n, 1);
@@ -516,7 +527,10 @@ int mp__swap_greedy(const mp_graph_t *g, const mp_plan_options_t *o, const uint8
     memcpy(cur.dec, init_dec, n);
   }
   if ((rc = mp__st_eval(g, o, &cur, err)) != 0) goto out;
-  if (mp__host_ok(o, &cur.sim)) least = cur.sim.peak_bytes;
+  if (mp__host_ok(o, &cur.sim)) {
+    least = cur.sim.peak_bytes;
+    if (least_plan && (rc = mp__st_copy(g, &cur, &best)) != 0) goto out_nomem;
+  }
   /* Each accepted round changes at least one decision along KEEP -> SWAP
    * -> RECOMPUTE or holds a swap-in back; the cap only guards against
    * estimates that keep proposing moves the simulator does not reward. */
@@ -581,13 +595,32 @@ int mp__swap_greedy(const mp_graph_t *g, const mp_plan_options_t *o, const uint8
     if (mp__host_ok(o, &cur.sim) && cur.sim.peak_bytes < least) {
       least = cur.sim.peak_bytes;
       noprog = 0;
+      if (least_plan) {
+        mp__st_free(&best);
+        if ((rc = mp__st_copy(g, &cur, &best)) != 0) goto out_nomem;
+      }
     } else {
       noprog++;
     }
   }
 
+  o = asked;
+  if (least_plan) {
+    /* the plan of least peak met, rebuilt from its decisions (the search
+     * is deterministic: the same schedule and figures) */
+    mp__st_free(&cur);
+    cur = best;
+    memset(&best, 0, sizeof(best));
+    if (cur.dec == NULL) { /* nothing within the host budget: keep everything */
+      if ((cur.dec = calloc(n, 1)) == NULL || (cur.after = calloc(n, sizeof(uint32_t))) == NULL ||
+          (cur.wait = calloc(n, sizeof(uint32_t))) == NULL ||
+          (cur.remat = calloc(n, sizeof(uint32_t))) == NULL)
+        goto out_nomem;
+    }
+    if ((rc = mp__st_eval(g, o, &cur, err)) != 0) goto out;
+  }
   m->feasible = cur.sim.peak_bytes <= o->budget && mp__host_ok(o, &cur.sim);
-  if (m->feasible) {
+  if (m->feasible && !least_plan) {
     /* Undo what the final plan does not need, most expensive first. */
     mp__undo_t *ud = malloc(n * sizeof(*ud));
     size_t nu = 0, j;
@@ -650,7 +683,7 @@ int mp__swap_greedy(const mp_graph_t *g, const mp_plan_options_t *o, const uint8
   for (v = 0; v < n; v++)
     if (mp__is_act(g, (uint32_t)v) && cur.info.eff && cur.info.eff[v] != MP_RES_KEEP)
       m->n_decisions++;
-  if (m->feasible) {
+  if (m->feasible || (least_plan && mp__host_ok(o, &cur.sim))) {
     m->schedule = cur.s;
     cur.s = NULL;
     if (mp_schedule_insert_frees(g, m->schedule) != 0) {
@@ -660,14 +693,18 @@ int mp__swap_greedy(const mp_graph_t *g, const mp_plan_options_t *o, const uint8
     if ((rc = mp__simulate_planned(g, &o->device, m->schedule, "migration", &m->sim, err)) != 0)
       goto out;
     m->feasible = m->sim.peak_bytes <= o->budget && mp__host_ok(o, &m->sim);
-    if (mp__host_ok(o, &m->sim) && m->sim.peak_bytes < m->least_peak)
+    if (mp__host_ok(o, &m->sim) && (least_plan || m->sim.peak_bytes < m->least_peak))
       m->least_peak = m->sim.peak_bytes;
   }
   rc = 0;
+  goto out;
+out_nomem:
+  rc = mp_error_set(err, MP_ENOMEM, "", "out of memory");
 out:
   if (rc != 0) mp__mig_free(m);
   mp__st_free(&cur);
   mp__st_free(&trial);
+  mp__st_free(&best);
   free(mv);
   free(ban);
   free(cost_at);
@@ -678,14 +715,34 @@ out:
   return rc;
 }
 
-/* The swap solver: the greedy from keeping everything. */
+int mp__swap_greedy(const mp_graph_t *g, const mp_plan_options_t *o, const uint8_t *init,
+                    double t0, mp__mig_t *m, mp_error_t *err) {
+  return mp__greedy(g, o, init, t0, 0, m, err);
+}
+
+int mp__swap_least(const mp_graph_t *g, const mp_plan_options_t *o, double t0, mp__mig_t *m,
+                   mp_error_t *err) {
+  return mp__greedy(g, o, NULL, t0, 1, m, err);
+}
+
+/* The swap solver: the greedy from keeping everything; when it ends above
+ * the budget, the least-peak plan of the search pushed toward budget 0
+ * (mp__swap_least), which does not depend on the budget: every budget from
+ * its peak on plans, and min_feasible_budget is that peak, the same
+ * whatever budget was asked. */
 int mp__plan_swap(const mp__solver_t *self, const mp_graph_t *g, const mp_plan_options_t *o,
                   double t0, mp_plan_result_t *r, mp_error_t *err) {
   mp__mig_t m;
   int rc;
   r->solver_used = self->id;
   if ((rc = mp__swap_greedy(g, o, NULL, t0, &m, err)) != 0) return rc;
-  if (m.feasible) r->source = m.n_decisions > 0 ? "swap-greedy" : "keep-all";
+  if (m.feasible) {
+    r->source = m.n_decisions > 0 ? "swap-greedy" : "keep-all";
+  } else {
+    mp__mig_free(&m);
+    if ((rc = mp__swap_least(g, o, t0, &m, err)) != 0) return rc;
+    if (m.feasible) r->source = "swap-least";
+  }
   rc = mp__mig_adopt(g, &m, r);
   mp__mig_free(&m);
   if (rc != 0) return mp_error_set(err, rc, "", "out of memory");

@@ -209,6 +209,9 @@ static void bench_layered(void) {
 /* The data-migration table (tests/bench/bench_swap.c), when linked in. */
 __attribute__((weak)) void mp_bench_swap_table(void);
 
+/* The consistency table (tests/bench/bench_consist.c), when linked in. */
+__attribute__((weak)) void mp_bench_consistency_table(void);
+
 /* `bench_planner sweep NAME`: the exact DP alone (mp_dp_solve, memplan's
  * accounting) at 24 budgets from its least one to the no-recompute
  * model peak, the least five a step apart (where its solves work hardest):
@@ -298,6 +301,15 @@ int main(int argc, char **argv) {
     fflush(stdout);
     if (fork() == 0) {
       mp_bench_swap_table();
+      fflush(stdout);
+      _exit(0);
+    }
+    wait(NULL);
+  }
+  if ((argc <= 1 || strcmp(argv[1], "consistency") == 0) && mp_bench_consistency_table) {
+    fflush(stdout);
+    if (fork() == 0) {
+      mp_bench_consistency_table();
       fflush(stdout);
       _exit(0);
     }

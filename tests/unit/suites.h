@@ -31,7 +31,8 @@
   X(metrics)          \
   X(swap_sim)         \
   X(solver_swap)      \
-  X(migrate_io)
+  X(migrate_io)       \
+  X(consistency)
 
 #define MP_DECLARE_SUITE(name) __attribute__((weak)) Suite *suite_##name(void);
 MP_SUITES(MP_DECLARE_SUITE)

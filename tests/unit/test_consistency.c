@@ -1,0 +1,284 @@
+/* test_consistency.c - one truth per solver (mp_consistency_check,
+ * consistency.h): plans, least feasible budgets, frontiers and the fit
+ * lookup agree, on random layered DAGs with skip edges (a fixed seed) and
+ * on shipped graphs at a few budgets.
+ *
+ * What every solver must satisfy: feasibility is monotone in the budget; a
+ * frontier point's budget plans, no more costly than the point. Every
+ * solver but the greedy migration ones (swap, hybrid) also: min_feasible_
+ * budget is the least budget with a plan and the plan there peaks exactly
+ * at it; the frontier's first point is that budget; the fit lookup says
+ * "fits" exactly where plan does, and no plan costs more than the lookup
+ * promises (the greedy searches' cost is not monotone in the budget: a
+ * budget between two frontier points may plan slower than the lower
+ * point, and the search from the budget may plan below the least budget
+ * they name). Solvers whose plans come from a fixed family (none, memonger,
+ * sqrt, layrub) agree exactly: every frontier point and every lookup is the
+ * plan's cost, and a plan's own peak plans it again. The DP solvers'
+ * frontier above their least model budget is the model's staircase, an
+ * upper bound on what plan finds there (frontier.h). Set
+ * MP_CONSISTENCY_VERBOSE to see every count.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "consistency.h"
+#include "schedule.h"
+#include "suites.h"
+#include "test_util.h"
+
+/* A random layered DAG: an input, then `layers` layers of 1..3 nodes, each
+ * reading one or two nodes of the layer before and, one time in three, a
+ * node of an earlier layer (a skip edge). Sizes 1..16 MB, times 1..10. */
+static mp_graph_t *random_dag(uint64_t *s, int layers) {
+  mp_graph_t *g = mp_graph_new();
+  char ids[128][16];
+  int first[64], width[64], n = 0, l, k;
+  mp_node_spec_t sp;
+  ck_assert_ptr_nonnull(g);
+  mp_node_spec_init(&sp);
+  sp.id = "in";
+  sp.kind = MP_KIND_INPUT;
+  sp.bytes = 4000000;
+  ck_assert_int_eq(mp_graph_add_node(g, &sp, NULL, NULL), 0);
+  for (l = 0; l < layers; l++) {
+    *s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
+    first[l] = n;
+    width[l] = l == 0 || l == layers - 1 ? 1 : 1 + (int)(*s % 3);
+    for (k = 0; k < width[l]; k++, n++) {
+      const char *in[3];
+      size_t ni = 0;
+      mp_node_spec_init(&sp);
+      snprintf(ids[n], sizeof(ids[n]), "n%d", n);
+      sp.id = ids[n];
+      *s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
+      if (l == 0) {
+        in[ni++] = "in";
+      } else {
+        int a = first[l - 1] + (int)(*s % (uint64_t)width[l - 1]);
+        int b = first[l - 1] + (int)((*s >> 8) % (uint64_t)width[l - 1]);
+        in[ni++] = ids[a];
+        if (b != a && (*s >> 16) % 2) in[ni++] = ids[b];
+        if (l >= 2 && (*s >> 20) % 3 == 0) in[ni++] = ids[(int)((*s >> 24) % (uint64_t)first[l - 1])];
+      }
+      sp.inputs = in;
+      sp.n_inputs = ni;
+      sp.bytes = 1000000 * (1 + (*s >> 32) % 16);
+      sp.time = (double)(1 + (*s >> 40) % 10);
+      ck_assert_int_eq(mp_graph_add_node(g, &sp, NULL, NULL), 0);
+    }
+  }
+  ck_assert_int_eq(mp_graph_finalize(g, NULL, NULL), 0);
+  return g;
+}
+
+/* `n` budgets from the graph's lower bound to 5% above plain
+ * backpropagation's simulated peak. */
+static void grid(const mp_graph_t *g, uint64_t *b, size_t n) {
+  mp_schedule_t *all;
+  mp_sim_report_t rep;
+  uint64_t lo, hi;
+  size_t i;
+  ck_assert_int_eq(mp_min_budget(g, &lo), 0);
+  ck_assert_int_eq(mp_schedule_store_all(g, &all), 0);
+  mp_test_simulate(g, all, NULL, &rep);
+  hi = rep.peak_bytes + rep.peak_bytes / 20;
+  for (i = 0; i < n; i++) b[i] = lo + (uint64_t)((double)(hi - lo) * (double)i / (double)(n - 1));
+  mp_sim_report_free(&rep);
+  mp_schedule_free(all);
+}
+
+/* What each solver must satisfy (see the top of the file). */
+static void check_solver(const char *what, const mp_graph_t *g, mp_solver_t s, int reuse,
+                         const uint64_t *b, size_t n) {
+  mp_plan_options_t o;
+  mp_consistency_t c;
+  mp_error_t err;
+  int fixed = s == MP_SOLVER_NONE || s == MP_SOLVER_MEMONGER || s == MP_SOLVER_SQRT ||
+              s == MP_SOLVER_LAYRUB;
+  int greedy = s == MP_SOLVER_SWAP || s == MP_SOLVER_HYBRID;
+  mp_plan_options_init(&o);
+  o.solver = s;
+  o.threads = 1;
+  o.device.intra_layer_reuse = reuse;
+  ck_assert_msg(mp_consistency_check(g, &o, b, n, &c, &err) == 0, "%s %s: %s", what,
+                mp_solver_name(s), err.message);
+  if (getenv("MP_CONSISTENCY_VERBOSE"))
+    fprintf(stderr, "%s %s: plans %zu points %zu mono %zu least %zu closure %zu fit %zu/%zu/%zu points %zu/%zu/%zu/%zu %s\n", what,
+            mp_solver_name(s), c.n_plans, c.n_points, c.monotone, c.least, c.closure, c.fit_feasible,
+            c.fit_promise, c.fit_cost, c.point_feasible, c.point_promise, c.point_cost, c.point_least, c.first);
+  ck_assert_msg(c.n_plans >= n && c.n_points >= 1, "%s %s: %zu plans, %zu points", what,
+                mp_solver_name(s), c.n_plans, c.n_points);
+  ck_assert_msg(c.monotone + c.point_feasible + c.point_promise == 0,
+                "%s %s: monotone %zu, points %zu/%zu (first: %s)", what, mp_solver_name(s),
+                c.monotone, c.point_feasible, c.point_promise, c.first);
+  if (!greedy)
+    ck_assert_msg(c.least + c.fit_feasible + c.fit_promise + c.point_least == 0,
+                  "%s %s: least %zu, fit feasibility %zu, fit above plan %zu, first point %zu "
+                  "(first: %s)", what, mp_solver_name(s), c.least, c.fit_feasible, c.fit_promise,
+                  c.point_least, c.first);
+  if (fixed)
+    ck_assert_msg(c.closure + c.fit_cost + c.point_cost == 0,
+                  "%s %s: closure %zu, fit costs %zu, point costs %zu (first: %s)", what,
+                  mp_solver_name(s), c.closure, c.fit_cost, c.point_cost, c.first);
+}
+
+static const mp_solver_t all_solvers[] = {
+    MP_SOLVER_EXACT, MP_SOLVER_APPROX, MP_SOLVER_AUTO, MP_SOLVER_MEMONGER, MP_SOLVER_SQRT,
+    MP_SOLVER_NONE,  MP_SOLVER_LAYRUB, MP_SOLVER_SWAP, MP_SOLVER_HYBRID};
+#define N_SOLVERS (sizeof(all_solvers) / sizeof(all_solvers[0]))
+
+/* Random DAGs, every solver, twelve budgets each. */
+START_TEST(test_consistency_random) {
+  uint64_t seed = 0x9e3779b97f4a7c15ULL + (uint64_t)_i * 7919u, b[12];
+  int d;
+  for (d = 0; d < 3; d++) {
+    char what[32];
+    mp_graph_t *g = random_dag(&seed, 6 + d * 3);
+    size_t k;
+    snprintf(what, sizeof(what), "dag %d.%d", _i, d);
+    grid(g, b, 12);
+    for (k = 0; k < N_SOLVERS; k++) check_solver(what, g, all_solvers[k], 0, b, 12);
+    mp_graph_free(g);
+  }
+}
+END_TEST
+
+/* The shipped graphs that plan in milliseconds, at eight budgets. */
+START_TEST(test_consistency_shipped) {
+  static const char *const names[] = {"vgg19", "unet", "resnet50"};
+  mp_graph_t *g = mp_test_load_shipped(names[_i]);
+  uint64_t b[8];
+  size_t k;
+  grid(g, b, 8);
+  for (k = 0; k < N_SOLVERS; k++)
+    if (all_solvers[k] != MP_SOLVER_HYBRID && all_solvers[k] != MP_SOLVER_SWAP)
+      check_solver(names[_i], g, all_solvers[k], 0, b, 8);
+  mp_graph_free(g);
+}
+END_TEST
+
+/* A transformer-shaped chain: `layers` blocks of layer norm, a fused QKV
+ * projection, attention scores and softmax (the big values), context,
+ * projection, a residual add, then the feed-forward pair (4x wide) and a
+ * second residual add. */
+static mp_graph_t *transformer(int layers) {
+  static const struct {
+    const char *op;
+    int in1, in2; /* inputs: 0 the block's input, k > 0 the k-th node of the block, -1 none */
+    uint64_t mb;
+    double time;
+  } blk[] = {{"ln1", 0, -1, 48, 4},   {"qkv", 1, -1, 144, 30}, {"scores", 2, -1, 192, 20},
+             {"softmax", 3, -1, 192, 8}, {"ctx", 4, 2, 48, 20}, {"proj", 5, -1, 48, 10},
+             {"add1", 6, 0, 48, 2},   {"ln2", 7, -1, 48, 4},   {"ffn1", 8, -1, 192, 40},
+             {"gelu", 9, -1, 192, 6}, {"ffn2", 10, -1, 48, 40}, {"add2", 11, 7, 48, 2}};
+  mp_graph_t *g = mp_graph_new();
+  char ids[12][24], prev[24] = "in";
+  mp_node_spec_t sp;
+  int l, k;
+  mp_node_spec_init(&sp);
+  sp.id = "in";
+  sp.kind = MP_KIND_INPUT;
+  sp.bytes = 48u << 20;
+  ck_assert_int_eq(mp_graph_add_node(g, &sp, NULL, NULL), 0);
+  for (l = 0; l < layers; l++) {
+    for (k = 0; k < 12; k++) {
+      const char *in[2];
+      mp_node_spec_init(&sp);
+      snprintf(ids[k], sizeof(ids[k]), "%s_%d", blk[k].op, l);
+      in[0] = blk[k].in1 == 0 ? prev : ids[blk[k].in1 - 1];
+      sp.n_inputs = 1;
+      if (blk[k].in2 >= 0) in[sp.n_inputs++] = blk[k].in2 == 0 ? prev : ids[blk[k].in2 - 1];
+      sp.id = ids[k];
+      sp.inputs = in;
+      sp.bytes = blk[k].mb << 20;
+      sp.time = blk[k].time;
+      ck_assert_int_eq(mp_graph_add_node(g, &sp, NULL, NULL), 0);
+    }
+    snprintf(prev, sizeof(prev), "%s", ids[11]);
+  }
+  ck_assert_int_eq(mp_graph_finalize(g, NULL, NULL), 0);
+  return g;
+}
+
+/* swap's greedy from the budget is not monotone on a 24-block transformer
+ * (it planned at 15.4 GB, not at 17.0 GB, naming 18.4 GB as its least
+ * budget): with the least-peak plan of its search as the fallback, every
+ * budget above that plan's peak plans, and every answer names that peak. */
+START_TEST(test_swap_monotone_transformer) {
+  mp_graph_t *g = transformer(24);
+  uint64_t b[21];
+  grid(g, b, 21);
+  check_solver("transformer24", g, MP_SOLVER_SWAP, 0, b, 21);
+  mp_graph_free(g);
+}
+END_TEST
+
+/* U-Net: the exact DP's least model budget is 5,406,849,800 B, but the
+ * approximate DP's plan at its own least budget peaks at 4,437,474,056 B,
+ * so that is where exact plans begin (it said infeasible below 5.41 GB). */
+START_TEST(test_least_budget_is_a_peak) {
+  mp_graph_t *g = mp_test_load_shipped("unet");
+  mp_plan_options_t o;
+  mp_plan_result_t r;
+  mp_error_t err;
+  mp_plan_options_init(&o);
+  o.solver = MP_SOLVER_EXACT;
+  o.threads = 1;
+  o.budget = 4437474055u;
+  ck_assert_int_eq(mp_plan(g, &o, &r, &err), 0);
+  ck_assert(!r.feasible);
+  ck_assert_uint_eq(r.min_feasible_budget, 4437474056u);
+  mp_plan_result_free(&r);
+  o.budget = 4437474056u;
+  ck_assert_int_eq(mp_plan(g, &o, &r, &err), 0);
+  ck_assert(r.feasible);
+  ck_assert_uint_eq(r.sim.peak_bytes, 4437474056u);
+  ck_assert_str_eq(r.source, "approx-dp-least");
+  mp_plan_result_free(&r);
+  mp_graph_free(g);
+}
+END_TEST
+
+/* hybrid dominates Layrub under the same device: at Layrub's own peak (the
+ * least budget it meets) and above, hybrid fits, no slower. */
+START_TEST(test_hybrid_dominates_layrub) {
+  static const char *const names[] = {"unet", "vgg19", "resnet50"};
+  mp_graph_t *g = mp_test_load_shipped(names[_i]);
+  mp_plan_options_t o;
+  mp_plan_result_t l, h;
+  mp_error_t err;
+  int k;
+  mp_plan_options_init(&o);
+  o.device.intra_layer_reuse = 1;
+  o.solver = MP_SOLVER_LAYRUB;
+  ck_assert_int_eq(mp_plan(g, &o, &l, &err), 0);
+  for (k = 0; k < 2; k++) {
+    o.solver = MP_SOLVER_HYBRID;
+    o.budget = l.sim.peak_bytes + (uint64_t)k * (l.sim.peak_bytes / 50);
+    ck_assert_int_eq(mp_plan(g, &o, &h, &err), 0);
+    ck_assert_msg(h.feasible && h.sim.time_total <= l.sim.time_total + 1e-9,
+                  "%s at %llu: hybrid %s, time %g vs layrub %g", names[_i],
+                  (unsigned long long)o.budget, h.feasible ? "fits" : "does not fit",
+                  h.sim.time_total, l.sim.time_total);
+    mp_plan_result_free(&h);
+  }
+  mp_plan_result_free(&l);
+  mp_graph_free(g);
+}
+END_TEST
+
+Suite *suite_consistency(void) {
+  Suite *s = suite_create("consistency");
+  TCase *tc = tcase_create("one truth");
+  tcase_set_timeout(tc, 120);
+  tcase_add_loop_test(tc, test_consistency_random, 0, 4);
+  tcase_add_loop_test(tc, test_consistency_shipped, 0, 3);
+  tcase_add_loop_test(tc, test_hybrid_dominates_layrub, 0, 3);
+  tcase_add_test(tc, test_swap_monotone_transformer);
+  tcase_add_test(tc, test_least_budget_is_a_peak);
+  suite_add_tcase(s, tc);
+  return s;
+}
