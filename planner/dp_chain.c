@@ -23,9 +23,10 @@
  * every pair has a fixed expiry, and 2 M_L only grows, so expired pairs are
  * dropped for good. A forward pass keeps only pairs whose charged time plus a
  * Lagrangian lower bound on what remains stays within a cut R, and that test
- * is linear in the source pair: a^ - lambda k^ >= a threshold of L. All
- * pairs sit in one array in state order under a max-tree of that score, so
- * the sources of L that can pass are found without looking at the others;
+ * is linear in the source pair: a^ - lambda k^ >= a threshold of L. The
+ * pairs sit in one array in state order; a max-tree over the states holds
+ * each state's best score among its alive pairs, so the sources of L that can
+ * pass are found without looking at the others;
  * the few sources after first(L) are stepped one by one. R grows until a
  * pass's best plan is within it, which then is optimal (the pairs of an
  * optimal path pass every cut at or above the optimum). The bound's
@@ -43,12 +44,16 @@
 #include "plan_internal.h"
 
 /* Past this many candidate steps in all passes, the search stops and answers
- * with the best plan a pass found (exact_used = 0), or with none, leaving the
- * portfolio's other candidates. Near-chains get a tenth: their pairs are
- * many (every state mixes the choices of several open values) and their
- * answer is not exact anyway. */
-#define MP__CHAIN_WORK_LIMIT 400000000u
-#define MP__CHAIN_NEAR_WORK_LIMIT 40000000u
+ * with the best plan a pass found (exact_used = 0). Near-chains get a fifth:
+ * their pairs are many (every state mixes the choices of several open
+ * values) and their answer is not exact anyway. */
+#define MP__CHAIN_WORK_LIMIT 100000000u
+#define MP__CHAIN_NEAR_WORK_LIMIT 20000000u
+/* Past the limit without a plan, the passes go on (the cut still growing)
+ * keeping only the MP__CHAIN_BEAM pairs of least charged time plus bound per
+ * state, until one finds a plan: a beam search, whose plan is valid but not
+ * proven best. */
+#define MP__CHAIN_BEAM 4
 
 /* The bound of one multiplier is tight for the pairs whose kept memory is
  * what its optimum keeps, and weak for the others: four more multipliers,
@@ -92,6 +97,7 @@ typedef struct {
   mp__cpair_t *cand;
   size_t ncand, capcand;
   size_t work, limit;          /* candidate steps so far, and the limit */
+  size_t beam;                /* the last resort's pairs per state (0: all) */
 } mp__chain_t;
 
 static double mp__cscore(const mp__chain_t *c, const mp__cpair_t *x) {
@@ -538,6 +544,41 @@ static int mp__chain_far(mp__chain_t *c, const mp__cpass_t *ps, size_t lo, size_
   return 0;
 }
 
+/* A pair's charged time so far plus its best bound on what remains. */
+static double mp__chain_promise(const mp__chain_t *c, const mp__cpair_t *y, size_t L) {
+  uint64_t kreal = y->k + c->MR[L];
+  double lb = c->H[L] - c->lam * (double)(c->cap - kreal);
+  int l;
+  for (l = 0; l < MP__CHAIN_NXLAM; l++) {
+    double x = c->xH[l][L] - c->xlam[l] * (double)(c->cap - kreal);
+    if (x > lb) lb = x;
+  }
+  return c->T[L] - c->TR[L] - y->a + lb;
+}
+
+/* The last resort's beam: keep the c->beam most promising pairs of the
+ * state being built (a sub-staircase, still sorted by kept memory). */
+static void mp__chain_beam(mp__chain_t *c, size_t L) {
+  size_t i, kept = 0, cnt;
+  double lo = HUGE_VAL, hi = -HUGE_VAL, mid;
+  int it;
+  for (i = 0; i < c->ncand; i++) {
+    double v = mp__chain_promise(c, &c->cand[i], L);
+    lo = v < lo ? v : lo;
+    hi = v > hi ? v : hi;
+  }
+  for (it = 0; it < 50 && lo < hi; it++) { /* the promise that keeps at most beam */
+    mid = lo + (hi - lo) / 2;
+    for (i = 0, cnt = 0; i < c->ncand; i++) cnt += mp__chain_promise(c, &c->cand[i], L) <= mid;
+    if (cnt > c->beam) hi = mid;
+    else lo = mid;
+  }
+  for (i = 0; i < c->ncand && kept < c->beam; i++)
+    if (mp__chain_promise(c, &c->cand[i], L) <= lo) c->cand[kept++] = c->cand[i];
+  if (kept == 0) c->cand[kept++] = c->cand[0];
+  c->ncand = kept;
+}
+
 /* One forward pass with cut R. *best_i is the pair that ends the best plan
  * into V (UINT32_MAX: none), *best_c its charged time. */
 static int mp__chain_pass(mp__chain_t *c, const mp_plan_options_t *o, double t0, double R,
@@ -595,6 +636,7 @@ static int mp__chain_pass(mp__chain_t *c, const mp_plan_options_t *o, double t0,
     }
     if (c->npr + c->ncand > UINT32_MAX - 1)
       return mp_error_set(err, MP_ENOMEM, "", "the chain DP holds too many pairs");
+    if (c->beam > 0 && c->ncand > c->beam) mp__chain_beam(c, L);
     for (k = 0; k < c->ncand; k++) {
       double sc;
       c->pr[c->npr] = c->cand[k];
@@ -740,12 +782,19 @@ int mp__chain_solve(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
       }
     }
     if (bi != UINT32_MAX && bc <= R + tol) {
-      proven = 1;
+      proven = c.beam == 0;
       break;
     }
-    if (c.work > c.limit) break;
+    if (c.beam > 0 && ne > 0) break;
+    if (c.beam == 0 && c.work > c.limit) {
+      if (ne > 0) break;
+      /* The last resort: the few most promising pairs per state, the cut
+       * growing on from where it was. */
+      c.beam = MP__CHAIN_BEAM;
+      c.limit = SIZE_MAX;
+    }
     R += step;
-    step *= 2;
+    step *= c.beam > 0 ? 4 : 2; /* the beam's passes are cheap, its cut need not be tight */
   }
   if (ne == 0) {
     /* no pass found a plan within the work limit: the least-peak plan */
