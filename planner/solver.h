@@ -62,6 +62,10 @@ int mp__plan_chen(const mp__solver_t *self, const mp_graph_t *g, const mp_plan_o
                   double t0, mp_plan_result_t *r, mp_error_t *err);
 int mp__plan_dp(const mp__solver_t *self, const mp_graph_t *g, const mp_plan_options_t *o,
                 double t0, mp_plan_result_t *r, mp_error_t *err);
+int mp__plan_chain(const mp__solver_t *self, const mp_graph_t *g, const mp_plan_options_t *o,
+                   double t0, mp_plan_result_t *r, mp_error_t *err);
+int mp__plan_auto(const mp__solver_t *self, const mp_graph_t *g, const mp_plan_options_t *o,
+                  double t0, mp_plan_result_t *r, mp_error_t *err);
 int mp__plan_swap(const mp__solver_t *self, const mp_graph_t *g, const mp_plan_options_t *o,
                   double t0, mp_plan_result_t *r, mp_error_t *err);
 int mp__plan_hybrid(const mp__solver_t *self, const mp_graph_t *g, const mp_plan_options_t *o,

@@ -13,7 +13,7 @@
 
 static const mp__solver_t mp__solvers[] = {
     [MP_SOLVER_AUTO] = {MP_SOLVER_AUTO, "auto", MP__DP_CAPS | MP__CAP_EXACT, MP_SOLVER_HYBRID,
-                        mp__plan_dp, mp__frontier_dp},
+                        mp__plan_auto, mp__frontier_dp},
     [MP_SOLVER_EXACT] = {MP_SOLVER_EXACT, "exact", MP__DP_CAPS | MP__CAP_EXACT, -1, mp__plan_dp,
                          mp__frontier_dp},
     [MP_SOLVER_APPROX] = {MP_SOLVER_APPROX, "approx", MP__DP_CAPS, -1, mp__plan_dp,
@@ -28,6 +28,9 @@ static const mp__solver_t mp__solvers[] = {
                           mp__plan_hybrid, mp__frontier_migrate},
     [MP_SOLVER_LAYRUB] = {MP_SOLVER_LAYRUB, "layrub", MP__CAP_SWAPS, -1, mp__plan_layrub,
                           mp__frontier_migrate},
+    /* its frontier is the exact DP's (the staircase of every budget) */
+    [MP_SOLVER_CHAIN] = {MP_SOLVER_CHAIN, "chain", MP__DP_CAPS | MP__CAP_EXACT, -1, mp__plan_chain,
+                         mp__frontier_dp},
 };
 
 #define MP__N_SOLVERS (sizeof(mp__solvers) / sizeof(mp__solvers[0]))

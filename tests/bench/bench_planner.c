@@ -208,6 +208,9 @@ static void bench_layered(void) {
 
 /* The data-migration table (tests/bench/bench_swap.c), when linked in. */
 __attribute__((weak)) void mp_bench_swap_table(void);
+/* The large generated graphs and their generator (tests/bench/bench_large.c). */
+__attribute__((weak)) void mp_bench_large_table(void);
+__attribute__((weak)) int mp_bench_gen(int argc, char **argv);
 
 /* The consistency table (tests/bench/bench_consist.c), when linked in. */
 __attribute__((weak)) void mp_bench_consistency_table(void);
@@ -265,6 +268,7 @@ int main(int argc, char **argv) {
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   nthreads = ncpu < 1 ? 1 : ncpu > MP_DP_MAX_THREADS ? MP_DP_MAX_THREADS : (unsigned)ncpu;
   if (argc > 2 && strcmp(argv[1], "sweep") == 0) return bench_sweep(argv[2]);
+  if (argc > 1 && strcmp(argv[1], "gen") == 0 && mp_bench_gen) return mp_bench_gen(argc, argv);
   printf("memplan planner benchmark (%s). rc = recomputation in the graph's time unit;\n"
          "* = exact fell back to approx; times are wall clock on this machine.\n\n",
          argc > 1 ? argv[1] : "all shipped graphs");
@@ -310,6 +314,15 @@ int main(int argc, char **argv) {
     fflush(stdout);
     if (fork() == 0) {
       mp_bench_consistency_table();
+      fflush(stdout);
+      _exit(0);
+    }
+    wait(NULL);
+  }
+  if ((argc <= 1 || strcmp(argv[1], "large") == 0) && mp_bench_large_table) {
+    fflush(stdout);
+    if (fork() == 0) {
+      mp_bench_large_table();
       fflush(stdout);
       _exit(0);
     }

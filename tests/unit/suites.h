@@ -24,6 +24,7 @@
   X(malformed)        \
   X(plan)             \
   X(solver_dp)        \
+  X(solver_chain)     \
   X(solver_memonger)  \
   X(frontier)         \
   X(server)           \

@@ -1,0 +1,855 @@
+/* dp_chain.c - the prefix DP (dp_chain.h): the lower-set DP of
+ * docs/algorithms.md restricted to the n+1 prefixes of the activations'
+ * topological order, in the default accounting and the time objective.
+ * On a chain the prefixes are all the lower sets, so the answer is the exact
+ * DP's optimum; on a near-chain it is the best plan whose segments are runs
+ * of that order.
+ *
+ * Notation. State L (0..n) is the first L activations; M, T, MR, TR are
+ * prefix sums of bytes, time, and bytes and time of recompute:false nodes.
+ * bd(L) is the nodes before L that a node at or after L reads (the
+ * checkpoints a step into L keeps, recompute:false ones aside), g(L) their
+ * bytes with the recompute:false ones. A step L' -> L costs
+ * k + 2 (M_L - M_L') + g(L') + C (C: the largest workspace plus all saved
+ * bytes), keeps bd(L) from L' on plus the recompute:false nodes of the
+ * segment, and charges the rest of the segment; a step into V keeps nothing
+ * and charges nothing. These are the exact DP's figures (dp_internal.h) for
+ * these sets.
+ *
+ * Why it is fast. A pair (a, k) of state L' is carried as a^ = a - TR_L',
+ * k^ = k - MR_L'; then a step into L adds the same (t, m) of bd(L) to every
+ * source L' <= first(L) (the earliest node of bd(L)), and the source is
+ * feasible exactly while sigma = cap - C - g(L') + 2 M_L' - k >= 2 M_L:
+ * every pair has a fixed expiry, and 2 M_L only grows, so expired pairs are
+ * dropped for good. A forward pass keeps only pairs whose charged time plus a
+ * Lagrangian lower bound on what remains stays within a cut R, and that test
+ * is linear in the source pair: a^ - lambda k^ >= a threshold of L. The
+ * pairs sit in one array in state order; a max-tree over the states holds
+ * each state's best score among its alive pairs, so the sources of L that can
+ * pass are found without looking at the others;
+ * the few sources after first(L) are stepped one by one. R grows until a
+ * pass's best plan is within it, which then is optimal (the pairs of an
+ * optimal path pass every cut at or above the optimum). The bound's
+ * multiplier is the one that maximises the bound at {} (golden-section
+ * search; the bound is concave in it). The reverse passes (least peak to
+ * finish, hq, and the Lagrangian bound) are O(n window) and O(n span).
+ */
+#include "dp_chain.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan_internal.h"
+
+/* Past this many candidate steps in all passes, the search stops and answers
+ * with the best plan a pass found (exact_used = 0). Near-chains get a fifth:
+ * their pairs are many (every state mixes the choices of several open
+ * values) and their answer is not exact anyway. */
+#define MP__CHAIN_WORK_LIMIT 100000000u
+#define MP__CHAIN_NEAR_WORK_LIMIT 20000000u
+/* Past the limit without a plan, the passes go on (the cut still growing)
+ * keeping only the MP__CHAIN_BEAM pairs of least charged time plus bound per
+ * state, until one finds a plan: a beam search, whose plan is valid but not
+ * proven best. */
+#define MP__CHAIN_BEAM 4
+
+/* The bound of one multiplier is tight for the pairs whose kept memory is
+ * what its optimum keeps, and weak for the others: four more multipliers,
+ * 0.5, 0.8, 1.25 and 2 times the best one, filter the rest. */
+#define MP__CHAIN_NXLAM 4
+static const double mp__chain_xlam[MP__CHAIN_NXLAM] = {0.5, 0.8, 1.25, 2.0};
+
+typedef struct {
+  double a;        /* a^: retained time minus TR of the state */
+  uint64_t k;      /* k^: kept bytes minus MR of the state */
+  uint64_t p;      /* largest step peak along the path (activation terms) */
+  uint32_t state;  /* the pair's state L */
+  uint32_t from;   /* index of the previous pair, UINT32_MAX at {} */
+} mp__cpair_t;
+
+typedef struct {
+  const mp_graph_t *g;
+  size_t n;
+  uint32_t *act;              /* compact -> graph index */
+  uint64_t *M, *MR;           /* per state, n+1 */
+  double *T, *TR;
+  uint64_t *gb;               /* g(L) */
+  uint64_t *mb;               /* bytes of bd(L) without recompute:false nodes */
+  double *tb;                 /* ... and their time */
+  uint32_t *bd_off, *bd;      /* bd(L) without recompute:false nodes, ascending */
+  uint32_t *first;            /* first(L): earliest node of bd(L), or L */
+  size_t span;                /* largest L - first(L) */
+  uint64_t C, cap;
+  uint64_t *hq;               /* least peak to finish from L with nothing kept */
+  double lam, *H;             /* the multiplier and the Lagrangian bound */
+  double xlam[MP__CHAIN_NXLAM]; /* more multipliers around lam, and their bounds */
+  double *xH[MP__CHAIN_NXLAM];
+  /* the pairs */
+  mp__cpair_t *pr;
+  size_t npr, cappr;
+  size_t *off;                /* pairs of state L: pr[off[L] .. off[L+1]) */
+  double *pm;                 /* per pair: the best score of its state's pairs up to it */
+  uint32_t *alive;            /* per state: its pairs still feasible for some target */
+  double *tree;               /* max-tree over the states (mp__chain_tree_set) */
+  size_t tcap;
+  mp__cpair_t *cand;
+  size_t ncand, capcand;
+  size_t work, limit;          /* candidate steps so far, and the limit */
+  size_t beam;                /* the last resort's pairs per state (0: all) */
+} mp__chain_t;
+
+static double mp__cscore(const mp__chain_t *c, const mp__cpair_t *x) {
+  return x->a - c->lam * (double)x->k;
+}
+
+/* sigma of a pair: its source stays feasible for targets L with 2 M_L <= it. */
+static uint64_t mp__csigma(const mp__chain_t *c, const mp__cpair_t *x) {
+  uint32_t s = x->state;
+  uint64_t lose = c->C + c->gb[s] + c->MR[s] + x->k;
+  uint64_t gain = c->cap + 2 * c->M[s];
+  return gain > lose ? gain - lose : 0;
+}
+
+/* ---- The shape ----------------------------------------------------------- */
+
+static int mp__chain_index(const mp_graph_t *g, uint32_t **act_out, int32_t **pos_out,
+                           size_t *n_out) {
+  size_t v, n = 0;
+  uint32_t *act = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof(uint32_t));
+  int32_t *pos = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof(int32_t));
+  if (!act || !pos) {
+    free(act);
+    free(pos);
+    return MP_ENOMEM;
+  }
+  for (v = 0; v < g->n_nodes; v++) {
+    pos[v] = -1;
+    if (g->nodes[v].kind == MP_KIND_ACTIVATION) {
+      pos[v] = (int32_t)n;
+      act[n++] = (uint32_t)v;
+    }
+  }
+  *act_out = act;
+  *pos_out = pos;
+  *n_out = n;
+  return 0;
+}
+
+/* The last activation that reads compact node i (or i itself). */
+static size_t mp__chain_reach(const mp_graph_t *g, const int32_t *pos, uint32_t v, size_t i) {
+  size_t r = i, k;
+  for (k = g->succ_off[v]; k < g->succ_off[v + 1]; k++) {
+    int32_t p = pos[g->succ[k]];
+    if (p >= 0 && (size_t)p > r) r = (size_t)p;
+  }
+  return r;
+}
+
+int mp__chain_shape(const mp_graph_t *g, mp__chain_shape_t *out) {
+  uint32_t *act;
+  int32_t *pos;
+  size_t n, i, k, live = 0, *ends;
+  memset(out, 0, sizeof(*out));
+  if (mp__chain_index(g, &act, &pos, &n) != 0) return MP_ENOMEM;
+  /* width: for each boundary L, the nodes before L read at or after L;
+   * ends[r] counts the nodes whose last reader is r */
+  ends = calloc(n + 1, sizeof(size_t));
+  if (ends == NULL) {
+    free(act);
+    free(pos);
+    return MP_ENOMEM;
+  }
+  out->n_act = n;
+  out->chain = 1;
+  for (i = 0; i < n; i++) {
+    size_t r = mp__chain_reach(g, pos, act[i], i);
+    int reads_prev = i == 0;
+    if (live > out->width) out->width = live; /* the boundary before i */
+    live -= ends[i];
+    if (r > i) {
+      ends[r]++;
+      live++;
+    }
+    for (k = g->pred_off[act[i]]; k < g->pred_off[act[i] + 1] && !reads_prev; k++)
+      reads_prev = pos[g->pred[k]] == (int32_t)i - 1;
+    if (!reads_prev) out->chain = 0;
+  }
+  free(ends);
+  free(act);
+  free(pos);
+  return 0;
+}
+
+/* ---- Figures per state --------------------------------------------------- */
+
+static void mp__chain_free(mp__chain_t *c) {
+  free(c->act);
+  free(c->M);
+  free(c->MR);
+  free(c->T);
+  free(c->TR);
+  free(c->gb);
+  free(c->mb);
+  free(c->tb);
+  free(c->bd_off);
+  free(c->bd);
+  free(c->first);
+  free(c->hq);
+  free(c->H);
+  for (int i = 0; i < MP__CHAIN_NXLAM; i++) free(c->xH[i]);
+  free(c->pr);
+  free(c->off);
+  free(c->tree);
+  free(c->pm);
+  free(c->alive);
+  free(c->cand);
+}
+
+static int mp__chain_init(mp__chain_t *c, const mp_graph_t *g, uint64_t budget) {
+  int32_t *pos = NULL;
+  size_t n, i, L, nbd = 0, capbd;
+  uint32_t *reach = NULL, *open = NULL;
+  size_t nopen = 0;
+  memset(c, 0, sizeof(*c));
+  c->g = g;
+  if (mp__chain_index(g, &c->act, &pos, &c->n) != 0) return MP_ENOMEM;
+  n = c->n;
+  c->M = calloc(n + 1, sizeof(uint64_t));
+  c->MR = calloc(n + 1, sizeof(uint64_t));
+  c->T = calloc(n + 1, sizeof(double));
+  c->TR = calloc(n + 1, sizeof(double));
+  c->gb = calloc(n + 1, sizeof(uint64_t));
+  c->mb = calloc(n + 1, sizeof(uint64_t));
+  c->tb = calloc(n + 1, sizeof(double));
+  c->bd_off = calloc(n + 2, sizeof(uint32_t));
+  c->first = calloc(n + 1, sizeof(uint32_t));
+  c->hq = calloc(n + 1, sizeof(uint64_t));
+  c->H = calloc(n + 1, sizeof(double));
+  c->off = calloc(n + 2, sizeof(size_t));
+  c->alive = calloc(n + 1, sizeof(uint32_t));
+  for (c->tcap = 1; c->tcap < n + 1; c->tcap *= 2) {
+  }
+  c->tree = malloc(2 * c->tcap * sizeof(double));
+  reach = malloc((n ? n : 1) * sizeof(uint32_t));
+  open = malloc((n ? n : 1) * sizeof(uint32_t));
+  capbd = 2 * n + 16;
+  c->bd = malloc(capbd * sizeof(uint32_t));
+  if (!c->M || !c->MR || !c->T || !c->TR || !c->gb || !c->mb || !c->tb || !c->bd_off ||
+      !c->first || !c->hq || !c->H || !c->off || !reach || !open || !c->bd || !c->alive ||
+      !c->tree) {
+    free(pos);
+    free(reach);
+    free(open);
+    return MP_ENOMEM;
+  }
+  for (i = 0; i < n; i++) {
+    const mp_node_t *nd = &g->nodes[c->act[i]];
+    c->M[i + 1] = c->M[i] + nd->bytes;
+    c->T[i + 1] = c->T[i] + nd->time;
+    c->MR[i + 1] = c->MR[i] + (nd->recompute ? 0 : nd->bytes);
+    c->TR[i + 1] = c->TR[i] + (nd->recompute ? 0 : nd->time);
+    if (nd->workspace_bytes > c->C) c->C = nd->workspace_bytes;
+    reach[i] = (uint32_t)mp__chain_reach(g, pos, c->act[i], i);
+  }
+  /* Saturating like the exact DP's figures (dp_family.c). */
+  c->C = c->C > UINT64_MAX - g->saved_bytes ? UINT64_MAX : c->C + g->saved_bytes;
+  /* bd(L) for every L: the open nodes (read at or after L), kept ascending
+   * by removing the ones whose last reader is before L. */
+  for (L = 0; L <= n; L++) {
+    size_t w = 0, k;
+    uint64_t gsum = 0, msum = 0;
+    double tsum = 0;
+    if (L > 0 && reach[L - 1] >= L) open[nopen++] = (uint32_t)(L - 1);
+    for (k = 0; k < nopen; k++)
+      if (reach[open[k]] >= L) open[w++] = open[k];
+    nopen = w;
+    c->bd_off[L] = (uint32_t)nbd;
+    c->first[L] = (uint32_t)L;
+    for (k = 0; k < nopen; k++) {
+      const mp_node_t *nd = &g->nodes[c->act[open[k]]];
+      gsum += nd->bytes;
+      if (!nd->recompute) continue;
+      if (nbd == capbd) {
+        uint32_t *nb = realloc(c->bd, 2 * capbd * sizeof(uint32_t));
+        if (nb == NULL) {
+          free(pos);
+          free(reach);
+          free(open);
+          return MP_ENOMEM;
+        }
+        c->bd = nb;
+        capbd *= 2;
+      }
+      c->bd[nbd++] = open[k];
+      msum += nd->bytes;
+      tsum += nd->time;
+      if (open[k] < c->first[L]) c->first[L] = open[k];
+    }
+    c->gb[L] = L < n ? gsum : 0;
+    c->mb[L] = msum;
+    c->tb[L] = tsum;
+    if (L - c->first[L] > c->span) c->span = L - c->first[L];
+  }
+  c->bd_off[n + 1] = (uint32_t)nbd;
+  free(pos);
+  free(reach);
+  free(open);
+  c->cap = budget;
+  return 0;
+}
+
+/* What a step from L' to L < n keeps of bd(L) (bytes, time): the nodes at or
+ * after L'. */
+static void mp__chain_keep(const mp__chain_t *c, size_t Lp, size_t L, uint64_t *m, double *t) {
+  uint32_t e;
+  if (Lp <= c->first[L]) {
+    *m = c->mb[L];
+    *t = c->tb[L];
+    return;
+  }
+  *m = 0;
+  *t = 0;
+  for (e = c->bd_off[L]; e < c->bd_off[L + 1]; e++)
+    if (c->bd[e] >= Lp) {
+      *m += c->g->nodes[c->act[c->bd[e]]].bytes;
+      *t += c->g->nodes[c->act[c->bd[e]]].time;
+    }
+}
+
+/* The step cost without the kept memory; saturates. */
+static uint64_t mp__chain_cost(const mp__chain_t *c, size_t Lp, size_t L) {
+  uint64_t x = 2 * (c->M[L] - c->M[Lp]);
+  x = x > UINT64_MAX - c->gb[Lp] ? UINT64_MAX : x + c->gb[Lp];
+  return x > UINT64_MAX - c->C ? UINT64_MAX : x + c->C;
+}
+
+/* ---- Reverse passes ------------------------------------------------------- */
+
+/* hq(L): the least model peak (activation terms) of any way from L to V
+ * started with nothing kept; the step achieving it goes to qnext. */
+static void mp__chain_hq(mp__chain_t *c, uint32_t *qnext) {
+  size_t n = c->n, L, Ln;
+  c->hq[n] = 0;
+  for (L = n; L-- > 0;) {
+    uint64_t best = UINT64_MAX;
+    uint32_t arg = (uint32_t)n;
+    for (Ln = L + 1; Ln <= n; Ln++) {
+      uint64_t cost = mp__chain_cost(c, L, Ln), v = cost;
+      if (cost >= best) break;
+      if (Ln < n) {
+        uint64_t m, rest;
+        double t;
+        mp__chain_keep(c, L, Ln, &m, &t);
+        m += c->MR[Ln] - c->MR[L];
+        rest = c->hq[Ln] > UINT64_MAX - m ? UINT64_MAX : c->hq[Ln] + m;
+        if (rest > v) v = rest;
+      }
+      if (v < best) {
+        best = v;
+        arg = (uint32_t)Ln;
+      }
+    }
+    c->hq[L] = best;
+    if (qnext) qnext[L] = arg;
+  }
+}
+
+/* H(L) for multiplier lam: the least over the ways from L to V of charged
+ * time + lam (kept memory added before the last step + the last step's
+ * cost). A pair (c, k) at L then needs at least H(L) - lam (cap - k) more
+ * charged time. Steps whose cost alone passes cap are left out. The steps
+ * into L'' > L + span keep all of bd(L''), so their terms are
+ * Phi(L'') - Psi(L): a sliding-window minimum (window ends nonincreasing as
+ * L falls); the others are stepped one by one. Returns H(0) - lam cap. */
+static double mp__chain_lagrange(mp__chain_t *c, double lam, double *H, uint32_t *dq,
+                                 double *phi) {
+  size_t n = c->n, L, Ln, head = 0, tail = 0, next_in = n; /* deque dq[head..tail) */
+  size_t e = n;                                            /* window end (exclusive of V) */
+  for (L = n; L-- > 0;) {
+    uint64_t lastc = mp__chain_cost(c, L, n);
+    double best = lam * (double)lastc, psi;
+    size_t lim;
+    /* the window: Ln < n with 2 (M_Ln - M_L) + C <= cap */
+    while (e > L + 1 && (e - 1 >= n || c->C > c->cap ||
+                         c->M[e - 1] - c->M[L] > (c->cap - c->C) / 2))
+      e--;
+    /* near steps, one by one */
+    lim = L + c->span + 1;
+    for (Ln = L + 1; Ln < n && Ln <= lim && Ln < e; Ln++) {
+      uint64_t m;
+      double t, ch;
+      if (mp__chain_cost(c, L, Ln) > c->cap) continue;
+      mp__chain_keep(c, L, Ln, &m, &t);
+      m += c->MR[Ln] - c->MR[L];
+      t += c->TR[Ln] - c->TR[L];
+      ch = c->T[Ln] - c->T[L] - t;
+      if (ch + lam * (double)m + H[Ln] < best) best = ch + lam * (double)m + H[Ln];
+    }
+    /* far steps: Ln in (lim, e), from the deque */
+    while (next_in > lim + 1 && next_in > L + 1) {
+      size_t x = --next_in;
+      if (x >= n) continue;
+      phi[x] = (c->T[x] - c->TR[x]) - c->tb[x] + lam * (double)(c->mb[x] + c->MR[x]) + H[x];
+      while (tail > head && phi[dq[tail - 1]] >= phi[x]) tail--;
+      /* the deque holds indices in decreasing order of entry: push at the
+       * back, the oldest (largest index) leave from the front */
+      dq[tail++] = (uint32_t)x;
+    }
+    while (tail > head && dq[head] >= e) head++;
+    psi = (c->T[L] - c->TR[L]) + lam * (double)c->MR[L];
+    if (tail > head && phi[dq[head]] - psi < best) best = phi[dq[head]] - psi;
+    H[L] = best;
+  }
+  return H[0] - lam * (double)c->cap;
+}
+
+/* ---- The forward pass ------------------------------------------------------ */
+
+/* The tree over states: leaf L holds the best score among the alive pairs
+ * of state L (their prefix maximum pm at the last alive one). */
+static void mp__chain_tree_set(mp__chain_t *c, size_t L) {
+  size_t x = c->tcap + L;
+  double v = c->alive[L] > 0 ? c->pm[c->off[L] + c->alive[L] - 1] : -HUGE_VAL;
+  c->tree[x] = v;
+  for (x /= 2; x >= 1; x /= 2) {
+    double m = c->tree[2 * x] > c->tree[2 * x + 1] ? c->tree[2 * x] : c->tree[2 * x + 1];
+    if (c->tree[x] == m) break;
+    c->tree[x] = m;
+  }
+}
+
+/* x is a better pair than y for the same state: no more kept memory and at
+ * least as much retained time, exact ties going to the lower peak, then the
+ * earlier predecessor. */
+static int mp__cpair_beats(const mp__cpair_t *x, const mp__cpair_t *y) {
+  if (x->k != y->k || x->a != y->a) return x->k <= y->k && x->a >= y->a;
+  if (x->p != y->p) return x->p < y->p;
+  return x->from <= y->from;
+}
+
+/* Merge candidate y into the state being built, c->cand[0 .. ncand): a
+ * Pareto staircase sorted by kept memory, retained time strictly rising.
+ * Most candidates are dominated, found by one binary search. */
+static int mp__chain_push(mp__chain_t *c, const mp__cpair_t *y) {
+  size_t lo = 0, hi = c->ncand, at, k;
+  while (lo < hi) { /* the first entry with more kept memory than y */
+    size_t mid = (lo + hi) / 2;
+    if (c->cand[mid].k <= y->k) lo = mid + 1;
+    else hi = mid;
+  }
+  at = lo;
+  if (at > 0 && mp__cpair_beats(&c->cand[at - 1], y)) return 0;
+  /* y goes at `at`, replacing the entries it beats from at - 1 on */
+  if (at > 0 && mp__cpair_beats(y, &c->cand[at - 1])) at--;
+  for (k = at; k < c->ncand && mp__cpair_beats(y, &c->cand[k]); k++) {
+  }
+  if (k == at) {
+    if (c->ncand == c->capcand) {
+      size_t nc = c->capcand ? 2 * c->capcand : 1024;
+      mp__cpair_t *np = realloc(c->cand, nc * sizeof(*np));
+      if (np == NULL) return MP_ENOMEM;
+      c->cand = np;
+      c->capcand = nc;
+    }
+    memmove(&c->cand[at + 1], &c->cand[at], (c->ncand - at) * sizeof(*y));
+    c->ncand++;
+  } else if (k > at + 1) {
+    memmove(&c->cand[at + 1], &c->cand[k], (c->ncand - k) * sizeof(*y));
+    c->ncand -= k - at - 1;
+  }
+  c->cand[at] = *y;
+  return 0;
+}
+
+/* The pass's cut and the current target's figures. */
+typedef struct {
+  double R, tol;
+  size_t L;
+  uint64_t twoM; /* 2 M_L: sources with a smaller sigma have expired */
+  uint64_t kmax; /* the most a pair of L may keep and still finish: cap - hq(L) */
+  /* the cut per multiplier, for the candidate's retained time a^ and kept
+   * memory k^: lam k^ - a^ <= cut */
+  double cut[1 + MP__CHAIN_NXLAM];
+} mp__cpass_t;
+
+/* The figures of target L in *ps. */
+static void mp__chain_target(const mp__chain_t *c, mp__cpass_t *ps, size_t L) {
+  int l;
+  double base = ps->R + ps->tol - (c->T[L] - c->TR[L]);
+  ps->L = L;
+  ps->twoM = 2 * c->M[L];
+  ps->kmax = c->hq[L] > c->cap ? 0 : c->cap - c->hq[L];
+  ps->cut[0] = base - c->H[L] + c->lam * (double)(c->cap - c->MR[L]);
+  for (l = 0; l < MP__CHAIN_NXLAM; l++)
+    ps->cut[1 + l] = base - c->xH[l][L] + c->xlam[l] * (double)(c->cap - c->MR[L]);
+}
+
+/* Step pair index xi into the current target with kept (m, t) of bd(L);
+ * pushes the candidate when it can still finish and passes the cut. */
+static int mp__chain_step(mp__chain_t *c, const mp__cpass_t *ps, uint32_t xi, uint64_t m,
+                          double t) {
+  const mp__cpair_t *x = &c->pr[xi];
+  size_t L = ps->L;
+  mp__cpair_t y;
+  uint64_t kx = x->k + c->MR[x->state], peak;
+  double kd;
+  int l;
+  c->work++;
+  if (mp__csigma(c, x) < ps->twoM) return 0;
+  y.a = x->a + t;
+  y.k = x->k + m;
+  if (y.k + c->MR[L] > ps->kmax) return 0;
+  /* charged + H(L) - lam (cap - k) <= R, for every multiplier */
+  kd = (double)y.k;
+  if (c->lam * kd - y.a > ps->cut[0]) return 0;
+  for (l = 0; l < MP__CHAIN_NXLAM; l++)
+    if (c->xlam[l] * kd - y.a > ps->cut[1 + l]) return 0;
+  peak = kx + mp__chain_cost(c, x->state, L);
+  y.p = x->p > peak ? x->p : peak;
+  y.state = (uint32_t)L;
+  y.from = xi;
+  return mp__chain_push(c, &y);
+}
+
+/* Every alive pair of the states [lo, hi) whose score reaches thr, stepped
+ * with (m, t). A state's pairs are sorted by kept memory, so its sigma falls
+ * along them and its alive pairs are a prefix, which shrinks for good. */
+static int mp__chain_far(mp__chain_t *c, const mp__cpass_t *ps, size_t lo, size_t hi, double thr,
+                         uint64_t m, double t) {
+  size_t stack[3 * 80], sp = 0;
+  int rc;
+  if (lo >= hi) return 0;
+  stack[sp++] = 1, stack[sp++] = 0, stack[sp++] = c->tcap;
+  while (sp > 0) {
+    size_t len = stack[--sp], first = stack[--sp], x = stack[--sp];
+    if (c->tree[x] < thr || first >= hi || first + len <= lo) continue;
+    if (len == 1) {
+      size_t L = first, i, o = c->off[L], na = c->alive[L];
+      while (na > 0 && mp__csigma(c, &c->pr[o + na - 1]) < ps->twoM) na--;
+      if (na != c->alive[L]) {
+        c->alive[L] = (uint32_t)na;
+        mp__chain_tree_set(c, L);
+      }
+      for (i = o; i < o + na; i++)
+        if (mp__cscore(c, &c->pr[i]) >= thr &&
+            (rc = mp__chain_step(c, ps, (uint32_t)i, m, t)) != 0)
+          return rc;
+      continue;
+    }
+    stack[sp++] = 2 * x + 1, stack[sp++] = first + len / 2, stack[sp++] = len / 2;
+    stack[sp++] = 2 * x, stack[sp++] = first, stack[sp++] = len / 2;
+  }
+  return 0;
+}
+
+/* A pair's charged time so far plus its best bound on what remains. */
+static double mp__chain_promise(const mp__chain_t *c, const mp__cpair_t *y, size_t L) {
+  uint64_t kreal = y->k + c->MR[L];
+  double lb = c->H[L] - c->lam * (double)(c->cap - kreal);
+  int l;
+  for (l = 0; l < MP__CHAIN_NXLAM; l++) {
+    double x = c->xH[l][L] - c->xlam[l] * (double)(c->cap - kreal);
+    if (x > lb) lb = x;
+  }
+  return c->T[L] - c->TR[L] - y->a + lb;
+}
+
+/* The last resort's beam: keep the c->beam most promising pairs of the
+ * state being built (a sub-staircase, still sorted by kept memory). */
+static void mp__chain_beam(mp__chain_t *c, size_t L) {
+  size_t i, kept = 0, cnt;
+  double lo = HUGE_VAL, hi = -HUGE_VAL, mid;
+  int it;
+  for (i = 0; i < c->ncand; i++) {
+    double v = mp__chain_promise(c, &c->cand[i], L);
+    lo = v < lo ? v : lo;
+    hi = v > hi ? v : hi;
+  }
+  for (it = 0; it < 50 && lo < hi; it++) { /* the promise that keeps at most beam */
+    mid = lo + (hi - lo) / 2;
+    for (i = 0, cnt = 0; i < c->ncand; i++) cnt += mp__chain_promise(c, &c->cand[i], L) <= mid;
+    if (cnt > c->beam) hi = mid;
+    else lo = mid;
+  }
+  for (i = 0; i < c->ncand && kept < c->beam; i++)
+    if (mp__chain_promise(c, &c->cand[i], L) <= lo) c->cand[kept++] = c->cand[i];
+  if (kept == 0) c->cand[kept++] = c->cand[0];
+  c->ncand = kept;
+}
+
+/* One forward pass with cut R. *best_i is the pair that ends the best plan
+ * into V (UINT32_MAX: none), *best_c its charged time. */
+static int mp__chain_pass(mp__chain_t *c, const mp_plan_options_t *o, double t0, double R,
+                          double tol, uint32_t *best_i, double *best_c, mp_error_t *err) {
+  size_t n = c->n, L, i;
+  mp__cpass_t ps;
+  int rc;
+  c->npr = 0;
+  for (i = 0; i < 2 * c->tcap; i++) c->tree[i] = -HUGE_VAL;
+  memset(c->alive, 0, (n + 1) * sizeof(uint32_t));
+  ps.R = R;
+  ps.tol = tol;
+  /* {} holds the one pair (0, 0) */
+  if (c->cappr < 1) {
+    c->pr = malloc(1024 * sizeof(mp__cpair_t));
+    c->pm = malloc(1024 * sizeof(double));
+    if (c->pr == NULL || c->pm == NULL) return MP_ENOMEM;
+    c->cappr = 1024;
+  }
+  memset(&c->pr[0], 0, sizeof(c->pr[0]));
+  c->pr[0].from = UINT32_MAX;
+  c->npr = 1;
+  c->off[0] = 0;
+  c->off[1] = 1;
+  c->pm[0] = 0;
+  c->alive[0] = 1;
+  mp__chain_tree_set(c, 0);
+  for (L = 1; L < n; L++) {
+    size_t fst = c->first[L], Lp, k;
+    double thr;
+    mp__chain_target(c, &ps, L);
+    c->ncand = 0;
+    /* sources up to first(L): all of bd(L) kept */
+    thr = c->T[L] - c->TR[L] - c->tb[L] + c->H[L] - c->lam * (double)c->cap +
+          c->lam * (double)(c->mb[L] + c->MR[L]) - R - tol - 1e-9 * fabs(c->lam * (double)c->cap);
+    if ((rc = mp__chain_far(c, &ps, 0, fst + 1, thr, c->mb[L], c->tb[L])) != 0) return rc;
+    /* the sources after it, one by one */
+    for (Lp = fst + 1; Lp < L; Lp++) {
+      uint64_t m;
+      double t;
+      mp__chain_keep(c, Lp, L, &m, &t);
+      for (k = c->off[Lp]; k < c->off[Lp + 1]; k++)
+        if ((rc = mp__chain_step(c, &ps, (uint32_t)k, m, t)) != 0) return rc;
+    }
+    if (c->npr + c->ncand > c->cappr) {
+      size_t nc = c->cappr;
+      mp__cpair_t *np;
+      double *npm;
+      while (nc < c->npr + c->ncand) nc *= 2;
+      if ((np = realloc(c->pr, nc * sizeof(*np))) == NULL) return MP_ENOMEM;
+      c->pr = np;
+      if ((npm = realloc(c->pm, nc * sizeof(*npm))) == NULL) return MP_ENOMEM;
+      c->pm = npm;
+      c->cappr = nc;
+    }
+    if (c->npr + c->ncand > UINT32_MAX - 1)
+      return mp_error_set(err, MP_ENOMEM, "", "the chain DP holds too many pairs");
+    if (c->beam > 0 && c->ncand > c->beam) mp__chain_beam(c, L);
+    for (k = 0; k < c->ncand; k++) {
+      double sc;
+      c->pr[c->npr] = c->cand[k];
+      sc = mp__cscore(c, &c->cand[k]);
+      c->pm[c->npr] = c->npr > c->off[L] && c->pm[c->npr - 1] > sc ? c->pm[c->npr - 1] : sc;
+      c->npr++;
+    }
+    c->off[L + 1] = c->npr;
+    c->alive[L] = (uint32_t)(c->npr - c->off[L]);
+    mp__chain_tree_set(c, L);
+    if (c->work > c->limit) { /* the plans of the states built so far */
+      for (L++; L < n; L++) c->off[L + 1] = c->npr;
+      break;
+    }
+    if ((L & 255) == 0 && (rc = mp__plan_stop(o, t0, err)) != 0) return rc;
+  }
+  /* into V: the least charged time, then the least kept, then the least peak */
+  *best_i = UINT32_MAX;
+  *best_c = HUGE_VAL;
+  {
+    uint64_t best_k = 0, best_p = 0;
+    for (i = 0; i < c->npr; i++) {
+      const mp__cpair_t *x = &c->pr[i];
+      uint64_t kx = x->k + c->MR[x->state], cost, peak;
+      double ch;
+      if (mp__csigma(c, x) < 2 * c->M[n]) continue;
+      cost = mp__chain_cost(c, x->state, n);
+      peak = kx + cost;
+      if (x->p > peak) peak = x->p;
+      ch = c->T[x->state] - c->TR[x->state] - x->a;
+      if (*best_i == UINT32_MAX || ch < *best_c - tol ||
+          (ch <= *best_c + tol && (kx < best_k || (kx == best_k && peak < best_p)))) {
+        *best_i = (uint32_t)i;
+        *best_c = ch;
+        best_k = kx;
+        best_p = peak;
+      }
+    }
+  }
+  return 0;
+}
+
+/* ---- The answer ------------------------------------------------------------ */
+
+/* The strategy whose segments end at the states ends[0 .. ne) (ascending,
+ * the last one n). */
+static int mp__chain_strategy(const mp__chain_t *c, const uint32_t *ends, size_t ne,
+                              mp_strategy_t **out) {
+  mp_strategy_t *st = mp_strategy_new(c->g);
+  size_t s, i = 0;
+  if (st == NULL) return MP_ENOMEM;
+  for (s = 0; s < ne; s++)
+    for (; i < ends[s]; i++) st->seg[c->act[i]] = (uint32_t)s;
+  st->n_segments = (uint32_t)ne;
+  *out = st;
+  return 0;
+}
+
+int mp__chain_solve(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
+                    mp_dp_result_t *res, mp_error_t *err) {
+  mp__chain_t c;
+  mp__chain_shape_t sh;
+  uint32_t *qnext = NULL, *dq = NULL, *ends = NULL;
+  double *phi = NULL, lb0, R, step, tol, best_c = HUGE_VAL;
+  size_t ne = 0, n;
+  uint64_t budget = o->budget;
+  int rc, proven = 0;
+
+  memset(res, 0, sizeof(*res));
+  if ((rc = mp__chain_shape(g, &sh)) != 0) return mp_error_set(err, rc, "", "out of memory");
+  if ((rc = mp__chain_init(&c, g, budget > g->const_bytes ? budget - g->const_bytes : 0)) != 0)
+    goto nomem;
+  n = c.n;
+  res->n_lower_sets = n + 1;
+  c.limit = sh.chain ? MP__CHAIN_WORK_LIMIT : MP__CHAIN_NEAR_WORK_LIMIT;
+  qnext = malloc((n + 1) * sizeof(uint32_t));
+  dq = malloc((n + 1) * sizeof(uint32_t));
+  phi = malloc((n + 1) * sizeof(double));
+  ends = malloc((n + 1) * sizeof(uint32_t));
+  if (!qnext || !dq || !phi || !ends) goto nomem;
+  mp__chain_hq(&c, qnext);
+  if (budget < g->const_bytes || c.hq[0] > c.cap) {
+    res->min_feasible_budget = c.hq[0] > UINT64_MAX - g->const_bytes
+                                   ? UINT64_MAX
+                                   : c.hq[0] + g->const_bytes;
+    res->exact_used = sh.chain;
+    if (!sh.chain)
+      snprintf(res->fallback_reason, sizeof(res->fallback_reason),
+               "the prefix DP searches the prefixes of a near-chain, not all its lower sets");
+    rc = 0;
+    goto out;
+  }
+  tol = 1e-9 * (g->fwd_time > 1 ? g->fwd_time : 1);
+  /* The multiplier: golden-section search for the largest bound at {}. */
+  {
+    double lo = 0, hi, m1, m2, v1, v2, bestl = 0, bestv;
+    int it;
+    hi = c.M[n] > 0 ? 8 * (c.T[n] + 1) / (double)c.M[n] : 1;
+    bestv = mp__chain_lagrange(&c, 0, c.H, dq, phi);
+    for (it = 0; it < 24; it++) {
+      m1 = lo + (hi - lo) * 0.381966;
+      m2 = lo + (hi - lo) * 0.618034;
+      v1 = mp__chain_lagrange(&c, m1, c.H, dq, phi);
+      v2 = mp__chain_lagrange(&c, m2, c.H, dq, phi);
+      if (v1 > bestv) bestv = v1, bestl = m1;
+      if (v2 > bestv) bestv = v2, bestl = m2;
+      if (v1 < v2) lo = m1;
+      else hi = m2;
+    }
+    c.lam = bestl;
+    lb0 = mp__chain_lagrange(&c, bestl, c.H, dq, phi);
+    if (lb0 < 0) lb0 = 0;
+    for (it = 0; it < MP__CHAIN_NXLAM; it++) {
+      if ((c.xH[it] = malloc((n + 1) * sizeof(double))) == NULL) goto nomem;
+      c.xlam[it] = bestl * mp__chain_xlam[it];
+      mp__chain_lagrange(&c, c.xlam[it], c.xH[it], dq, phi);
+    }
+  }
+  if ((rc = mp__plan_stop(o, t0, err)) != 0) goto out;
+  /* The passes, with a cut that grows until it holds the pass's best. */
+  R = lb0;
+  step = c.T[n] * 1e-4 > tol ? c.T[n] * 1e-4 : 1;
+  if (step > 1) step = 1;
+  for (;;) {
+    uint32_t bi = UINT32_MAX;
+    double bc = HUGE_VAL;
+    if ((rc = mp__chain_pass(&c, o, t0, R, tol, &bi, &bc, err)) != 0) goto out;
+    if (bi != UINT32_MAX && bc < best_c) {
+      /* keep the path: the pairs are rebuilt by the next pass */
+      uint32_t x = bi;
+      best_c = bc;
+      ne = 0;
+      ends[ne++] = (uint32_t)n;
+      while (x != UINT32_MAX && c.pr[x].state != 0) {
+        ends[ne++] = c.pr[x].state;
+        x = c.pr[x].from;
+      }
+      res->kept_bytes = c.pr[bi].k + c.MR[c.pr[bi].state];
+      {
+        const mp__cpair_t *b = &c.pr[bi];
+        uint64_t pk = res->kept_bytes + mp__chain_cost(&c, b->state, n);
+        res->model_peak = b->p > pk ? b->p : pk;
+      }
+    }
+    if (bi != UINT32_MAX && bc <= R + tol) {
+      proven = c.beam == 0;
+      break;
+    }
+    if (c.beam > 0 && ne > 0) break;
+    if (c.beam == 0 && c.work > c.limit) {
+      if (ne > 0) break;
+      /* The last resort: the few most promising pairs per state, the cut
+       * growing on from where it was. */
+      c.beam = MP__CHAIN_BEAM;
+      c.limit = SIZE_MAX;
+    }
+    R += step;
+    step *= c.beam > 0 ? 4 : 2; /* the beam's passes are cheap, its cut need not be tight */
+  }
+  if (ne == 0) {
+    /* no pass found a plan within the work limit: the least-peak plan */
+    size_t L = 0, cnt = 0;
+    uint64_t k = 0, pk = 0;
+    double ch = 0;
+    while (L < n) {
+      size_t Ln = qnext[L];
+      uint64_t cost = k + mp__chain_cost(&c, L, Ln), m;
+      double t;
+      if (cost > pk) pk = cost;
+      if (Ln < n) {
+        mp__chain_keep(&c, L, Ln, &m, &t);
+        k += m + c.MR[Ln] - c.MR[L];
+        ch += c.T[Ln] - c.T[L] - t - (c.TR[Ln] - c.TR[L]);
+      }
+      ends[cnt++] = (uint32_t)Ln;
+      L = Ln;
+    }
+    ne = cnt;
+    best_c = ch;
+    res->kept_bytes = k;
+    res->model_peak = pk;
+  } else {
+    /* ends were collected backwards */
+    size_t a = 0, b = ne - 1;
+    while (a < b) {
+      uint32_t t = ends[a];
+      ends[a++] = ends[b];
+      ends[b--] = t;
+    }
+  }
+  if ((rc = mp__chain_strategy(&c, ends, ne, &res->strategy)) != 0) goto nomem;
+  res->feasible = 1;
+  res->exact_used = sh.chain && proven;
+  if (!sh.chain)
+    snprintf(res->fallback_reason, sizeof(res->fallback_reason),
+             "the prefix DP searches the prefixes of a near-chain, not all its lower sets");
+  else if (!proven)
+    snprintf(res->fallback_reason, sizeof(res->fallback_reason),
+             "the prefix DP passed its work limit; best plan found");
+  res->recompute_time = best_c;
+  res->retained_time = g->fwd_time - best_c;
+  res->model_peak = res->model_peak > UINT64_MAX - g->const_bytes ? UINT64_MAX
+                                                                  : res->model_peak + g->const_bytes;
+  rc = 0;
+  goto out;
+nomem:
+  rc = mp_error_set(err, MP_ENOMEM, "", "out of memory");
+out:
+  if (rc != 0) mp_dp_result_free(res);
+  mp__chain_free(&c);
+  free(qnext);
+  free(dq);
+  free(phi);
+  free(ends);
+  return rc;
+}

@@ -1,0 +1,53 @@
+/* dp_chain.h - the prefix DP for chains and near-chains (dp_chain.c),
+ * private to the planner library (mp__ prefix).
+ *
+ * Its states are the n+1 prefixes of the activations' topological order,
+ * which are lower sets of any DAG; on a chain they are all of its lower sets,
+ * so there the DP is the exact DP of docs/algorithms.md (same model, same
+ * optimum). On a near-chain (few values live across any prefix boundary: a
+ * transformer's residual blocks) it searches a subfamily of the lower sets
+ * and its plan is valid but may recompute more than the exact DP's.
+ *
+ * Ownership: the result is an mp_dp_result_t (dp.h), freed with
+ * mp_dp_result_free; the graph and options are borrowed for the call.
+ */
+#ifndef MP_DP_CHAIN_H
+#define MP_DP_CHAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dp.h"
+#include "error.h"
+#include "graph.h"
+#include "plan.h"
+
+/* What the prefix DP sees of a graph: its activations, whether their order
+ * is a chain (every activation reads the one before it, so the prefixes are
+ * all the lower sets), and its width: the most activations computed before
+ * some prefix boundary that an activation after it reads. */
+typedef struct {
+  size_t n_act;
+  int chain;
+  size_t width;
+} mp__chain_shape_t;
+
+/* The near-chain rule of auto: at least MP__CHAIN_AUTO_MIN activations (below,
+ * the exact DP answers in well under a second) and a width of at most
+ * MP__CHAIN_AUTO_WIDTH. */
+#define MP__CHAIN_AUTO_MIN 1000
+#define MP__CHAIN_AUTO_WIDTH 8
+
+/* 0 or MP_ENOMEM. */
+int mp__chain_shape(const mp_graph_t *g, mp__chain_shape_t *out);
+
+/* The prefix DP at o->budget (default accounting, time objective: the
+ * caller checks). Fills *res like mp_dp_solve: feasible, exact_used (1 when
+ * the graph is a chain and the search finished within its work limit; else
+ * fallback_reason says why not), n_lower_sets (the states), the strategy
+ * and the model figures, or min_feasible_budget. Honours o->should_stop and
+ * o->deadline_ms from t0. 0, MP_ENOMEM, MP_ECANCELED or MP_ETIMEDOUT. */
+int mp__chain_solve(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
+                    mp_dp_result_t *res, mp_error_t *err);
+
+#endif

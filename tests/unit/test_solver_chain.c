@@ -1,0 +1,266 @@
+/* test_solver_chain.c - the prefix DP (planner/dp_chain.h) and the `chain`
+ * solver: on random chains (random sizes, times, bwd_reads, recompute:false
+ * nodes, workspace and saved bytes) it must find the exact DP's optimum, its
+ * least budget and, through the portfolio, the recomputation `exact`
+ * answers with; on transformer-shaped near-chains (tests/bench/gen_graphs.h)
+ * its plans must simulate within the budget and its model can only be at or
+ * above the exact DP's; auto's rule; the generators' determinism. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../bench/gen_graphs.h"
+#include "dp.h"
+#include "dp_chain.h"
+#include "graph.h"
+#include "plan.h"
+#include "schedule.h"
+#include "suites.h"
+#include "test_util.h"
+
+static uint64_t tc_next(uint64_t *s) {
+  *s ^= *s << 13;
+  *s ^= *s >> 7;
+  *s ^= *s << 17;
+  return *s;
+}
+
+/* A random chain of n activations, with a parameter input now and then. */
+static mp_graph_t *tc_random_chain(int n, uint64_t seed) {
+  mp_graph_t *g = mp_graph_new();
+  char id[16], prev[16];
+  int i;
+  ck_assert_ptr_nonnull(g);
+  for (i = 0; i < n; i++) {
+    mp_node_spec_t sp;
+    const char *in[2];
+    char pid[16];
+    size_t nin = 0;
+    uint64_t r = tc_next(&seed);
+    mp_node_spec_init(&sp);
+    if (i > 0) in[nin++] = prev;
+    if (r % 7 == 0) { /* a weight: constant memory between the activations */
+      mp_node_spec_t pp;
+      snprintf(pid, sizeof(pid), "w%d", i);
+      mp_node_spec_init(&pp);
+      pp.id = pid;
+      pp.kind = MP_KIND_PARAM;
+      pp.bytes = 100;
+      ck_assert_int_eq(mp_graph_add_node(g, &pp, NULL, NULL), 0);
+      in[nin++] = pid;
+    }
+    snprintf(id, sizeof(id), "a%d", i);
+    sp.id = id;
+    sp.inputs = in;
+    sp.n_inputs = nin;
+    sp.bytes = 1000 + (r >> 3) % 9000;
+    sp.time = (double)((r >> 17) % 10);
+    sp.bwd_reads = (mp_bwd_reads_t)((r >> 23) % 3);
+    sp.recompute = (r >> 29) % 10 != 0;
+    if ((r >> 33) % 8 == 0) sp.workspace_bytes = (r >> 36) % 3000;
+    if ((r >> 40) % 9 == 0) sp.saved_bytes = (r >> 44) % 2000;
+    ck_assert_int_eq(mp_graph_add_node(g, &sp, NULL, NULL), 0);
+    snprintf(prev, sizeof(prev), "%s", id);
+  }
+  ck_assert_int_eq(mp_graph_finalize(g, NULL, NULL), 0);
+  return g;
+}
+
+/* Plain backpropagation's simulated peak and the lower bound. */
+static void tc_range(const mp_graph_t *g, uint64_t *lo, uint64_t *hi) {
+  mp_schedule_t *s;
+  mp_sim_report_t rep;
+  ck_assert_int_eq(mp_schedule_store_all(g, &s), 0);
+  mp_test_simulate(g, s, NULL, &rep);
+  *hi = rep.peak_bytes;
+  ck_assert_int_eq(mp_min_budget(g, lo), 0);
+  mp_sim_report_free(&rep);
+  mp_schedule_free(s);
+}
+
+static void tc_plan(const mp_graph_t *g, mp_solver_t solver, uint64_t budget,
+                    mp_plan_result_t *r) {
+  mp_plan_options_t o;
+  mp_error_t err;
+  mp_plan_options_init(&o);
+  o.solver = solver;
+  o.budget = budget;
+  ck_assert_msg(mp_plan(g, &o, r, &err) == 0, "%s at %llu: %s", mp_solver_name(solver),
+                (unsigned long long)budget, err.message);
+}
+
+/* Both DPs at budget b: the exact one into *ex, the prefix one into *ch. */
+static void tc_dps(const mp_graph_t *g, uint64_t b, mp_dp_result_t *ex, mp_dp_result_t *ch) {
+  mp_plan_options_t o;
+  mp_dp_options_t d;
+  mp_error_t err;
+  mp_dp_options_init(&d);
+  d.budget = b;
+  ck_assert_int_eq(mp_dp_solve(g, &d, ex, &err), 0);
+  mp_plan_options_init(&o);
+  o.budget = b;
+  ck_assert_int_eq(mp__chain_solve(g, &o, 0, ch, &err), 0);
+}
+
+/* The prefix DP against the exact DP, in the model and through the
+ * portfolio, on random chains at budgets across their range. */
+START_TEST(test_chain_matches_exact) {
+  int gi, bi, checked = 0;
+  for (gi = 0; gi < 40; gi++) {
+    mp_graph_t *g = tc_random_chain(2 + gi % 23, 0x9e3779b97f4a7c15ULL * (uint64_t)(gi + 1));
+    mp__chain_shape_t sh;
+    uint64_t lo, hi;
+    ck_assert_int_eq(mp__chain_shape(g, &sh), 0);
+    ck_assert_int_eq(sh.chain, 1);
+    tc_range(g, &lo, &hi);
+    for (bi = 0; bi <= 8; bi++) {
+      uint64_t b = lo + (hi - lo) * (uint64_t)bi / 8 + (bi == 8 ? 1 : 0);
+      mp_dp_result_t ex, ch;
+      mp_plan_result_t re, rc;
+      tc_dps(g, b, &ex, &ch);
+      ck_assert_int_eq(ch.feasible, ex.feasible);
+      if (ex.feasible) {
+        ck_assert_int_eq(ch.exact_used, 1);
+        ck_assert_msg(fabs(ch.recompute_time - ex.recompute_time) < 1e-6,
+                      "chain %d budget %llu: prefix DP %g, exact DP %g", gi,
+                      (unsigned long long)b, ch.recompute_time, ex.recompute_time);
+        ck_assert_uint_le(ch.model_peak, b);
+      } else {
+        ck_assert_uint_eq(ch.min_feasible_budget, ex.min_feasible_budget);
+      }
+      mp_dp_result_free(&ex);
+      mp_dp_result_free(&ch);
+      tc_plan(g, MP_SOLVER_EXACT, b, &re);
+      tc_plan(g, MP_SOLVER_CHAIN, b, &rc);
+      ck_assert_int_eq(rc.feasible, re.feasible);
+      if (re.feasible) {
+        ck_assert_msg(fabs(rc.sim.time_recompute - re.sim.time_recompute) < 1e-6,
+                      "chain %d budget %llu: chain recomputes %g, exact %g", gi,
+                      (unsigned long long)b, rc.sim.time_recompute, re.sim.time_recompute);
+        ck_assert_uint_le(rc.sim.peak_bytes, b);
+        ck_assert_int_eq(rc.exact, 1);
+        ck_assert_int_eq(rc.solver_used, MP_SOLVER_CHAIN);
+        if (rc.has_model) ck_assert_uint_le(rc.sim.peak_bytes, rc.model_peak);
+        checked++;
+      } else {
+        ck_assert_uint_eq(rc.min_feasible_budget, re.min_feasible_budget);
+      }
+      mp_plan_result_free(&re);
+      mp_plan_result_free(&rc);
+    }
+    mp_graph_free(g);
+  }
+  ck_assert_int_gt(checked, 200);
+}
+END_TEST
+
+/* Transformer-shaped near-chains: valid plans within the budget, the model
+ * at or above the exact DP's (the prefixes are some of the lower sets). */
+START_TEST(test_near_chain_valid) {
+  static const size_t sizes[] = {15, 29, 43, 50};
+  size_t i;
+  int bi;
+  for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+    mp_graph_t *g = mp_gen_transformer(sizes[i], 7 + i);
+    mp__chain_shape_t sh;
+    uint64_t lo, hi;
+    ck_assert_ptr_nonnull(g);
+    ck_assert_int_eq(mp__chain_shape(g, &sh), 0);
+    ck_assert_int_eq(sh.chain, 0);
+    ck_assert_uint_le(sh.width, MP__CHAIN_AUTO_WIDTH);
+    tc_range(g, &lo, &hi);
+    for (bi = 1; bi <= 6; bi++) {
+      uint64_t b = lo + (hi - lo) * (uint64_t)bi / 6;
+      mp_dp_result_t ex, ch;
+      mp_plan_result_t rc;
+      mp_error_t err;
+      tc_dps(g, b, &ex, &ch);
+      ck_assert_int_eq(ch.exact_used, 0);
+      if (ch.feasible) {
+        ck_assert(ex.feasible);
+        ck_assert(ch.recompute_time >= ex.recompute_time - 1e-6);
+        ck_assert_int_eq(mp_strategy_check(g, ch.strategy, &err), 0);
+      }
+      mp_dp_result_free(&ex);
+      mp_dp_result_free(&ch);
+      tc_plan(g, MP_SOLVER_CHAIN, b, &rc);
+      if (rc.feasible) ck_assert_uint_le(rc.sim.peak_bytes, b);
+      mp_plan_result_free(&rc);
+    }
+    mp_graph_free(g);
+  }
+}
+END_TEST
+
+/* auto's rule: large chains and near-chains go to the prefix DP, small ones
+ * and wide graphs to the exact DP. */
+START_TEST(test_auto_rule) {
+  mp_graph_t *big = mp_gen_chain(MP__CHAIN_AUTO_MIN, 3);
+  mp_graph_t *small = mp_gen_chain(MP__CHAIN_AUTO_MIN - 1, 3);
+  mp_graph_t *tf = mp_gen_transformer(MP__CHAIN_AUTO_MIN + 100, 3);
+  mp_plan_result_t r;
+  uint64_t lo, hi;
+  tc_range(big, &lo, &hi);
+  tc_plan(big, MP_SOLVER_AUTO, lo + (hi - lo) / 2, &r);
+  ck_assert(r.feasible);
+  ck_assert_int_eq(r.solver_used, MP_SOLVER_CHAIN);
+  ck_assert_int_eq(r.exact, 1);
+  ck_assert_str_eq(r.source, "chain-dp");
+  mp_plan_result_free(&r);
+  tc_range(small, &lo, &hi);
+  tc_plan(small, MP_SOLVER_AUTO, lo + (hi - lo) / 2, &r);
+  ck_assert_int_ne(r.solver_used, MP_SOLVER_CHAIN);
+  mp_plan_result_free(&r);
+  tc_range(tf, &lo, &hi);
+  tc_plan(tf, MP_SOLVER_AUTO, lo + (hi - lo) * 7 / 10, &r);
+  ck_assert(r.feasible);
+  ck_assert_int_eq(r.solver_used, MP_SOLVER_CHAIN);
+  ck_assert_int_eq(r.exact, 0);
+  ck_assert_uint_le(r.sim.peak_bytes, lo + (hi - lo) * 7 / 10);
+  mp_plan_result_free(&r);
+  mp_graph_free(big);
+  mp_graph_free(small);
+  mp_graph_free(tf);
+  {
+    mp_solver_t s;
+    ck_assert_int_eq(mp_solver_parse("chain", &s), 0);
+    ck_assert_int_eq(s, MP_SOLVER_CHAIN);
+    ck_assert_str_eq(mp_solver_name(MP_SOLVER_CHAIN), "chain");
+  }
+}
+END_TEST
+
+/* The generators: exactly n activations, the same graph for the same
+ * arguments. */
+START_TEST(test_generators) {
+  char h1[65], h2[65];
+  mp_graph_t *a = mp_gen_transformer(200, 5), *b = mp_gen_transformer(200, 5);
+  mp_graph_t *c = mp_gen_chain(300, 2);
+  mp__chain_shape_t sh;
+  ck_assert_uint_eq(a->n_activations, 200);
+  ck_assert_uint_eq(c->n_activations, 300);
+  ck_assert_int_eq(mp_graph_hash(a, h1), 0);
+  ck_assert_int_eq(mp_graph_hash(b, h2), 0);
+  ck_assert_str_eq(h1, h2);
+  ck_assert_int_eq(mp__chain_shape(c, &sh), 0);
+  ck_assert_int_eq(sh.chain, 1);
+  ck_assert_uint_eq(sh.width, 1);
+  mp_graph_free(a);
+  mp_graph_free(b);
+  mp_graph_free(c);
+}
+END_TEST
+
+Suite *suite_solver_chain(void) {
+  Suite *s = suite_create("solver_chain");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_chain_matches_exact);
+  tcase_add_test(tc, test_near_chain_valid);
+  tcase_add_test(tc, test_auto_rule);
+  tcase_add_test(tc, test_generators);
+  suite_add_tcase(s, tc);
+  return s;
+}
