@@ -28,6 +28,7 @@ except ImportError as e:  # pragma: no cover - depends on the interpreter
 
 import memplan.torch as mt  # noqa: E402
 from memplan.torch import _mem, _planner  # noqa: E402
+from memplan.torch._apply import _Checkpointed  # noqa: E402
 from memplan.torch.fidelity import fidelity, grads_match, predict_applied  # noqa: E402
 from memplan.torch.models import torchvision_model, transformer  # noqa: E402
 
@@ -228,6 +229,28 @@ class TransformerTest(_ModelCase, unittest.TestCase):
             self.assertEqual(n["bwd_reads"], "none")
             self.assertEqual(n["saved_bytes"], n["bytes"])  # a float mask of the input's size
             self.assertNotIn("recompute", n)  # replayed with the RNG state preserved
+
+    def test_recomputed_dropout_replays_its_masks(self):
+        # a plan that recomputes dropout: the applied step draws the same
+        # masks (equal gradients), and only because the RNG state is kept
+        _need_cli(self)
+        p0 = _planner.plan(self.graph, _planner.NO_BUDGET, solver="none")
+        c = p0["const_bytes"]
+        plan = _planner.plan(self.graph, int(c + self.fraction * (p0["peak_bytes"] - c)))
+        drops = {n["id"] for n in self.graph["nodes"] if n.get("op") == "Dropout"}
+        redone = drops & {s["node"] for s in plan["schedule"] if s["op"] == "recompute"}
+        self.assertTrue(redone, "the plan recomputes a dropout")
+        applied = mt.apply(self.model, plan)
+        self.assertTrue(redone <= {v for r in applied.regions for v in r})
+        self.assertTrue(grads_match(self.model, applied, self.inputs))
+        # the same regions without the RNG state preserved: other masks
+        from torch.utils.checkpoint import checkpoint
+        ckpts = [m for m in applied.modules() if isinstance(m, _Checkpointed)]
+        self.assertTrue(ckpts)
+        for m in ckpts:
+            m.forward = (lambda *a, fn=m.fn: checkpoint(fn, *a, use_reentrant=False,
+                                                        preserve_rng_state=False))
+        self.assertFalse(grads_match(self.model, applied, self.inputs))
 
     def test_export_leaves_model_alone(self):
         before = [p.detach().clone() for p in self.model.parameters()]
