@@ -48,7 +48,7 @@ TESTS := $(B)/check_all
 BENCH := $(B)/bench_planner
 SRV   := $(B)/memplan-server
 
-.PHONY: all deps run test test-only test-python test-install test-deploy test-fuzz-replay test-chaos install uninstall asan bench fuzz fuzz-run clean
+.PHONY: all deps run test test-only test-python test-install test-deploy test-fuzz-replay test-chaos install uninstall asan bench bench-fidelity fuzz fuzz-run clean
 
 all: $(LIBA) $(CLI) $(SRV)
 
@@ -200,6 +200,13 @@ bench: deps $(BENCH) $(B)/memplan-server
 	./$(BENCH)
 	@echo
 	tests/bench/http_bench.sh $(B)/memplan-server
+
+# The PyTorch fidelity table (clients/python/bench_fidelity.py): predicted
+# against measured peaks of real training steps, plain and with applied
+# plans; 10-20 minutes on two busy cores. Needs torch and torchvision in
+# $(PYTHON); FIDELITY_ARGS passes options (--models, --reps, --markdown).
+bench-fidelity: $(CLI)
+	MEMPLAN_CLI=$(CURDIR)/$(CLI) $(PYTHON) clients/python/bench_fidelity.py $(FIDELITY_ARGS)
 
 # `make run` starts the daemon on 127.0.0.1:8080 with its store in ./var.
 run: deps all

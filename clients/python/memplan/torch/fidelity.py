@@ -126,7 +126,10 @@ def fidelity_many(model, example_inputs, fractions, *, name=None, batch=None, lo
 
     `direct`: the planner's plan at the budget, applied. `planned`: the plan
     applied after fitting (see _fit.py; the direct plan when fit is False
-    or there is no local simulator)."""
+    or there is no local simulator). When the budget is infeasible,
+    `at_min` is the planner's plan at the least feasible budget it reports,
+    applied (and `grads_match_at_min`). `grads_match` is the applied
+    plan's (fitted), `grads_match_direct` the direct one's."""
     inputs = as_tuple(example_inputs)
     exp = export_full(model, inputs, loss_fn, reps=reps)
     graph = exp.graph
@@ -154,10 +157,15 @@ def fidelity_many(model, example_inputs, fractions, *, name=None, batch=None, lo
         if plan.get("feasible"):
             rec["direct"], gm_ok = _applied_row(model, inputs, graph, plan, budget, const, loss_fn,
                                                 reps, done)
-            rec["grads_match"] = gm_ok
+            rec["grads_match"] = rec["grads_match_direct"] = gm_ok
         else:
             rec["min_feasible_budget"] = plan.get("min_feasible_budget")
             rec["grads_match"] = None
+            least = rec["min_feasible_budget"]
+            pmin = _planner.plan(graph, least, solver=solver, server=server) if least else {}
+            if pmin.get("feasible"):  # the nearest budget that works, measured too
+                rec["at_min"], rec["grads_match_at_min"] = _applied_row(
+                    model, inputs, graph, pmin, least, const, loss_fn, reps, done)
         chosen = _fit.choose(cands, budget)
         if chosen is None:
             rec["planned"] = rec["direct"]
