@@ -323,5 +323,25 @@ class FidelityTest(unittest.TestCase):
         self.check_record(rec)
 
 
+class ReadmeExampleTest(unittest.TestCase):
+    """The README's "Use it from a training job" example runs as written,
+    from the repository root."""
+
+    def test_readme_example(self):
+        root = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+        if not os.path.exists(os.path.join(root, "build", "memplan")):
+            self.skipTest("no build/memplan in %s (run make)" % root)
+        with open(os.path.join(root, "README.md")) as f:
+            text = f.read()
+        part = text.split("## Use it from a training job", 1)
+        self.assertEqual(len(part), 2, "README.md has the section")
+        code = part[1].split("```python\n", 1)[1].split("```", 1)[0]
+        env = dict(os.environ, PYTHONPATH=os.path.join(root, "clients", "python"))
+        p = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True,
+                           text=True, env=env, timeout=600)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("planned peak", p.stdout)
+
+
 if __name__ == "__main__":
     unittest.main()
