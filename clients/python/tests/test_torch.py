@@ -252,6 +252,27 @@ class TransformerTest(_ModelCase, unittest.TestCase):
                                                         preserve_rng_state=False))
         self.assertFalse(grads_match(self.model, applied, self.inputs))
 
+    def test_fit_plan(self):
+        # the plan fitting picks: predicted within the budget by what torch
+        # runs, measured as predicted, same gradients; a smaller budget
+        # never gets a higher predicted peak
+        _need_cli(self)
+        p0 = _planner.plan(self.graph, _planner.NO_BUDGET, solver="none")
+        c = p0["const_bytes"]
+        budgets = [int(c + f * (p0["peak_bytes"] - c)) for f in (0.8, 0.5)]
+        plans = [mt.fit_plan(self.model, b) for b in budgets]
+        for b, plan in zip(budgets, plans):
+            self.assertIsNotNone(plan)
+            self.assertLessEqual(plan["predicted_peak_bytes"], b)
+        self.assertLessEqual(plans[1]["predicted_peak_bytes"], plans[0]["predicted_peak_bytes"])
+        applied = mt.apply(self.model, plans[1])
+        meas = mt.measure(applied, self.inputs, time_reps=0)
+        self.assertLess(abs(_dyn_err(plans[1]["predicted_peak_bytes"], c, meas)), 3.0)
+        self.assertTrue(grads_match(self.model, applied, self.inputs))
+        self.assertIsNone(mt.fit_plan(self.model, c))  # nothing fits constant memory alone
+        with self.assertRaises(ValueError):
+            mt.fit_plan(transformer(2)[0], budgets[0])  # never exported
+
     def test_export_leaves_model_alone(self):
         before = [p.detach().clone() for p in self.model.parameters()]
         rng = torch.get_rng_state()
