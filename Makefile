@@ -49,7 +49,7 @@ TESTS := $(B)/check_all
 BENCH := $(B)/bench_planner
 SRV   := $(B)/memplan-server
 
-.PHONY: all deps run test test-only test-python test-install test-deploy test-contract test-docs test-pg test-fuzz-replay test-chaos install uninstall asan bench fuzz fuzz-run clean
+.PHONY: all deps run test test-only test-python test-install test-deploy test-contract test-docs test-pg test-fuzz-replay test-chaos install uninstall asan bench bench-fidelity fuzz fuzz-run clean
 
 all: $(LIBA) $(CLI) $(SRV)
 
@@ -224,6 +224,13 @@ bench: deps $(BENCH) $(B)/memplan-server
 	tests/bench/http_bench.sh $(B)/memplan-server
 	@echo
 	$(PYTHON) tests/bench/pg_bench.py $(B)/memplan-server
+
+# The PyTorch fidelity table (clients/python/bench_fidelity.py): predicted
+# against measured peaks of real training steps, plain and with applied
+# plans; 10-20 minutes on two busy cores. Needs torch and torchvision in
+# $(PYTHON); FIDELITY_ARGS passes options (--models, --reps, --markdown).
+bench-fidelity: $(CLI)
+	MEMPLAN_CLI=$(CURDIR)/$(CLI) $(PYTHON) clients/python/bench_fidelity.py $(FIDELITY_ARGS)
 
 # `make run` starts the daemon on $(LISTEN) (`make run LISTEN=0.0.0.0:9090`)
 # with its store in ./var.

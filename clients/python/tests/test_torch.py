@@ -28,6 +28,7 @@ except ImportError as e:  # pragma: no cover - depends on the interpreter
 
 import memplan.torch as mt  # noqa: E402
 from memplan.torch import _mem, _planner  # noqa: E402
+from memplan.torch._apply import _Checkpointed  # noqa: E402
 from memplan.torch.fidelity import fidelity, grads_match, predict_applied  # noqa: E402
 from memplan.torch.models import torchvision_model, transformer  # noqa: E402
 
@@ -229,6 +230,49 @@ class TransformerTest(_ModelCase, unittest.TestCase):
             self.assertEqual(n["saved_bytes"], n["bytes"])  # a float mask of the input's size
             self.assertNotIn("recompute", n)  # replayed with the RNG state preserved
 
+    def test_recomputed_dropout_replays_its_masks(self):
+        # a plan that recomputes dropout: the applied step draws the same
+        # masks (equal gradients), and only because the RNG state is kept
+        _need_cli(self)
+        p0 = _planner.plan(self.graph, _planner.NO_BUDGET, solver="none")
+        c = p0["const_bytes"]
+        plan = _planner.plan(self.graph, int(c + self.fraction * (p0["peak_bytes"] - c)))
+        drops = {n["id"] for n in self.graph["nodes"] if n.get("op") == "Dropout"}
+        redone = drops & {s["node"] for s in plan["schedule"] if s["op"] == "recompute"}
+        self.assertTrue(redone, "the plan recomputes a dropout")
+        applied = mt.apply(self.model, plan)
+        self.assertTrue(redone <= {v for r in applied.regions for v in r})
+        self.assertTrue(grads_match(self.model, applied, self.inputs))
+        # the same regions without the RNG state preserved: other masks
+        from torch.utils.checkpoint import checkpoint
+        ckpts = [m for m in applied.modules() if isinstance(m, _Checkpointed)]
+        self.assertTrue(ckpts)
+        for m in ckpts:
+            m.forward = (lambda *a, fn=m.fn: checkpoint(fn, *a, use_reentrant=False,
+                                                        preserve_rng_state=False))
+        self.assertFalse(grads_match(self.model, applied, self.inputs))
+
+    def test_fit_plan(self):
+        # the plan fitting picks: predicted within the budget by what torch
+        # runs, measured as predicted, same gradients; a smaller budget
+        # never gets a higher predicted peak
+        _need_cli(self)
+        p0 = _planner.plan(self.graph, _planner.NO_BUDGET, solver="none")
+        c = p0["const_bytes"]
+        budgets = [int(c + f * (p0["peak_bytes"] - c)) for f in (0.8, 0.5)]
+        plans = [mt.fit_plan(self.model, b) for b in budgets]
+        for b, plan in zip(budgets, plans):
+            self.assertIsNotNone(plan)
+            self.assertLessEqual(plan["predicted_peak_bytes"], b)
+        self.assertLessEqual(plans[1]["predicted_peak_bytes"], plans[0]["predicted_peak_bytes"])
+        applied = mt.apply(self.model, plans[1])
+        meas = mt.measure(applied, self.inputs, time_reps=0)
+        self.assertLess(abs(_dyn_err(plans[1]["predicted_peak_bytes"], c, meas)), 3.0)
+        self.assertTrue(grads_match(self.model, applied, self.inputs))
+        self.assertIsNone(mt.fit_plan(self.model, c))  # nothing fits constant memory alone
+        with self.assertRaises(ValueError):
+            mt.fit_plan(transformer(2)[0], budgets[0])  # never exported
+
     def test_export_leaves_model_alone(self):
         before = [p.detach().clone() for p in self.model.parameters()]
         rng = torch.get_rng_state()
@@ -298,6 +342,26 @@ class FidelityTest(unittest.TestCase):
         finally:
             daemon.stop()
         self.check_record(rec)
+
+
+class ReadmeExampleTest(unittest.TestCase):
+    """The README's "Use it from a training job" example runs as written,
+    from the repository root."""
+
+    def test_readme_example(self):
+        root = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+        if not os.path.exists(os.path.join(root, "build", "memplan")):
+            self.skipTest("no build/memplan in %s (run make)" % root)
+        with open(os.path.join(root, "README.md")) as f:
+            text = f.read()
+        part = text.split("## Use it from a training job", 1)
+        self.assertEqual(len(part), 2, "README.md has the section")
+        code = part[1].split("```python\n", 1)[1].split("```", 1)[0]
+        env = dict(os.environ, PYTHONPATH=os.path.join(root, "clients", "python"))
+        p = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True,
+                           text=True, env=env, timeout=600)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("planned peak", p.stdout)
 
 
 if __name__ == "__main__":

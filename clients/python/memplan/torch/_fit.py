@@ -17,12 +17,17 @@ really runs (fidelity.predict_applied), and for a budget picks the
 candidate of least predicted time whose predicted peak fits. Because the
 candidate set is the same for every budget, a smaller budget never gets a
 plan with a higher predicted peak.
+
+fit_plan() is the same choice for a training job: the plan to apply to an
+exported model at one budget.
 """
 
 import json
 
 from . import _planner
-from ._apply import plan_mapping
+from ._apply import _EXPORTS, plan_mapping
+from ._export import step_peak
+from ._predict import predict_applied
 
 
 class Candidate:
@@ -68,3 +73,32 @@ def choose(cands, budget):
     if not fit:
         return None
     return min(fit, key=lambda c: (c.time, c.peak))
+
+
+def fit_plan(model, budget, *, graph=None, server=None, solver="auto", points=12):
+    """The plan to apply to `model` (exported with memplan.torch.export in
+    this process) under `budget` bytes, chosen by what torch will run: among
+    the planner's answers at `points` budgets from the least feasible one to
+    plain backpropagation's peak, and at `budget` itself, the fastest whose
+    applied step (and the optimizer's step, when export was given one)
+    memplan predicts within `budget`. The plan dict gains
+    predicted_peak_bytes, predicted_time and asked_budget (the budget the
+    planner was given); None when no answer fits. Plans come from the
+    daemon at `server` or the local CLI; predictions need the local CLI."""
+    exp = _EXPORTS.get(id(model))
+    if exp is None or exp.model_ref() is not model:
+        raise ValueError("memplan.torch.fit_plan: export this model first (memplan.torch.export)")
+    graph = graph or exp.graph
+    budget = int(budget)
+    plain = _planner.plan(graph, _planner.NO_BUDGET, solver="none", server=server)
+    asked = grid(graph, plain["peak_bytes"], n=points, server=server, solver=solver) + [budget]
+    cands = candidates(graph, exp.gm, exp.group_of, predict_applied, asked, server, solver)
+    for c in cands:  # the optimizer's step may top the backward pass
+        c.peak = step_peak(exp, c.peak)
+    best = choose(cands, budget)
+    if best is None:
+        return None
+    plan = dict(best.plan)
+    plan.update(predicted_peak_bytes=int(best.peak), predicted_time=best.time,
+                asked_budget=best.asked)
+    return plan

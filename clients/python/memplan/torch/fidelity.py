@@ -14,8 +14,8 @@ own answer. torch.utils.checkpoint, though, re-runs a whole region (its
 kept outputs and the nodes the plan would not recompute, whose saved
 tensors it drops in the forward pass) and keeps each region's RNG state
 until the region's backward. `predicted_peak_bytes` is memplan's simulator
-on the schedule torch really runs (_apply.honest_schedule) plus those RNG
-states: the figure the measurement is compared with. Errors are
+on the schedule torch really runs plus those RNG states (_predict.py): the
+figure the measurement is compared with. Errors are
 (predicted - measured) / measured in percent, over the whole step
 (`error_pct`) and over the part above resident memory
 (`dynamic_error_pct`).
@@ -32,10 +32,11 @@ import json
 import torch
 
 from . import _fit, _planner
-from ._apply import apply, honest_schedule
+from ._apply import apply
 from ._export import as_tuple, default_loss, export_full, preserved
 from ._mem import tensors_in
 from ._measure import measure
+from ._predict import predict_applied
 
 
 def _pct(pred, meas):
@@ -74,43 +75,6 @@ def grads_match(model, applied, inputs, loss_fn=None):
                for a, b in zip(rg, ag))
 
 
-def _rng_bytes():
-    return torch.get_rng_state().numel()
-
-
-def _alive_regions(schedule, mapping, step):
-    """Regions whose RNG state torch still holds at schedule step `step`."""
-    first, last = {}, {}
-    where = {}
-    for bi, b in enumerate(mapping.blocks):
-        for v in b["region"]:
-            where[v] = bi
-    for i, s in enumerate(schedule["steps"]):
-        bi = where.get(s["node"])
-        if bi is None:
-            continue
-        if s["op"] == "compute":
-            first.setdefault(bi, i)
-        elif s["op"] == "backward":
-            last[bi] = i
-    return sum(1 for bi in first if first[bi] <= step <= last.get(bi, step))
-
-
-def predict_applied(graph, mapping):
-    """memplan's prediction of the applied step: (peak bytes, time, report)
-    from the simulator on the honest schedule, or None without a local CLI."""
-    sched = honest_schedule(mapping, graph)
-    try:
-        rep = _planner.simulate(graph, sched)
-    except _planner.PlannerError:
-        return None
-    if not rep.get("valid", False):
-        raise _planner.PlannerError("the applied schedule is invalid in memplan's model: %s"
-                                    % rep.get("error", rep))
-    peak = rep["peak_bytes"] + _rng_bytes() * _alive_regions(sched, mapping, rep["peak_step"])
-    return peak, rep["time"]["total"], rep
-
-
 def _row(pred_peak, pred_time, meas, const):
     dyn_pred = pred_peak - const
     return {"predicted_peak_bytes": int(pred_peak), "measured_peak_bytes": int(meas["peak_bytes"]),
@@ -126,7 +90,10 @@ def fidelity_many(model, example_inputs, fractions, *, name=None, batch=None, lo
 
     `direct`: the planner's plan at the budget, applied. `planned`: the plan
     applied after fitting (see _fit.py; the direct plan when fit is False
-    or there is no local simulator)."""
+    or there is no local simulator). When the budget is infeasible,
+    `at_min` is the planner's plan at the least feasible budget it reports,
+    applied (and `grads_match_at_min`). `grads_match` is the applied
+    plan's (fitted), `grads_match_direct` the direct one's."""
     inputs = as_tuple(example_inputs)
     exp = export_full(model, inputs, loss_fn, reps=reps)
     graph = exp.graph
@@ -154,10 +121,15 @@ def fidelity_many(model, example_inputs, fractions, *, name=None, batch=None, lo
         if plan.get("feasible"):
             rec["direct"], gm_ok = _applied_row(model, inputs, graph, plan, budget, const, loss_fn,
                                                 reps, done)
-            rec["grads_match"] = gm_ok
+            rec["grads_match"] = rec["grads_match_direct"] = gm_ok
         else:
             rec["min_feasible_budget"] = plan.get("min_feasible_budget")
             rec["grads_match"] = None
+            least = rec["min_feasible_budget"]
+            pmin = _planner.plan(graph, least, solver=solver, server=server) if least else {}
+            if pmin.get("feasible"):  # the nearest budget that works, measured too
+                rec["at_min"], rec["grads_match_at_min"] = _applied_row(
+                    model, inputs, graph, pmin, least, const, loss_fn, reps, done)
         chosen = _fit.choose(cands, budget)
         if chosen is None:
             rec["planned"] = rec["direct"]
