@@ -642,13 +642,14 @@ static int frontier_get(mp_test_daemon_t *s, const char *hash, const char *query
 }
 
 /* GET /v1/graphs/{hash}/frontier is a job: 202 with its id, status and
- * Location while it is computed (the daemon holds every job 1.5 s here),
+ * Location while it is computed (the daemon holds every job 4 s here,
+ * ample time for two requests on a loaded machine),
  * joined by the same request, long-polled with ?wait=, then cached. */
 START_TEST(test_frontier_job) {
   mp_test_daemon_t s;
   json_t *o = NULL;
   char path[200], hash[65], fid[64], *hdr = NULL;
-  mp_test_daemon_start(&s, "--workers 1", 1500);
+  mp_test_daemon_start(&s, "--workers 1", 4000);
   ck_assert_int_eq(submit(&s, plan_body(shipped("cg_vgg19.txt"), 4LL << 30, "approx", "{\"wait\": 60}"), NULL, &o),
                    200);
   snprintf(hash, sizeof(hash), "%s", jstr(o, "graph_hash"));
