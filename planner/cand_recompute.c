@@ -46,6 +46,7 @@ int mp__cand_chen(const mp_graph_t *g, const mp_plan_options_t *o, double t0, in
   mp__cand_t c;
   int rc, i;
 
+  mp__progress_phase(o->should_stop, o->stop_arg, "simulation", -1);
   if ((rc = mp_cut_candidates(g, &cand, &ncand)) != 0)
     return mp_error_set(err, rc, "", "out of memory");
   if (sqrt_cuts) {
@@ -120,6 +121,7 @@ static int mp__offer_dp(const mp_graph_t *g, mp_dp_result_t *dr, const char *sou
   mp__cand_t c;
   int rc;
   if (!dr->feasible) return 0;
+  mp__progress_phase(p->o->should_stop, p->o->stop_arg, "simulation", -1);
   rc = mp__cand_make(g, p->o, dr->strategy, &c, err);
   dr->strategy = NULL; /* owned by the candidate now */
   if (rc != 0) return rc;

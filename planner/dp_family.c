@@ -288,6 +288,7 @@ int mp__load_family(mp__dp_t *c, const mp_dp_options_t *o, double t0, char *reas
   int rc;
   *exact_used = 0;
   reason[0] = '\0';
+  mp__progress_phase(o->should_stop, o->stop_arg, "lower_sets", -1);
   if (o->exact) {
     mp_lowerset_limits_t lim;
     size_t seen = 0;

@@ -631,6 +631,7 @@ static int mp__run(mp__dp_t *c, mp__mode_t mode, mp__bound_t *bd) {
   c->work = 0;
   bd->work = 0;
   bd->stopped = 0;
+  mp__progress_phase(c->should_stop, c->stop_arg, "search", 0);
   if ((rc = mp__poll(c)) != 0) return rc;
   for (j = 1; j < ns; j++) {
     mp__wlim_t wl;
@@ -646,6 +647,7 @@ static int mp__run(mp__dp_t *c, mp__mode_t mode, mp__bound_t *bd) {
     if (c->work > (1u << 16)) {
       bd->work += c->work;
       c->work = 0;
+      mp__progress_phase(c->should_stop, c->stop_arg, "search", (double)j / (double)ns);
       if ((rc = mp__poll(c)) != 0) return rc;
     }
     /* The cuts bound the steps too: a step's own ch, mw or cost is a lower

@@ -33,6 +33,7 @@
 
 #include "dp.h"
 #include "lowerset.h"
+#include "progress.h"
 #include "threadpool.h"
 
 /* ---- Saturating arithmetic ---------------------------------------------- */

@@ -188,6 +188,7 @@ int mp__reverse_q(mp__dp_t *c, uint64_t qcap, int with_time, double tcap) {
   void *ctx[MP_DP_MAX_THREADS];
   mp__par_job_t job = {.item = mp__rq_source};
   int rc, z;
+  mp__progress_phase(c->should_stop, c->stop_arg, "reverse_pass", -1);
   for (j = 0; j < ns; j++) {
     mp__rrec_t *r = &c->rr[j];
     r->hq = UINT64_MAX;
@@ -238,6 +239,7 @@ int mp__reverse_kept(mp__dp_t *c, uint64_t budget, uint64_t cap_u) {
     uint64_t hj = c->hk[j], mwlim;
     if (c->work > (1u << 18)) {
       c->work = 0;
+      mp__progress_phase(c->should_stop, c->stop_arg, "reverse_pass", (double)(last - j) / (double)last);
       if ((rc = mp__poll(c)) != 0) return rc;
     }
     if (hj > cap_u) continue;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "plan_internal.h"
+#include "progress.h"
 #include "solver.h"
 
 void mp_frontier_free(mp_frontier_t *f) {
@@ -48,10 +49,13 @@ static void mp__frontier_pareto(mp_frontier_t *f) {
   f->n_points = w;
 }
 
-int mp_frontier(const mp_graph_t *g, const mp_plan_options_t *o, mp_frontier_t *out,
+int mp_frontier(const mp_graph_t *g, const mp_plan_options_t *asked, mp_frontier_t *out,
                 mp_error_t *err) {
   double t0 = mp__now_ms();
   const mp__solver_t *e;
+  mp__progress_t tracker;
+  mp_plan_options_t tracked;
+  const mp_plan_options_t *o = mp__progress_wrap(asked, &tracker, &tracked);
   int rc;
 
   memset(out, 0, sizeof(*out));

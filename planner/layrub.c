@@ -63,6 +63,7 @@ int mp__plan_layrub(const mp__solver_t *self, const mp_graph_t *g, const mp_plan
   int rc;
 
   r->solver_used = self->id;
+  mp__progress_phase(o->should_stop, o->stop_arg, "swap", -1);
   if ((rc = mp__plan_stop(o, t0, err)) != 0) return rc;
   dev.intra_layer_reuse = 1;
   if ((rc = mp__layrub_mig(g, o, &dev, &m, err)) != 0) return rc;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "plan_internal.h"
+#include "progress.h"
 #include "solver.h"
 
 const char *mp_objective_name(mp_objective_t o) {
@@ -33,10 +34,13 @@ void mp_plan_options_init(mp_plan_options_t *o) {
   mp_device_init(&o->device);
 }
 
-int mp_plan(const mp_graph_t *g, const mp_plan_options_t *o, mp_plan_result_t *r,
+int mp_plan(const mp_graph_t *g, const mp_plan_options_t *asked, mp_plan_result_t *r,
             mp_error_t *err) {
   double t0 = mp__now_ms();
   const mp__solver_t *e;
+  mp__progress_t tracker;
+  mp_plan_options_t tracked;
+  const mp_plan_options_t *o = mp__progress_wrap(asked, &tracker, &tracked);
   int rc;
   memset(r, 0, sizeof(*r));
   if (!g->finalized) return mp_error_set(err, MP_EINVAL, "", "graph is not finalized");

@@ -75,6 +75,14 @@ typedef struct mp_plan_options_s {
   double deadline_ms;         /* <= 0: none */
   int (*should_stop)(void *arg);
   void *stop_arg;
+  /* Progress, for people and dashboards watching a long solve: called on
+   * the planning thread when a phase starts and whenever the planner polls
+   * should_stop (every few hundred thousand DP steps), with the phase
+   * ("start", "lower_sets", "reverse_pass", "search", "simulation", "swap";
+   * static strings) and the fraction of it done in [0, 1], or -1 when it
+   * cannot be known. NULL: none. It does not change the answer. */
+  void (*progress)(void *arg, const char *phase, double fraction);
+  void *progress_arg;
   unsigned threads;           /* the exact DP's reverse passes (its staircase for
                                * the frontier, a solve's first pass) on up to this
                                * many threads (dp.h); 0 or 1: the caller's alone */

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "plan.h"
+#include "progress.h"
 
 /* ---- The clock and the stop check (cand.c) ----------------------------- */
 

@@ -497,6 +497,7 @@ static int mp__greedy(const mp_graph_t *g, const mp_plan_options_t *o, const uin
   uint8_t *init_dec = NULL;
   int rc;
 
+  mp__progress_phase(o->should_stop, o->stop_arg, "swap", -1);
   memset(m, 0, sizeof(*m));
   memset(&cur, 0, sizeof(cur));
   memset(&trial, 0, sizeof(trial));

@@ -265,12 +265,22 @@ int mp_swap_check(mp_solver_t solver, int swap_given, int *swap, mp_error_t *err
 
 /* ---- request bodies ---- */
 
-/* The graph source: exactly one of "graph" and "graph_hash". */
-static int mp__graph_source(json_t *root, json_t **graph, char hash[65], mp_error_t *err) {
+/* The graph source: exactly one of "graph" and "graph_hash"; and
+ * "graph_name", a name for an inline graph that carries none (Kusumoto
+ * text has no place for one: clients send the file's name). */
+static int mp__graph_source(json_t *root, json_t **graph, char hash[65], const char **name, mp_error_t *err) {
   json_t *g = json_object_get(root, "graph");
   json_t *h = json_object_get(root, "graph_hash");
+  json_t *n = json_object_get(root, "graph_name");
   *graph = NULL;
+  *name = NULL;
   hash[0] = '\0';
+  if (n != NULL) {
+    if (!json_is_string(n) || json_string_length(n) == 0 || json_string_length(n) > MP_GRAPH_NAME_MAX)
+      return mp_error_set(err, MP_EINVAL, "$.graph_name", "must be a string of 1 to %d bytes", MP_GRAPH_NAME_MAX);
+    if (g == NULL) return mp_error_set(err, MP_EINVAL, "$.graph_name", "names a graph sent inline (graph)");
+    *name = json_string_value(n);
+  }
   if (g != NULL && h != NULL)
     return mp_error_set(err, MP_EINVAL, "$.graph_hash", "give either graph or graph_hash, not both");
   if (g == NULL && h == NULL)
@@ -344,7 +354,7 @@ static int mp__migration(json_t *root, mp_solver_t solver, int *swap, mp_device_
 int mp_plan_request_parse(json_t *root, double max_wait_s, mp_plan_request_t *out,
                           mp_error_t *err) {
   static const char *const keys[] = {"graph",    "graph_hash", "budget", "solver", "objective", "accounting",
-                                     "wait",     "timeline",   "swap",   "device", NULL};
+                                     "wait",     "timeline",   "swap",   "device", "graph_name", NULL};
   json_t *v;
   int rc;
 
@@ -355,7 +365,7 @@ int mp_plan_request_parse(json_t *root, double max_wait_s, mp_plan_request_t *ou
   mp_device_init(&out->device);
   if (!json_is_object(root)) return mp_error_set(err, MP_EINVAL, "$", "the request must be a JSON object");
   if ((rc = mp__known_keys(root, keys, err)) != 0) return rc;
-  if ((rc = mp__graph_source(root, &out->graph, out->graph_hash, err)) != 0) return rc;
+  if ((rc = mp__graph_source(root, &out->graph, out->graph_hash, &out->graph_name, err)) != 0) return rc;
   v = json_object_get(root, "budget");
   if (v == NULL) return mp_error_set(err, MP_EINVAL, "$.budget", "missing: the memory budget");
   if ((rc = mp_json_budget(v, "$.budget", &out->budget, err)) != 0) return rc;
@@ -385,7 +395,7 @@ int mp_plan_request_parse(json_t *root, double max_wait_s, mp_plan_request_t *ou
 
 int mp_fit_request_parse(json_t *root, size_t max_budgets, mp_fit_request_t *out,
                          mp_error_t *err) {
-  static const char *const keys[] = {"graph", "graph_hash", "budgets", "solver", "swap", "device", NULL};
+  static const char *const keys[] = {"graph", "graph_hash", "budgets", "solver", "swap", "device", "graph_name", NULL};
   json_t *v, *b;
   size_t i;
   int rc;
@@ -395,7 +405,7 @@ int mp_fit_request_parse(json_t *root, size_t max_budgets, mp_fit_request_t *out
   mp_device_init(&out->device);
   if (!json_is_object(root)) return mp_error_set(err, MP_EINVAL, "$", "the request must be a JSON object");
   if ((rc = mp__known_keys(root, keys, err)) != 0) return rc;
-  if ((rc = mp__graph_source(root, &out->graph, out->graph_hash, err)) != 0) return rc;
+  if ((rc = mp__graph_source(root, &out->graph, out->graph_hash, &out->graph_name, err)) != 0) return rc;
   if ((rc = mp__enum(root, "solver", mp__parse_solver, &out->solver, MP__SOLVERS, err)) != 0)
     return rc;
   if (out->solver == MP_SOLVER_NONE)

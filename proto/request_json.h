@@ -47,6 +47,7 @@
 typedef struct mp_plan_request_s {
   json_t *graph;              /* borrowed; NULL when graph_hash was given */
   char graph_hash[65];        /* 64 lowercase hex digits, or "" */
+  const char *graph_name;     /* borrowed from root; NULL when absent */
   uint64_t budget;
   mp_solver_t solver;         /* default auto */
   mp_objective_t objective;   /* default time */
@@ -64,6 +65,7 @@ int mp_plan_request_parse(json_t *root, double max_wait_s, mp_plan_request_t *ou
 typedef struct mp_fit_request_s {
   json_t *graph;
   char graph_hash[65];
+  const char *graph_name;     /* as in mp_plan_request_t */
   mp_solver_t solver;         /* default auto; hybrid for auto with swap */
   uint64_t *budgets;          /* owned */
   size_t n_budgets;           /* 1 .. max_budgets */
@@ -105,5 +107,8 @@ int mp_parse_prefetch(const char *s, uint32_t *out, mp_error_t *err);
 
 /* Is `s` a graph hash as the planner prints it (64 lowercase hex digits)? */
 int mp_is_graph_hash(const char *s);
+
+/* The longest "graph_name" a request may give, in bytes. */
+#define MP_GRAPH_NAME_MAX 256
 
 #endif

@@ -4,18 +4,22 @@
  * route, the point that applies at each budget for /v1/fit. */
 #include "frontiers.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache.h"
 #include "fit_json.h"
 #include "frontier.h"
 #include "graphs.h"
 #include "json_util.h"
 #include "results.h"
+#include "util.h"
 
 struct srv_frontier_s {
   char key[256];
   char graph_hash[65];
+  mp_solver_t solver;
   uint64_t *budgets;  /* NULL for the frontier route */
   size_t n_budgets;
   const char *cache;
@@ -56,6 +60,57 @@ static int srv__answer(const srv_frontier_t *c, const char *text, size_t len, js
   return 0;
 }
 
+/* The cache key of a failure of the frontier `key`. */
+static void srv__fail_key(const char *key, char out[300]) { snprintf(out, 300, "ffail|%s", key); }
+
+/* Did the computation of `key` fail within SRV_FRONTIER_FAIL_S? Fills
+ * out->err_code and out->err_msg when it did. The record holds the wall
+ * clock of the failure; an old one is ignored (and replaced by the next). */
+static int srv__failed_recently(srv_server_t *s, const char *key, srv_frontier_outcome_t *out) {
+  char fk[300], *text = NULL;
+  size_t len;
+  json_t *o;
+  int hit = 0;
+  srv__fail_key(key, fk);
+  if (srv_cache_get(s->cache, fk, &text, &len) != 0) return 0;
+  o = json_loadb(text, len, 0, NULL);
+  free(text);
+  if (o && srv_now_ms() - json_number_value(json_object_get(o, "at_ms")) < SRV_FRONTIER_FAIL_S * 1000.0) {
+    snprintf(out->err_code, sizeof(out->err_code), "%s", json_string_value(json_object_get(o, "code")));
+    snprintf(out->err_msg, sizeof(out->err_msg), "%s", json_string_value(json_object_get(o, "message")));
+    hit = 1;
+  }
+  json_decref(o);
+  return hit;
+}
+
+void srv_frontiers_job_finished(srv_server_t *s, srv_job_t *job) {
+  srv_job_snapshot_t snap;
+  char fk[300], *text;
+  json_t *o;
+  srv_job_snapshot(job, &snap);
+  if (snap.kind != SRV_JOB_FRONTIER || snap.status != SRV_JOB_FAILED) return;
+  o = json_pack("{s:s,s:s,s:f}", "code", snap.err_code[0] ? snap.err_code : "frontier_failed", "message",
+                snap.err_msg, "at_ms", srv_now_ms());
+  text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+  json_decref(o);
+  srv__fail_key(snap.key, fk);
+  if (text) srv_cache_put(s->cache, fk, text, strlen(text)); /* best effort */
+  free(text);
+}
+
+int srv_frontier_is_fit(const srv_frontier_t *f) { return f->budgets != NULL; }
+
+json_t *srv_frontiers_pending(const srv_frontier_t *f, srv_job_t *job) {
+  srv_job_snapshot_t snap;
+  json_t *o, *pr;
+  srv_job_snapshot(job, &snap);
+  o = json_pack("{s:s,s:s,s:s,s:s,s:s}", "id", snap.id, "status", srv_job_status_name(snap.status), "graph_hash",
+                f->graph_hash, "solver", mp_solver_name(f->solver), "cache", f->cache ? f->cache : "miss");
+  if (o && (pr = srv_job_progress_json(job)) != NULL) json_object_set_new(o, "progress", pr);
+  return o;
+}
+
 int srv_frontiers_get(srv_server_t *s, const srv_frontier_query_t *q, mp_graph_t **graph,
                       srv_frontier_outcome_t *out) {
   srv_frontier_t *c;
@@ -73,6 +128,7 @@ int srv_frontiers_get(srv_server_t *s, const srv_frontier_query_t *q, mp_graph_t
     return SRV_ENOMEM;
   }
   memcpy(c->graph_hash, q->graph_hash, 65);
+  c->solver = q->solver;
   c->budgets = q->budgets;
   c->n_budgets = q->n_budgets;
   memset(&p, 0, sizeof(p));
@@ -84,6 +140,10 @@ int srv_frontiers_get(srv_server_t *s, const srv_frontier_query_t *q, mp_graph_t
   else
     mp_device_init(&p.device);
   srv_keys_frontier(&p, c->key);
+  if (srv__failed_recently(s, c->key, out)) {
+    srv_frontier_free(c);
+    return SRV_FRONTIER_FAILED;
+  }
   rc = srv_jobs_submit_frontier(s->jobs, &p, c->key, graph, &out->job, &text, &len);
   if (rc < 0) {
     srv_frontier_free(c);

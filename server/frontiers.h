@@ -6,7 +6,10 @@
  * and kept (memory, then the store); a fit is answered from it, one point
  * per budget (mp_frontier_lookup). srv_frontiers_get answers from what is
  * kept or starts (or joins) the computation; srv_frontiers_finish answers
- * once it is over.
+ * once it is over; srv_frontiers_pending describes it meanwhile (the
+ * frontier route's 202). A computation that failed is remembered for
+ * SRV_FRONTIER_FAIL_S seconds (srv_frontiers_job_finished), so that
+ * clients polling the route hear why instead of starting it again.
  *
  * Every call borrows the server and keeps no pointer to it. */
 #ifndef SRV_FRONTIERS_H
@@ -37,9 +40,16 @@ typedef struct srv_frontier_query_s {
 typedef struct srv_frontier_s srv_frontier_t;
 void srv_frontier_free(void *f); /* void *: it fits srv_req_t.ctx_free */
 
+/* srv_frontiers_get: the same computation failed within the last
+ * SRV_FRONTIER_FAIL_S seconds (out->err_code, out->err_msg say why). */
+enum { SRV_FRONTIER_FAILED = 4 };
+#define SRV_FRONTIER_FAIL_S 60.0
+
 typedef struct srv_frontier_outcome_s {
   const char *cache;         /* "hit", "joined" or "miss" (for the answer's "cache" and
                                 the request log); NULL when nothing answered */
+  char err_code[32];         /* SRV_FRONTIER_FAILED */
+  char err_msg[512];
   json_t *answer;            /* SRV_SUBMIT_CACHED: the answer (a new reference) */
   srv_job_t *job;            /* JOINED / QUEUED: the computation (a reference) */
   srv_frontier_t *pending;   /* JOINED / QUEUED: the caller's */
@@ -50,7 +60,7 @@ typedef struct srv_frontier_outcome_s {
  * there, so that the worker can reload it and later requests can name it;
  * *graph is taken over (set to NULL) when a computation is created.
  * Returns SRV_SUBMIT_CACHED, SRV_SUBMIT_JOINED or SRV_SUBMIT_QUEUED (see
- * the outcome), or SRV_EFULL, SRV_EDRAINING, SRV_ESTORE, SRV_ENOMEM,
+ * the outcome), SRV_FRONTIER_FAILED, or SRV_EFULL, SRV_EDRAINING, SRV_ESTORE, SRV_ENOMEM,
  * SRV_EBADRESULT (the kept frontier does not read back; out->cache is
  * "hit"). */
 int srv_frontiers_get(srv_server_t *s, const srv_frontier_query_t *q, mp_graph_t **graph,
@@ -62,5 +72,17 @@ int srv_frontiers_get(srv_server_t *s, const srv_frontier_query_t *q, mp_graph_t
  * then says whether the job failed (and why) or is not finished. */
 int srv_frontiers_finish(srv_server_t *s, const srv_frontier_t *f, srv_job_t *job, srv_job_snapshot_t *snap,
                          json_t **answer);
+
+/* Whether f is a fit's (budgets given) rather than the frontier route's. */
+int srv_frontier_is_fit(const srv_frontier_t *f);
+
+/* The view of a computation not over yet: {"id", "status", "graph_hash",
+ * "solver", "cache", "progress"} (progress while it runs). New reference
+ * or NULL (out of memory). */
+json_t *srv_frontiers_pending(const srv_frontier_t *f, srv_job_t *job);
+
+/* A job reached its end (jobs.c's on_finished, any thread): a frontier
+ * that failed is remembered under its key. */
+void srv_frontiers_job_finished(srv_server_t *s, srv_job_t *job);
 
 #endif

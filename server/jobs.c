@@ -15,6 +15,7 @@
  * waiters as a local end does. Frontiers stay local in both cases. */
 #include "jobs.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +65,12 @@ struct srv_job_s {
   /* read by the solver without the lock */
   atomic_int stop;
   double deadline_mono;
+  /* progress of a running job: written by its worker (the planner's
+   * progress callback), read by views without the lock. The phase is one
+   * of the planner's static strings; the fraction in millionths, -1 when
+   * unknown. */
+  _Atomic(const char *) phase;
+  atomic_int fraction_ppm;
 };
 
 struct srv_jobs_s {
@@ -188,6 +195,8 @@ static srv_job_t *srv__job_new(srv_jobs_t *j, srv_job_kind_t kind) {
   job->refs = 1;
   job->created_ms = srv_now_ms();
   atomic_init(&job->stop, SRV__RUN);
+  atomic_init(&job->phase, "start");
+  atomic_init(&job->fraction_ppm, -1);
   srv_random_hex(job->id, 16);
   return job;
 }
@@ -455,7 +464,29 @@ json_t *srv_job_to_json(srv_job_t *job) {
   r.finished_ms = job->finished_ms;
   memcpy(r.request_id, job->p.request_id, sizeof(r.request_id));
   pthread_mutex_unlock(&job->owner->mu);
-  return srv_job_row_to_json(&r);
+  {
+    json_t *o = srv_job_row_to_json(&r), *pr = srv_job_progress_json(job);
+    if (o && pr) json_object_set_new(o, "progress", pr);
+    else json_decref(pr);
+    return o;
+  }
+}
+
+json_t *srv_job_progress_json(srv_job_t *job) {
+  double started;
+  int running, remote, ppm;
+  const char *phase;
+  pthread_mutex_lock(&job->owner->mu);
+  running = job->status == SRV_JOB_RUNNING;
+  remote = job->remote;
+  started = job->started_ms;
+  pthread_mutex_unlock(&job->owner->mu);
+  if (!running) return NULL;
+  phase = remote ? NULL : atomic_load(&job->phase);
+  ppm = remote ? -1 : atomic_load(&job->fraction_ppm);
+  return json_pack("{s:o,s:o,s:f}", "phase", phase ? json_string(phase) : json_null(), "fraction",
+                   ppm >= 0 ? json_real(ppm / 1e6) : json_null(), "elapsed_ms",
+                   started > 0 ? floor(srv_now_ms() - started) : 0.0);
 }
 
 void srv_jobs_stats(srv_jobs_t *jobs, uint64_t *queued, uint64_t *capacity, uint64_t *running,
@@ -723,6 +754,13 @@ static int srv__should_stop(void *arg) {
   return 0;
 }
 
+/* The planner's progress callback: the job's phase and fraction for its views. */
+static void srv__progress(void *arg, const char *phase, double fraction) {
+  srv_job_t *job = arg;
+  atomic_store(&job->phase, phase);
+  atomic_store(&job->fraction_ppm, fraction < 0 ? -1 : (int)(fraction * 1e6));
+}
+
 static char *srv__error_json(const char *code, const char *msg) {
   json_t *o = json_pack("{s:s,s:s}", "code", code, "message", msg);
   char *t = o ? json_dumps(o, JSON_COMPACT) : NULL;
@@ -777,6 +815,9 @@ static srv_job_status_t srv__run(srv_jobs_t *jobs, srv_job_t *job, char **text, 
    * hard limit: past it the plan fails and the worker is free again. */
   o.should_stop = srv__should_stop;
   o.stop_arg = job;
+  o.progress = srv__progress;
+  o.progress_arg = job;
+  srv__progress(job, "start", -1);
   if (jobs->test_delay_ms > 0) {
     double until = srv_mono_ms() + jobs->test_delay_ms;
     struct timespec ts = {0, 10 * 1000000L};

@@ -127,9 +127,14 @@ typedef struct srv_job_snapshot_s {
 } srv_job_snapshot_t;
 void srv_job_snapshot(srv_job_t *job, srv_job_snapshot_t *out);
 int srv_job_is_final(srv_job_t *job);
-/* A plan job as the API shows it (id, status, parameters, timings, error).
- * New reference or NULL. */
+/* A plan job as the API shows it (id, status, parameters, timings, error,
+ * and while it runs its progress). New reference or NULL. */
 json_t *srv_job_to_json(srv_job_t *job);
+/* A running job's progress, {"phase", "fraction", "elapsed_ms"} (phase
+ * and fraction null when unknown, as for a plan running on another
+ * replica); NULL when the job is not running (or out of memory). New
+ * reference. */
+json_t *srv_job_progress_json(srv_job_t *job);
 
 void srv_jobs_stats(srv_jobs_t *jobs, uint64_t *queued, uint64_t *capacity, uint64_t *running,
                     uint64_t *workers);

@@ -24,6 +24,7 @@
 
 #include "cache.h"
 #include "config.h"
+#include "frontiers.h"
 #include "http.h"
 #include "jobs.h"
 #include "log.h"
@@ -141,6 +142,7 @@ static void srv__on_signal(uv_signal_t *h, int signum) {
 
 static void srv__on_job_finished(srv_job_t *job, void *arg) {
   srv_server_t *s = arg;
+  srv_frontiers_job_finished(s, job); /* before the waiters wake: they may poll again */
   srv_waits_job_finished(s->waits, job);
 }
 

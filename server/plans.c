@@ -137,6 +137,107 @@ int srv_plans_submit(srv_server_t *s, const srv_plan_params_t *p, mp_graph_t **g
 
 /* ---- views ---- */
 
+/* The name a view shows for graph `hash`: its own (the graph's "name",
+ * or the request's graph_name when it came without one), else the first
+ * 12 hex digits of its hash. Names never change (a graph is stored once),
+ * so each is kept in the cache as "gname|<hash>" after one read of the
+ * stored graph. */
+static json_t *srv__graph_name(srv_server_t *s, const char *hash) {
+  char key[80], *text = NULL;
+  size_t len;
+  json_t *name;
+  snprintf(key, sizeof(key), "gname|%s", hash);
+  if (srv_cache_get(s->cache, key, &text, &len) != 0) {
+    json_t *g = NULL;
+    const char *n = NULL;
+    if (srv_store_get_graph(s->store, hash, &text, &len) == 0) {
+      g = json_loadb(text, len, 0, NULL);
+      n = json_string_value(json_object_get(g, "name"));
+    }
+    free(text);
+    text = strdup(n ? n : "");
+    json_decref(g);
+    if (text == NULL) return NULL;
+    len = strlen(text);
+    if (g) srv_cache_put(s->cache, key, text, len); /* best effort; not when the store failed */
+  }
+  name = len > 0 ? json_stringn(text, len) : json_sprintf("%.12s", hash);
+  free(text);
+  return name;
+}
+
+/* The headline figures of a finished plan's result, for listings:
+ * {"feasible", "peak_bytes", "overhead_pct", "solver_used",
+ * "min_feasible_budget"} (null where the result has none: an infeasible
+ * plan has no peak or overhead, a feasible one no least budget; a new
+ * reference), or NULL when the plan has no readable result. A finished
+ * plan never changes, so they are kept in the cache as "psum|<id>". */
+static json_t *srv__result_summary(srv_server_t *s, const char *id) {
+  char key[80], *text = NULL;
+  size_t len;
+  json_t *sum = NULL;
+  snprintf(key, sizeof(key), "psum|%s", id);
+  if (srv_cache_get(s->cache, key, &text, &len) == 0) {
+    sum = json_loadb(text, len, 0, NULL);
+    free(text);
+    return sum;
+  }
+  {
+    srv_job_row_t row;
+    json_t *res = NULL;
+    if (srv_store_get_job(s->store, id, &row) != 0) return NULL;
+    if (strcmp(row.status, "done") == 0 && srv_results_get(s->cache, s->store, row.result_key, &text, &len, NULL) == 0)
+      res = json_loadb(text, len, 0, NULL);
+    free(text);
+    srv_job_row_clear(&row);
+    if (res == NULL) return NULL;
+    sum = json_pack("{s:O?,s:O?,s:O?,s:O?,s:O?}", "feasible", json_object_get(res, "feasible"), "peak_bytes",
+                    json_object_get(res, "peak_bytes"), "overhead_pct", json_object_get(res, "overhead_pct"),
+                    "solver_used", json_object_get(res, "solver_used"), "min_feasible_budget",
+                    json_object_get(res, "min_feasible_budget"));
+    json_decref(res);
+  }
+  if (sum && (text = mp_json_dumps(sum, JSON_COMPACT)) != NULL) {
+    srv_cache_put(s->cache, key, text, strlen(text)); /* best effort */
+    free(text);
+  }
+  return sum;
+}
+
+/* A listing's entry: the row plus what a scheduler and the dashboard show
+ * without fetching each plan: graph_name, and feasible, peak_bytes,
+ * overhead_pct, solver_used and min_feasible_budget (null until the plan
+ * is done, and where its result has none), and the
+ * progress of a plan running here. 0 or SRV_ENOMEM. */
+static int srv__list_entry(srv_server_t *s, json_t *row) {
+  const char *id = json_string_value(json_object_get(row, "id"));
+  const char *st = json_string_value(json_object_get(row, "status"));
+  const char *hash = json_string_value(json_object_get(row, "graph_hash"));
+  static const char *const figures[] = {"feasible", "peak_bytes", "overhead_pct", "solver_used",
+                                        "min_feasible_budget"};
+  json_t *sum = NULL, *name;
+  size_t i;
+  if (id == NULL || st == NULL || hash == NULL) return 0;
+  if ((name = srv__graph_name(s, hash)) == NULL || json_object_set_new(row, "graph_name", name) != 0)
+    return SRV_ENOMEM;
+  if (strcmp(st, "done") == 0) sum = srv__result_summary(s, id);
+  for (i = 0; i < sizeof(figures) / sizeof(figures[0]); i++) {
+    json_t *v = json_object_get(sum, figures[i]);
+    if (json_object_set_new(row, figures[i], v ? json_incref(v) : json_null()) != 0) {
+      json_decref(sum);
+      return SRV_ENOMEM;
+    }
+  }
+  json_decref(sum);
+  if (strcmp(st, "running") == 0) {
+    srv_job_t *job = srv_jobs_find(s->jobs, id);
+    json_t *pr = job ? srv_job_progress_json(job) : NULL;
+    srv_job_unref(job);
+    if (pr) json_object_set_new(row, "progress", pr);
+  }
+  return 0;
+}
+
 /* A job row names its run time (start to finish, on the worker) twice,
  * run_ms and solve_ms. The API keeps solve_ms for one thing, the planner's
  * own time in the result (result.solve_ms, as `memplan plan` prints it),
@@ -205,7 +306,10 @@ int srv_plans_view(srv_server_t *s, const char *id, int timeline, srv_plan_view_
   view = srv__plan_view(s, id, timeline, &final, &oom);
   if (view == NULL) return oom ? SRV_ENOMEM : SRV_ENOTFOUND;
   h = json_string_value(json_object_get(view, "graph_hash"));
-  if (h) snprintf(graph_hash, 65, "%s", h);
+  if (h) {
+    snprintf(graph_hash, 65, "%s", h);
+    json_object_set_new(view, "graph_name", srv__graph_name(s, h)); /* NULL (out of memory): left out */
+  }
   if (!final) {
     v->pending = view;
     return 0;
@@ -262,7 +366,14 @@ int srv_plans_list(srv_server_t *s, const char *status, unsigned limit, const ch
   {
     size_t i;
     json_t *row;
-    json_array_foreach(arr, i, row) srv__drop_run_alias(row);
+    json_array_foreach(arr, i, row) {
+      srv__drop_run_alias(row);
+      if (srv__list_entry(s, row) != 0) {
+        json_decref(arr);
+        json_decref(o);
+        return SRV_ENOMEM;
+      }
+    }
   }
   json_object_set_new(o, "plans", arr);
   if (json_array_size(arr) == limit) {

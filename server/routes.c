@@ -86,7 +86,8 @@ static json_t *srv__body_json(srv_req_t *r, enum MHD_Result *ret) {
 
 /* Load the request's graph; 0, or an answered error (returns -1). On
  * success *g is the graph and `hash` its hash. */
-static int srv__load_graph(srv_req_t *r, json_t *value, mp_graph_t **g, char hash[65], enum MHD_Result *ret) {
+static int srv__load_graph(srv_req_t *r, json_t *value, const char *name, mp_graph_t **g, char hash[65],
+                           enum MHD_Result *ret) {
   mp_limits_t lim;
   mp_error_t err;
   int rc;
@@ -95,7 +96,7 @@ static int srv__load_graph(srv_req_t *r, json_t *value, mp_graph_t **g, char has
   mp_limits_default(&lim);
   lim.max_nodes = r->srv->cfg.max_nodes;
   mp_error_clear(&err);
-  rc = mp_graph_load_json(value, "$.graph", MP_FORMAT_AUTO, NULL, &lim, g, NULL, &err);
+  rc = mp_graph_load_json(value, "$.graph", MP_FORMAT_AUTO, name, &lim, g, NULL, &err);
   if (rc != 0) {
     char msg[700];
     const char *path = err.path[0] ? err.path : "$.graph";
@@ -121,12 +122,13 @@ static int srv__load_graph(srv_req_t *r, json_t *value, mp_graph_t **g, char has
   return 0;
 }
 
-/* The graph of a request body: sent inline (`value`, loaded into *g) or
- * named by `given_hash` (*g NULL), which must be a graph the store holds.
- * 0 with `hash` its hash, or an answered error (-1). */
-static int srv__request_graph(srv_req_t *r, json_t *value, const char *given_hash, mp_graph_t **g, char hash[65],
-                              enum MHD_Result *ret) {
-  if (value) return srv__load_graph(r, value, g, hash, ret);
+/* The graph of a request body: sent inline (`value`, loaded into *g and
+ * called `name` when it carries no name) or named by `given_hash` (*g
+ * NULL), which must be a graph the store holds. 0 with `hash` its hash, or
+ * an answered error (-1). */
+static int srv__request_graph(srv_req_t *r, json_t *value, const char *name, const char *given_hash, mp_graph_t **g,
+                              char hash[65], enum MHD_Result *ret) {
+  if (value) return srv__load_graph(r, value, name, g, hash, ret);
   *g = NULL;
   memcpy(hash, given_hash, 65);
   memcpy(r->graph_hash, given_hash, 65);
@@ -201,7 +203,7 @@ static int srv__plan_parse(srv_req_t *r, json_t *root, mp_plan_request_t *req, s
     return -1;
   }
   memset(p, 0, sizeof(*p));
-  if (srv__request_graph(r, req->graph, req->graph_hash, g, p->graph_hash, ret) != 0) return -1;
+  if (srv__request_graph(r, req->graph, req->graph_name, req->graph_hash, g, p->graph_hash, ret) != 0) return -1;
   p->budget = req->budget;
   p->solver = req->solver;
   p->objective = req->objective;
@@ -355,35 +357,61 @@ static enum MHD_Result srv__frontier_failed(srv_req_t *r, int rc) {
   return srv__failed(r, rc, "the frontier is unreadable");
 }
 
-static enum MHD_Result srv__frontier_resumed(srv_req_t *r) {
+/* A frontier computation that failed: 504 past its deadline, else 422. */
+static enum MHD_Result srv__frontier_error(srv_req_t *r, const char *code, const char *msg) {
+  if (strcmp(code, "deadline_exceeded") == 0) return srv_respond_error(r, 504, code, "", "%s", msg);
+  return srv_respond_error(r, 422, code[0] ? code : "frontier_failed", "", "%s", msg);
+}
+
+/* The frontier route's 202: the computation's view, and where to poll. */
+static enum MHD_Result srv__frontier_accepted(srv_req_t *r, srv_job_t *job) {
+  json_t *o = srv_frontiers_pending(r->ctx, job);
+  char loc[300], *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+  enum MHD_Result ret;
+  snprintf(loc, sizeof(loc), "/v1/graphs/%s/frontier?solver=%s", r->graph_hash,
+           json_string_value(json_object_get(o, "solver")));
+  json_decref(o);
+  if (text == NULL) return srv_respond_error(r, 500, "internal", "", "out of memory");
+  ret = srv_respond_bytes(r, 202, SRV__JSON, text, strlen(text), "Location", loc);
+  free(text);
+  return ret;
+}
+
+/* The answer once the computation `job` of r->ctx is over, or when the
+ * wait for it ends: the frontier or fit, its failure, or while it still
+ * runs the route's 202 (a fit's 503: it waited past --plan-timeout). */
+static enum MHD_Result srv__frontier_answer(srv_req_t *r, srv_job_t *job) {
   srv_job_snapshot_t snap;
   json_t *answer;
-  int rc = srv_frontiers_finish(r->srv, r->ctx, r->job, &snap, &answer);
+  int rc = srv_frontiers_finish(r->srv, r->ctx, job, &snap, &answer);
   if (rc == 0) return srv_respond_json(r, 200, answer);
   if (rc != SRV_ENOTFOUND) return srv__frontier_failed(r, rc);
-  if (snap.status == SRV_JOB_FAILED) {
-    if (strcmp(snap.err_code, "deadline_exceeded") == 0)
-      return srv_respond_error(r, 504, snap.err_code, "", "%s", snap.err_msg);
-    return srv_respond_error(r, 422, snap.err_code[0] ? snap.err_code : "frontier_failed", "", "%s", snap.err_msg);
-  }
+  if (snap.status == SRV_JOB_FAILED) return srv__frontier_error(r, snap.err_code, snap.err_msg);
+  if (snap.status <= SRV_JOB_RUNNING && !srv_frontier_is_fit(r->ctx)) return srv__frontier_accepted(r, job);
   return srv_respond_error_hdr(r, 503, "not_ready", "", "Retry-After", "5",
                                "the frontier is not ready yet (the server may be shutting down)");
 }
 
+static enum MHD_Result srv__frontier_resumed(srv_req_t *r) { return srv__frontier_answer(r, r->job); }
+
 /* Shared by /v1/fit and the frontier route: answer q at once, or park the
- * request until its frontier is computed. *g: see srv_frontiers_get. */
-static enum MHD_Result srv__frontier_run(srv_req_t *r, const srv_frontier_query_t *q, mp_graph_t **g) {
+ * request until its frontier is computed or wait_s pass (0: answer now,
+ * 202 while it is computed). *g: see srv_frontiers_get. */
+static enum MHD_Result srv__frontier_run(srv_req_t *r, const srv_frontier_query_t *q, mp_graph_t **g,
+                                         double wait_s) {
   srv_frontier_outcome_t o;
   enum MHD_Result ret;
   int rc = srv_frontiers_get(r->srv, q, g, &o);
   r->cache = o.cache;
+  if (rc == SRV_FRONTIER_FAILED) return srv__frontier_error(r, o.err_code, o.err_msg);
   if (rc < 0) return srv__frontier_failed(r, rc);
   if (rc == SRV_SUBMIT_CACHED) return srv_respond_json(r, 200, o.answer);
   r->ctx = o.pending;
   r->ctx_free = srv_frontier_free;
-  /* The worker stops the computation at --plan-timeout; wait a little
-   * longer so the client hears the reason rather than a timeout. */
-  ret = srv_suspend(r, o.job, r->srv->cfg.plan_timeout_s + 5, srv__frontier_resumed);
+  if (wait_s > 0 && !srv_job_is_final(o.job))
+    ret = srv_suspend(r, o.job, wait_s, srv__frontier_resumed);
+  else
+    ret = srv__frontier_answer(r, o.job);
   srv_job_unref(o.job);
   return ret;
 }
@@ -404,7 +432,7 @@ static enum MHD_Result srv__fit(srv_req_t *r) {
     return ret;
   }
   memset(&q, 0, sizeof(q));
-  if (srv__request_graph(r, req.graph, req.graph_hash, &g, q.graph_hash, &ret) != 0) {
+  if (srv__request_graph(r, req.graph, req.graph_name, req.graph_hash, &g, q.graph_hash, &ret) != 0) {
     mp_fit_request_free(&req);
     json_decref(root);
     return ret;
@@ -415,7 +443,9 @@ static enum MHD_Result srv__fit(srv_req_t *r) {
   q.device = &req.device;
   q.budgets = req.budgets; /* taken over */
   q.n_budgets = req.n_budgets;
-  ret = srv__frontier_run(r, &q, &g);
+  /* The worker stops the computation at --plan-timeout; wait a little
+   * longer so the client hears the reason rather than a timeout. */
+  ret = srv__frontier_run(r, &q, &g, r->srv->cfg.plan_timeout_s + 5);
   mp_graph_free(g);
   return ret;
 }
@@ -429,11 +459,17 @@ static int srv__hash_param(srv_req_t *r, enum MHD_Result *ret) {
   return 0;
 }
 
+/* GET /v1/graphs/{hash}/frontier?solver=&wait=: the frontier when it is
+ * kept (200), else its computation, a job like a plan's: 202 with its
+ * view and Location (this route again) to poll, or with ?wait= a long
+ * poll that answers 200 (or the failure) as soon as it is over. */
 static enum MHD_Result srv__graph_frontier(srv_req_t *r) {
   enum MHD_Result ret;
   const char *sv = srv_req_arg(r, "solver");
   srv_frontier_query_t q;
+  double wait;
   if (srv__hash_param(r, &ret) != 0) return ret;
+  if (srv__parse_wait(r, &wait, &ret) != 0) return ret;
   memset(&q, 0, sizeof(q));
   q.solver = MP_SOLVER_AUTO;
   if (sv && (mp_solver_parse(sv, &q.solver) != 0 || q.solver == MP_SOLVER_NONE))
@@ -442,7 +478,7 @@ static enum MHD_Result srv__graph_frontier(srv_req_t *r) {
   memcpy(q.graph_hash, r->params[0], 65);
   /* the swap solvers under the default device; POST /v1/fit takes a device */
   q.swap = mp_solver_swaps(q.solver);
-  return srv__frontier_run(r, &q, NULL);
+  return srv__frontier_run(r, &q, NULL, wait);
 }
 
 /* GET /v1/graphs/{hash}: the statistics of `memplan inspect`. */

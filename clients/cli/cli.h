@@ -54,6 +54,7 @@ typedef struct mp_cli_opts_s {
    * given (the environment may still name them: mp_cli_server_open) */
   const char *server;
   const char *token_file;
+  int progress; /* --progress (plan, frontier): a bar on stderr when it is a terminal */
 } mp_cli_opts_t;
 
 /* The options of the commands that can ask a running daemon instead. */
@@ -149,6 +150,25 @@ int mp_cli_server_call_graph(const mp_cli_server_t *s, const char *path, json_t 
 int mp_cli_server_refused(const mp_cli_server_t *s, int status, json_t *answer);
 
 /* The commands. argv[0] is the command name. */
+/* --progress: a one-line bar on stderr, drawn only when stderr is a
+ * terminal (otherwise every call is a no-op, so scripts and logs see
+ * nothing extra). Redrawn at most ten times a second; mp_cli_progress_end
+ * erases it. */
+typedef struct mp_cli_progress_s {
+  int on;
+  double t0_ms, last_ms;
+  int drawn;
+} mp_cli_progress_t;
+void mp_cli_progress_begin(mp_cli_progress_t *p, int asked);
+/* Draw `phase` with `fraction` done (< 0: unknown) and `elapsed_ms`
+ * (< 0: since begin). */
+void mp_cli_progress_draw(mp_cli_progress_t *p, const char *phase, double fraction, double elapsed_ms);
+/* The planner's progress callback (mp_plan_options_t.progress); arg is the bar. */
+void mp_cli_progress_cb(void *arg, const char *phase, double fraction);
+/* The "progress" object of a daemon's answer ({"phase", "fraction", "elapsed_ms"}), if any. */
+void mp_cli_progress_json(mp_cli_progress_t *p, const json_t *answer);
+void mp_cli_progress_end(mp_cli_progress_t *p);
+
 int mp_cli_inspect(int argc, char **argv);
 int mp_cli_convert(int argc, char **argv);
 int mp_cli_simulate(int argc, char **argv);

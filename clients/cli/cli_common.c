@@ -84,6 +84,10 @@ int mp_cli_parse(int argc, char **argv, const char *allowed, int min_pos, int ma
       o->summary = 1;
       continue;
     }
+    if (strcmp(name, "--progress") == 0 && mp__allowed(allowed, name)) {
+      o->progress = 1;
+      continue;
+    }
     if (strcmp(name, "--swap") == 0 && mp__allowed(allowed, name)) {
       o->swap = 1;
       continue;

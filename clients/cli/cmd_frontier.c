@@ -3,10 +3,12 @@
  * the asked solver's, approx's and memonger's frontiers side by side. The
  * swap solvers (or --swap, which makes auto hybrid) plan under the device
  * flags; their points cost extra time (recomputation plus stalls). With
- * --server the daemon's frontiers (GET /v1/graphs/{hash}/frontier) are
- * printed and drawn instead. */
+ * --server the daemon's frontiers (GET /v1/graphs/{hash}/frontier, a job
+ * answered 202 while it runs, long-polled with ?wait=) are printed and
+ * drawn instead. */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "fit_json.h"
@@ -14,19 +16,37 @@
 #include "frontier_json.h"
 #include "plot_svg.h"
 
-/* The daemon's frontier of `solver` as JSON (without its "cache" word).
- * A graph the daemon does not hold is sent with a fit of one budget,
- * which stores it (and computes the same frontier). */
+/* The daemon's frontier of `solver` as JSON (without its "cache" word):
+ * while it is computed (202) the route is long-polled, every second with a
+ * progress bar. A graph the daemon does not hold is sent with a fit of one
+ * budget, which stores it (and computes the same frontier). */
 static int mp__frontier_online(const mp_cli_server_t *s, mp_solver_t solver, const mp_graph_t *g, const char *hash,
-                               json_t **out) {
-  char path[160];
+                               mp_cli_progress_t *bar, json_t **out) {
+  char path[200];
   json_t *body, *ans = NULL;
-  int rc, status, sent = 0;
+  int rc, status, sent = 0, wait = bar->on ? 1 : MP_CLI_SERVER_WAIT_S;
   *out = NULL;
-  snprintf(path, sizeof(path), "/v1/graphs/%s/frontier?solver=%s", hash, mp_solver_name(solver));
   for (;;) {
-    if ((rc = mp_cli_server_call(s, "GET", path, NULL, MP_CLI_SERVER_LONG_S, &status, &ans)) != 0) return rc;
+    if (wait > 0)
+      snprintf(path, sizeof(path), "/v1/graphs/%s/frontier?solver=%s&wait=%d", hash, mp_solver_name(solver), wait);
+    else
+      snprintf(path, sizeof(path), "/v1/graphs/%s/frontier?solver=%s", hash, mp_solver_name(solver));
+    if ((rc = mp_cli_server_call(s, "GET", path, NULL, wait + MP_CLI_SERVER_SLACK_S, &status, &ans)) != 0) break;
     if (status == 200 && json_is_array(json_object_get(ans, "points"))) break;
+    if (status == 202) {
+      struct timespec ts = {0, 500 * 1000000L};
+      mp_cli_progress_json(bar, ans);
+      json_decref(ans);
+      if (wait == 0) nanosleep(&ts, NULL);
+      continue;
+    }
+    if (status == 400 && wait > 0) {
+      /* the daemon holds requests for less (--max-wait): poll instead */
+      json_decref(ans);
+      wait = 0;
+      continue;
+    }
+    mp_cli_progress_end(bar);
     if (status != 404 || sent) return mp_cli_server_refused(s, status == 200 ? 500 : status, ans);
     json_decref(ans);
     body = json_pack("{s:o,s:[i],s:s}", "graph", mp_graph_to_json(g), "budgets", 0, "solver", mp_solver_name(solver));
@@ -41,6 +61,8 @@ static int mp__frontier_online(const mp_cli_server_t *s, mp_solver_t solver, con
     json_decref(ans);
     sent = 1;
   }
+  mp_cli_progress_end(bar);
+  if (rc != 0) return rc;
   json_object_del(ans, "cache");
   *out = ans;
   return 0;
@@ -49,16 +71,23 @@ static int mp__frontier_online(const mp_cli_server_t *s, mp_solver_t solver, con
 /* The frontier under po, as JSON and as points: computed here, or the
  * daemon's when s is not NULL. 0 or an exit code after a message. */
 static int mp__frontier(const char *file, const mp_cli_server_t *s, const mp_graph_t *g, const char *hash,
-                        const mp_plan_options_t *po, json_t **js, mp_frontier_t *f) {
+                        const mp_plan_options_t *po, mp_cli_progress_t *bar, json_t **js, mp_frontier_t *f) {
   mp_error_t err;
   int rc;
   *js = NULL;
   if (s) {
-    if ((rc = mp__frontier_online(s, po->solver, g, hash, js)) != 0) return rc;
+    if ((rc = mp__frontier_online(s, po->solver, g, hash, bar, js)) != 0) return rc;
     rc = mp_frontier_from_json(*js, f);
   } else {
+    mp_plan_options_t p2 = *po;
+    if (bar->on) {
+      p2.progress = mp_cli_progress_cb;
+      p2.progress_arg = bar;
+    }
     mp_error_clear(&err);
-    if ((rc = mp_frontier(g, po, f, &err)) != 0) {
+    rc = mp_frontier(g, &p2, f, &err);
+    mp_cli_progress_end(bar);
+    if (rc != 0) {
       if (err.code == 0) mp_error_set(&err, rc, "", "out of memory");
       return mp_cli_report(file, &err);
     }
@@ -76,6 +105,7 @@ int mp_cli_frontier(int argc, char **argv) {
   mp_plan_options_t po;
   mp_frontier_t fr[3];
   mp_cli_server_t srv;
+  mp_cli_progress_t bar;
   mp_graph_t *g = NULL;
   json_t *out = NULL;
   char hash[65];
@@ -83,11 +113,12 @@ int mp_cli_frontier(int argc, char **argv) {
   int rc, online;
 
   memset(fr, 0, sizeof(fr));
-  if ((rc = mp_cli_parse(argc, argv, "--solver --plot --swap --threads " MP_CLI_SERVER_OPTS " " MP_CLI_DEVICE_OPTS, 1,
+  if ((rc = mp_cli_parse(argc, argv, "--solver --plot --swap --threads --progress " MP_CLI_SERVER_OPTS " " MP_CLI_DEVICE_OPTS, 1,
                          1, &o)) != 0)
     return rc;
   mp_plan_options_init(&po);
   po.threads = mp_cli_threads(&o);
+  mp_cli_progress_begin(&bar, o.progress);
   if ((rc = mp_cli_solver(&o, 1, &po.solver, &po.swap)) != 0) return rc;
   if ((rc = mp_cli_device(&o, &po.device)) != 0) return rc;
   if ((rc = mp_cli_server_open(&o, &srv, &online)) != 0) return rc;
@@ -104,7 +135,7 @@ int mp_cli_frontier(int argc, char **argv) {
     rc = MP_CLI_EXIT_INTERNAL;
     goto out;
   }
-  if ((rc = mp__frontier(o.pos[0], online ? &srv : NULL, g, hash, &po, &out, &fr[nf++])) != 0) goto out;
+  if ((rc = mp__frontier(o.pos[0], online ? &srv : NULL, g, hash, &po, &bar, &out, &fr[nf++])) != 0) goto out;
   if (o.plot) {
     /* The chart compares families: the asked solver, then approx and
      * memonger unless one of them was the asked one. */
@@ -116,7 +147,7 @@ int mp_cli_frontier(int argc, char **argv) {
       json_t *js;
       if (others[i] == po.solver) continue;
       p2.solver = others[i];
-      rc = mp__frontier(o.pos[0], online ? &srv : NULL, g, hash, &p2, &js, &fr[nf]);
+      rc = mp__frontier(o.pos[0], online ? &srv : NULL, g, hash, &p2, &bar, &js, &fr[nf]);
       json_decref(js);
       if (rc != 0) goto out;
       nf++;

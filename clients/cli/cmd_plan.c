@@ -42,9 +42,10 @@ static int mp__error_at(const json_t *ans, const char *path) {
 /* Plan on the daemon: submit (with the graph only when it does not know
  * it), wait for the plan in long polls, and return its result. */
 static int mp__plan_online(const mp_cli_opts_t *o, const mp_cli_server_t *s, const mp_plan_options_t *po,
-                           const mp_graph_t *g, const char *hash, json_t **result) {
+                           const mp_graph_t *g, const char *hash, mp_cli_progress_t *bar, json_t **result) {
   json_t *body = json_object(), *ans = NULL;
-  int rc, status, wait = MP_CLI_SERVER_WAIT_S;
+  /* a bar is redrawn from each poll's progress: poll every second */
+  int rc, status, wait = bar->on ? 1 : MP_CLI_SERVER_WAIT_S;
   char path[160];
   const char *st, *id;
 
@@ -77,6 +78,7 @@ static int mp__plan_online(const mp_cli_opts_t *o, const mp_cli_server_t *s, con
     if (mp__final(st)) break;
     id = json_string_value(json_object_get(ans, "id"));
     if (id == NULL || strlen(id) > 64) return mp_cli_server_refused(s, 500, ans);
+    mp_cli_progress_json(bar, ans);
     if (wait > 0) {
       snprintf(path, sizeof(path), "/v1/plans/%s?wait=%d&timeline=%s", id, wait, o->timeline ? "true" : "false");
     } else {
@@ -88,6 +90,7 @@ static int mp__plan_online(const mp_cli_opts_t *o, const mp_cli_server_t *s, con
     ans = NULL;
     rc = mp_cli_server_call(s, "GET", path, NULL, wait + MP_CLI_SERVER_SLACK_S, &status, &ans);
   }
+  mp_cli_progress_end(bar);
   if (rc != 0) return rc;
   rc = mp__final_result(s, ans, result);
   json_decref(ans);
@@ -99,13 +102,14 @@ int mp_cli_plan(int argc, char **argv) {
   mp_plan_options_t po;
   mp_plan_result_t r;
   mp_cli_server_t srv;
+  mp_cli_progress_t bar;
   mp_graph_t *g = NULL;
   mp_error_t err;
   char hash[65];
   int rc, online;
 
   if ((rc = mp_cli_parse(argc, argv,
-                         "--budget --solver --objective --accounting --summary --timeline --swap --threads "
+                         "--budget --solver --objective --accounting --summary --timeline --swap --threads --progress "
                          MP_CLI_SERVER_OPTS " " MP_CLI_DEVICE_OPTS,
                          1, 1, &o)) != 0)
     return rc;
@@ -116,6 +120,11 @@ int mp_cli_plan(int argc, char **argv) {
   }
   po.budget = o.budget;
   po.threads = mp_cli_threads(&o);
+  mp_cli_progress_begin(&bar, o.progress);
+  if (bar.on) {
+    po.progress = mp_cli_progress_cb;
+    po.progress_arg = &bar;
+  }
   if ((rc = mp_cli_solver(&o, 0, &po.solver, &po.swap)) != 0) return rc;
   if (o.objective && mp_objective_parse(o.objective, &po.objective) != 0) {
     fprintf(stderr, "memplan: --objective must be time or memory, not '%s'\n", o.objective);
@@ -135,7 +144,7 @@ int mp_cli_plan(int argc, char **argv) {
       rc = MP_CLI_EXIT_INTERNAL;
       goto out;
     }
-    if ((rc = mp__plan_online(&o, &srv, &po, g, hash, &res)) != 0) goto out;
+    if ((rc = mp__plan_online(&o, &srv, &po, g, hash, &bar, &res)) != 0) goto out;
     /* the daemon keeps the schedule; --summary leaves it out, as offline */
     if (o.summary) json_object_del(res, "schedule");
     rc = json_is_false(json_object_get(res, "feasible")) ? MP_CLI_EXIT_INFEASIBLE : 0;
@@ -143,7 +152,10 @@ int mp_cli_plan(int argc, char **argv) {
     goto out;
   }
   mp_error_clear(&err);
-  if ((rc = mp_graph_hash(g, hash)) != 0 || (rc = mp_plan(g, &po, &r, &err)) != 0) {
+  rc = mp_graph_hash(g, hash);
+  if (rc == 0) rc = mp_plan(g, &po, &r, &err);
+  mp_cli_progress_end(&bar);
+  if (rc != 0) {
     if (err.code == 0) mp_error_set(&err, rc, "", "planning failed");
     mp_cli_report(o.pos[0], &err);
     /* bad options are the user's; anything else (a planner bug, memory,

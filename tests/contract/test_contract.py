@@ -288,9 +288,10 @@ class ContractTest(unittest.TestCase):
         d.call("POST", "/v1/fit", {"graph_hash": "0" * 64, "budgets": [1]}, expect=404)
         d.call("GET", "/v1/graphs/" + h, expect=200)
         d.call("GET", "/v1/graphs/" + "0" * 64, expect=404)
-        d.call("GET", "/v1/graphs/%s/frontier" % h, expect=200)
-        d.call("GET", "/v1/graphs/%s/frontier?solver=swap" % h, expect=200)
-        d.call("GET", "/v1/graphs/%s/frontier?solver=memonger" % h, expect=200)
+        d.call("GET", "/v1/graphs/%s/frontier?wait=60" % h, expect=200)
+        d.call("GET", "/v1/graphs/%s/frontier?solver=swap&wait=60" % h, expect=200)
+        d.call("GET", "/v1/graphs/%s/frontier?solver=memonger&wait=60" % h, expect=200)
+        d.call("GET", "/v1/graphs/%s/frontier?wait=-1" % h, expect=400)
         d.call("GET", "/v1/graphs/%s/frontier?solver=none" % h, expect=400)
         d.call("GET", "/v1/graphs/%s/frontier" % ("0" * 64), expect=404)
 
@@ -346,6 +347,13 @@ class ContractTest(unittest.TestCase):
             _, _, p = d.call("POST", "/v1/plans", {"graph": chain(2, 2), "budget": 1, "wait": 30}, expect=200)
             self.assertEqual(p["status"], "failed")
             self.assertEqual(p["error"]["code"], "deadline_exceeded")
+            # the frontier is a job: 202 with where to poll, then its failure,
+            # remembered for the pollers that come after
+            _, hdrs, f = d.call("GET", "/v1/graphs/%s/frontier" % p["graph_hash"], expect=202)
+            self.assertIn("/v1/graphs/%s/frontier?solver=auto" % p["graph_hash"], hdrs["location"])
+            self.assertEqual(f["graph_hash"], p["graph_hash"])
+            self.assertIn(f["status"], ("queued", "running"))
+            d.call("GET", "/v1/graphs/%s/frontier?wait=30" % p["graph_hash"], expect=504)
             d.call("GET", "/v1/graphs/%s/frontier" % p["graph_hash"], expect=504)
             d.call("POST", "/v1/fit", {"graph_hash": p["graph_hash"], "budgets": [1], "solver": "approx"},
                    expect=504)

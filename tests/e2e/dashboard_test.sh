@@ -192,6 +192,70 @@ NROWS=$(grep -o '<tr data-id="' "$DOM" | wc -l)
 check "#plans has plan rows ($NROWS, API lists $NPLANS)" test "$NROWS" -eq "$NPLANS"
 check "#plans has a row with data-id=\"$PLAN\"" grep -qF "<tr data-id=\"$PLAN_ATTR\"" "$DOM"
 check "the selected row is marked" grep -qF "<tr data-id=\"$PLAN_ATTR\" tabindex=\"0\" class=\"selected\"" "$DOM"
+# What a person reads in each column of each row, against the API's list
+# entry of that plan: the graph's name, the budget, and for a finished plan
+# its peak and overhead (never "-"), marked when infeasible.
+COLS=$(python3 - "$BASE" "$DOM" <<'PYEOF2'
+import html.parser, json, shlex, sys, urllib.request
+base, dom = sys.argv[1], sys.argv[2]
+with urllib.request.urlopen(base + "/v1/plans?limit=50", timeout=30) as r:
+    plans = {p["id"]: p for p in json.loads(r.read().decode())["plans"]}
+KiB, MiB, GiB, TiB = 1024, 1024 ** 2, 1024 ** 3, 1024 ** 4
+def fmt_bytes(n):                       # the page's fmtBytes
+    if not isinstance(n, (int, float)) or isinstance(n, bool): return "\u2014"
+    for u, s in ((TiB, " TiB"), (GiB, " GiB"), (MiB, " MiB"), (KiB, " KiB")):
+        if abs(n) >= u:
+            v = n / u
+            return ("%.0f" if abs(v) >= 100 else "%.1f" if abs(v) >= 10 else "%.2f") % v + s
+    return "%d B" % round(n)
+def fmt_pct(p):
+    return "\u2014" if not isinstance(p, (int, float)) or isinstance(p, bool) else "%.1f %%" % p
+class Rows(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__(); self.rows = {}; self.cur = None; self.cell = None
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "tr" and "data-id" in a: self.cur = self.rows.setdefault(a["data-id"], [])
+        elif tag == "td" and self.cur is not None: self.cur.append(""); self.cell = True
+    def handle_endtag(self, tag):
+        if tag == "tr": self.cur = None
+        if tag == "td": self.cell = None
+    def handle_data(self, data):
+        if self.cur is not None and self.cell: self.cur[-1] += data
+p = Rows(); p.feed(open(dom, encoding="utf-8").read())
+bad, done = [], 0
+for pid, cells in p.rows.items():
+    e = plans.get(pid)
+    if e is None or len(cells) < 8:
+        bad.append("%s: row not in the API or short (%d cells)" % (pid, len(cells))); continue
+    name = e.get("graph_name")
+    if not isinstance(name, str) or not name: bad.append("%s: the API gives no graph_name" % pid)
+    elif cells[1] != name: bad.append("%s: graph column %r, API graph_name %r" % (pid, cells[1], name))
+    if cells[3] != fmt_bytes(e.get("budget")): bad.append("%s: budget column %r" % (pid, cells[3]))
+    if e.get("status") == "done":
+        done += 1
+        if e.get("feasible") is False:
+            # no peak nor overhead: the least budget it needs
+            if not isinstance(e.get("min_feasible_budget"), int) and not isinstance(e.get("peak_bytes"), int):
+                bad.append("%s: an infeasible entry without min_feasible_budget" % pid)
+            peak = ("needs " + fmt_bytes(e["min_feasible_budget"]) if not isinstance(e.get("peak_bytes"), int)
+                    else fmt_bytes(e["peak_bytes"])) + " (infeasible, over budget)"
+            ovh = fmt_pct(e.get("overhead_pct"))
+        else:
+            for k in ("peak_bytes", "overhead_pct", "feasible"):
+                if e.get(k) is None: bad.append("%s: the API's entry has no %s" % (pid, k))
+            peak, ovh = fmt_bytes(e.get("peak_bytes")), fmt_pct(e.get("overhead_pct"))
+            if "\u2014" in peak + ovh: bad.append("%s: a done plan shows a dash" % pid)
+        if cells[4] != peak: bad.append("%s: peak column %r, expected %r" % (pid, cells[4], peak))
+        if cells[5] != ovh: bad.append("%s: overhead column %r, expected %r" % (pid, cells[5], ovh))
+print("COL_DONE=%d" % done)
+print("COL_BAD=%s" % shlex.quote("; ".join(bad)))
+PYEOF2
+) || COLS='COL_DONE=0 COL_BAD="the column check failed to run"'
+eval "$COLS"
+check "every row shows its graph name, budget, and when done its peak and overhead ($COL_DONE done rows)" \
+  test -z "$COL_BAD" -a "$COL_DONE" -gt 0
+[ -z "$COL_BAD" ] || echo "# $COL_BAD"
 DETAIL=$(element_line "$DOM" plan-detail)
 check "#plan-detail shows the plan (status badge, peak, checkpoints)" \
   grep -q 'class="detail-title"><span class="badge st-[a-z]*">.*<dt>Peak</dt><dd>[0-9.]* [KMGT]*i*B' <<<"$DETAIL"
@@ -225,6 +289,12 @@ if [ "$MODE" = mock ]; then
   check "404 frontier degrades to 'frontier not available'" \
     grep -q '<svg id="frontier-chart".*frontier not available' "$TMP/dom_failed.html"
   check "a failed plan shows its error" grep -q 'class="err-box">EDEADLINE: ' "$TMP/dom_failed.html"
+  # a running plan's progress, in its row's Solve column and in its detail
+  chrome --dump-dom "$BASE/#plan=p-000131" >"$TMP/dom_running.html"
+  check "a running plan's row shows its progress" \
+    grep -q '<tr data-id="p-000131"[^>]*>.*<td class="solve num">search 42 % · 3.12 s</td>' "$TMP/dom_running.html"
+  check "a running plan's detail shows its progress" \
+    grep -q 'id="plan-progress">search 42 % · 3.12 s<' "$TMP/dom_running.html"
   # draining badge
   start_mock draining --draining
   chrome --dump-dom "$MOCK_URL/" >"$TMP/dom_draining.html"

@@ -179,7 +179,8 @@ def build_state():
         p.update(extra)
         plans.append(p)
 
-    add("p-000131", "running", "densenet121", "exact", 10 * GiB, 3, 0)
+    add("p-000131", "running", "densenet121", "exact", 10 * GiB, 3, 0,
+        progress={"phase": "search", "fraction": 0.42, "elapsed_ms": 3120.0})
     add("p-000130", "queued", "vgg19", "memonger", 8 * GiB, 2, 0)
     add("p-000129", "done", "resnet50", "auto", 6 * GiB, 64, 0.8473)
     add("p-000128", "failed", "unet", "exact", 5 * GiB, 190, 30.0,
@@ -198,7 +199,7 @@ def build_state():
 
 PLANS, FRONTIERS = build_state()
 LIST_KEYS = ["id", "status", "graph_hash", "graph_name", "solver", "budget", "created_at",
-             "finished_at", "run_ms"]
+             "finished_at", "run_ms", "progress"]
 
 
 def list_entry(p):

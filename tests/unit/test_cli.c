@@ -299,6 +299,54 @@ START_TEST(test_threads_same_answer) {
 }
 END_TEST
 
+/* --progress draws on stderr only when it is a terminal: through a pipe
+ * the output is exactly the same as without it, and in a pseudo-terminal
+ * (script(1)) the bar shows the planner's phases and is erased at the end. */
+START_TEST(test_progress_bar) {
+  static const char *const args = "plan tests/graphs/cg_resnet50.txt --solver exact --budget 2GiB --summary --compact";
+  char cmd[1024], *text = NULL, *err;
+  json_t *o[2];
+  char *dump[2];
+  int t;
+  char errf[] = "/tmp/memplan_progress_XXXXXX";
+  int fd = mkstemp(errf);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  for (t = 0; t < 2; t++) {
+    snprintf(cmd, sizeof(cmd), "%s%s 2>%s", args, t ? " --progress" : "", errf);
+    ck_assert_int_eq(run(cmd, &o[t]), 0);
+    ck_assert_ptr_nonnull(o[t]);
+    json_object_del(o[t], "solve_ms");
+    dump[t] = json_dumps(o[t], JSON_SORT_KEYS | JSON_COMPACT);
+    json_decref(o[t]);
+    err = mp_test_read_file(errf, NULL);
+    ck_assert_ptr_nonnull(err);
+    ck_assert_str_eq(err, ""); /* nothing on stderr, bar or not */
+    free(err);
+  }
+  ck_assert_str_eq(dump[0], dump[1]);
+  free(dump[0]);
+  free(dump[1]);
+  unlink(errf);
+  if (access("/usr/bin/script", X_OK) != 0) return; /* util-linux; the pipe case is the one that matters */
+  snprintf(cmd, sizeof(cmd), "script -qec '%s %s --progress >/dev/null' /dev/null", mp_test_cli(), args);
+  ck_assert_int_eq(mp_test_run(cmd, &text), 0);
+  ck_assert_ptr_nonnull(text);
+  ck_assert_msg(strstr(text, "\r\033[K[") != NULL, "no bar drawn: %s", text);
+  ck_assert_ptr_nonnull(strstr(text, "start"));
+  ck_assert_ptr_nonnull(strstr(text, " s"));
+  /* erased at the end: the last thing written clears the line */
+  ck_assert(strlen(text) >= 4 && strcmp(text + strlen(text) - 4, "\r\033[K") == 0);
+  free(text);
+  /* the frontier too */
+  snprintf(cmd, sizeof(cmd), "script -qec '%s frontier tests/graphs/cg_vgg19.txt --solver approx --progress >/dev/null' /dev/null",
+           mp_test_cli());
+  ck_assert_int_eq(mp_test_run(cmd, &text), 0);
+  ck_assert_ptr_nonnull(strstr(text, "\r\033[K["));
+  free(text);
+}
+END_TEST
+
 Suite *suite_cli(void) {
   Suite *s = suite_create("cli");
   TCase *tc = tcase_create("commands");
@@ -312,6 +360,7 @@ Suite *suite_cli(void) {
   tcase_add_test(tc, test_convert_roundtrip);
   tcase_add_test(tc, test_frontier_and_plot);
   tcase_add_test(tc, test_threads_same_answer);
+  tcase_add_test(tc, test_progress_bar);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -247,7 +247,7 @@ START_TEST(test_token_levels) {
     ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, NULL, NULL, NULL), reads);
     ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, auth, NULL, NULL), 200);
     /* the frontier route starts work: the token, public reads or not */
-    snprintf(path, sizeof(path), "/v1/graphs/%s/frontier?solver=exact", hash);
+    snprintf(path, sizeof(path), "/v1/graphs/%s/frontier?solver=exact&wait=60", hash);
     ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, NULL, NULL, NULL), 401);
     ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, auth, NULL, NULL), 200);
     ck_assert_int_eq(mp_test_daemon_http(&s, "POST", "/v1/fit", "{}", NULL, NULL, NULL), 401);

@@ -1287,7 +1287,7 @@ START_TEST(test_server_swap_end_to_end) {
   ck_assert_double_eq(num(json_object_get(o1, "device"), "copy_engines"), 2);
   json_decref(o1);
   /* the frontier route takes the swap solvers (default device) */
-  snprintf(path, sizeof(path), "/v1/graphs/%s/frontier?solver=layrub", hash);
+  snprintf(path, sizeof(path), "/v1/graphs/%s/frontier?solver=layrub&wait=60", hash);
   ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, NULL, &o1, NULL), 200);
   ck_assert_uint_eq(json_array_size(json_object_get(o1, "points")), 1);
   ck_assert_double_eq(num(json_object_get(o1, "device"), "copy_engines"), 2);

@@ -204,6 +204,90 @@ START_TEST(test_plan_none_and_infeasible) {
 }
 END_TEST
 
+/* What a progress callback saw: each phase's reports, in order. */
+typedef struct {
+  char phases[16][16];
+  size_t n_phases, n_calls;
+  int bad_fraction;
+} progress_log_t;
+
+static void progress_record(void *arg, const char *phase, double fraction) {
+  progress_log_t *l = arg;
+  l->n_calls++;
+  if (!(fraction == -1 || (fraction >= 0 && fraction <= 1))) l->bad_fraction = 1;
+  if ((l->n_phases == 0 || strcmp(l->phases[l->n_phases - 1], phase) != 0) && l->n_phases < 16)
+    snprintf(l->phases[l->n_phases++], sizeof(l->phases[0]), "%s", phase);
+}
+
+static int progress_saw(const progress_log_t *l, const char *phase) {
+  size_t i;
+  for (i = 0; i < l->n_phases; i++)
+    if (strcmp(l->phases[i], phase) == 0) return 1;
+  return 0;
+}
+
+/* mp_plan_options_t.progress names the phases a solve goes through (the
+ * exact DP's lower sets, reverse pass and search, then the candidates'
+ * simulation; the swap search for hybrid), with fractions in [0, 1] or -1,
+ * and does not change the answer; a frontier reports through it too. */
+START_TEST(test_plan_progress) {
+  mp_graph_t *g = mp_test_load_shipped("resnet50");
+  mp_plan_options_t o;
+  mp_plan_result_t a, b;
+  mp_frontier_t fa, fb;
+  mp_error_t err;
+  progress_log_t log;
+  size_t i;
+  mp_plan_options_init(&o);
+  o.solver = MP_SOLVER_EXACT;
+  o.budget = 2ULL << 30;
+  ck_assert_int_eq(mp_plan(g, &o, &a, &err), 0);
+  memset(&log, 0, sizeof(log));
+  o.progress = progress_record;
+  o.progress_arg = &log;
+  ck_assert_int_eq(mp_plan(g, &o, &b, &err), 0);
+  ck_assert_str_eq(log.phases[0], "start");
+  ck_assert(progress_saw(&log, "lower_sets"));
+  ck_assert(progress_saw(&log, "reverse_pass"));
+  ck_assert(progress_saw(&log, "search"));
+  ck_assert(progress_saw(&log, "simulation"));
+  ck_assert(!progress_saw(&log, "swap"));
+  ck_assert(!log.bad_fraction);
+  ck_assert_uint_eq(a.sim.peak_bytes, b.sim.peak_bytes);
+  ck_assert_double_eq(a.sim.time_total, b.sim.time_total);
+  ck_assert_uint_eq(a.n_segments, b.n_segments);
+  mp_plan_result_free(&a);
+  mp_plan_result_free(&b);
+  /* hybrid: the swap search too */
+  memset(&log, 0, sizeof(log));
+  o.solver = MP_SOLVER_HYBRID;
+  o.swap = 1;
+  o.budget = 1900000000ULL;
+  ck_assert_int_eq(mp_plan(g, &o, &b, &err), 0);
+  ck_assert(progress_saw(&log, "swap"));
+  mp_plan_result_free(&b);
+  /* a frontier, the same points with and without */
+  o.solver = MP_SOLVER_APPROX;
+  o.swap = 0;
+  o.progress = NULL;
+  ck_assert_int_eq(mp_frontier(g, &o, &fa, &err), 0);
+  memset(&log, 0, sizeof(log));
+  o.progress = progress_record;
+  ck_assert_int_eq(mp_frontier(g, &o, &fb, &err), 0);
+  ck_assert_uint_gt(log.n_calls, 1);
+  ck_assert_str_eq(log.phases[0], "start");
+  ck_assert(!log.bad_fraction);
+  ck_assert_uint_eq(fa.n_points, fb.n_points);
+  for (i = 0; i < fa.n_points; i++) {
+    ck_assert_uint_eq(fa.points[i].budget, fb.points[i].budget);
+    ck_assert_double_eq(fa.points[i].recompute, fb.points[i].recompute);
+  }
+  mp_frontier_free(&fa);
+  mp_frontier_free(&fb);
+  mp_graph_free(g);
+}
+END_TEST
+
 /* A frontier lookup tells what a plan at that budget costs at most, and
  * whether one exists: the planner and the frontier agree. */
 START_TEST(test_frontier_bounds_plans) {
@@ -422,6 +506,7 @@ Suite *suite_plan(void) {
   tcase_add_test(tc, test_fuzz_regressions);
   tcase_add_loop_test(tp, test_plan_reports_simulator_figures, 0, 5);
   tcase_add_test(tp, test_plan_none_and_infeasible);
+  tcase_add_test(tp, test_plan_progress);
   tcase_add_test(tp, test_plan_reference_accounting);
   tcase_add_loop_test(tp, test_frontier_bounds_plans, 0, 5);
   /* all seven graphs, exact included (GoogLeNet and PSPNet at seven budgets) */

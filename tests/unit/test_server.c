@@ -506,6 +506,186 @@ START_TEST(test_bad_inputs) {
 }
 END_TEST
 
+/* The entry of plan `id` in GET /v1/plans (a new reference), or NULL. */
+static json_t *listed(mp_test_daemon_t *s, const char *query, const char *id) {
+  json_t *o = NULL, *p, *found = NULL;
+  size_t i;
+  char path[128];
+  snprintf(path, sizeof(path), "/v1/plans%s", query);
+  ck_assert_int_eq(mp_test_daemon_http(s, "GET", path, NULL, NULL, &o, NULL), 200);
+  json_array_foreach(json_object_get(o, "plans"), i, p) if (strcmp(jstr(p, "id"), id) == 0) found = json_incref(p);
+  json_decref(o);
+  return found;
+}
+
+/* The listing's entries carry what a scheduler and the dashboard show:
+ * the graph's name (its own, the request's graph_name, else a short hash)
+ * and, once done, the result's feasible, peak_bytes, overhead_pct and
+ * solver_used (null before); views name the graph too. */
+START_TEST(test_listing_fields) {
+  mp_test_daemon_t s;
+  json_t *o = NULL, *e, *g, *r;
+  char ra[64], vg[64], wd[64], path[400], hash[65], *long_name;
+  mp_test_daemon_start(&s, "--workers 2", 0);
+  ck_assert_int_eq(submit(&s, plan_body(shipped("cg_resnet50.txt"), 2LL << 30, "auto", "{\"wait\": 60}"), ra, &o),
+                   200);
+  snprintf(hash, sizeof(hash), "%s", jstr(o, "graph_hash"));
+  r = json_incref(json_object_get(o, "result"));
+  json_decref(o);
+  ck_assert_int_eq(submit(&s,
+                          plan_body(shipped("cg_vgg19.txt"), 1LL << 30, "approx",
+                                    "{\"wait\": 60, \"graph_name\": \"cg_vgg19\"}"),
+                          vg, NULL),
+                   200);
+  g = wide_graph(2, 3);
+  json_object_set_new(g, "name", json_string("wide 2x3"));
+  /* the graph's own name wins over graph_name */
+  ck_assert_int_eq(submit(&s, plan_body(g, 1LL << 30, "approx", "{\"wait\": 60, \"graph_name\": \"other\"}"), wd,
+                          NULL),
+                   200);
+
+  e = listed(&s, "", ra);
+  ck_assert_ptr_nonnull(e);
+  ck_assert_int_eq(strlen(jstr(e, "graph_name")), 12);
+  ck_assert(strncmp(jstr(e, "graph_name"), hash, 12) == 0);
+  ck_assert(json_is_true(json_object_get(e, "feasible")));
+  ck_assert(json_equal(json_object_get(e, "peak_bytes"), json_object_get(r, "peak_bytes")));
+  ck_assert(json_equal(json_object_get(e, "overhead_pct"), json_object_get(r, "overhead_pct")));
+  ck_assert_str_eq(jstr(e, "solver_used"), jstr(r, "solver_used"));
+  ck_assert_uint_gt(json_integer_value(json_object_get(e, "peak_bytes")), 1LL << 30);
+  json_decref(e);
+  json_decref(r);
+  e = listed(&s, "?status=done", vg);
+  ck_assert_ptr_nonnull(e);
+  ck_assert_str_eq(jstr(e, "graph_name"), "cg_vgg19");
+  ck_assert(json_is_false(json_object_get(e, "feasible"))); /* VGG-19 needs more than 1 GiB */
+  ck_assert_ptr_nonnull(json_object_get(e, "peak_bytes"));
+  json_decref(e);
+  e = listed(&s, "", wd);
+  ck_assert_str_eq(jstr(e, "graph_name"), "wide 2x3");
+  json_decref(e);
+  /* the views */
+  snprintf(path, sizeof(path), "/v1/plans/%s", vg);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, NULL, &o, NULL), 200);
+  ck_assert_str_eq(jstr(o, "graph_name"), "cg_vgg19");
+  ck_assert_ptr_null(json_object_get(o, "progress"));
+  json_decref(o);
+  /* graph_name: a string of 1 to 256 bytes, for an inline graph */
+  long_name = malloc(300);
+  memset(long_name, 'n', 257);
+  long_name[257] = '\0';
+  snprintf(path, sizeof(path), "{\"graph_name\": \"%.257s\"}", long_name);
+  free(long_name);
+  ck_assert_int_eq(submit(&s, plan_body(shipped("cg_vgg19.txt"), 1LL << 30, "approx", path), NULL, &o), 400);
+  ck_assert_str_eq(err_path(o), "$.graph_name");
+  json_decref(o);
+  snprintf(path, sizeof(path), "{\"graph_hash\": \"%s\", \"budget\": 1, \"graph_name\": \"x\"}", hash);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "POST", "/v1/plans", path, NULL, &o, NULL), 400);
+  ck_assert_str_eq(err_path(o), "$.graph_name");
+  json_decref(o);
+  mp_test_daemon_cleanup(&s);
+}
+END_TEST
+
+/* A running plan reports its progress (phase, fraction, elapsed_ms) in its
+ * view and in the listing: a 4x20 wide graph's exact solve runs longer
+ * than any test, through the DP's phases, until cancelled. */
+START_TEST(test_plan_progress_view) {
+  mp_test_daemon_t s;
+  json_t *o = NULL, *pr, *e;
+  char id[64], path[128], phase[32] = "";
+  double t0 = mp_test_now_ms(), elapsed = -1;
+  mp_test_daemon_start(&s, "--workers 1", 0);
+  ck_assert_int_eq(submit(&s, plan_body(wide_graph(4, 20), 1000000, "exact", NULL), id, NULL), 202);
+  snprintf(path, sizeof(path), "/v1/plans/%s", id);
+  /* until the planner names a DP phase (polled, not timed) */
+  while (mp_test_now_ms() - t0 < 60000) {
+    ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, NULL, &o, NULL), 200);
+    pr = json_object_get(o, "progress");
+    if (strcmp(jstr(o, "status"), "running") == 0) {
+      ck_assert_ptr_nonnull(pr);
+      ck_assert(json_is_string(json_object_get(pr, "phase")));
+      ck_assert(json_is_null(json_object_get(pr, "fraction")) ||
+                (json_number_value(json_object_get(pr, "fraction")) >= 0 &&
+                 json_number_value(json_object_get(pr, "fraction")) <= 1));
+      ck_assert(json_is_number(json_object_get(pr, "elapsed_ms")));
+      ck_assert(json_number_value(json_object_get(pr, "elapsed_ms")) >= elapsed); /* grows */
+      elapsed = json_number_value(json_object_get(pr, "elapsed_ms"));
+      snprintf(phase, sizeof(phase), "%s", jstr(pr, "phase"));
+    } else {
+      ck_assert_str_eq(jstr(o, "status"), "queued");
+      ck_assert_ptr_null(pr);
+    }
+    json_decref(o);
+    if (strcmp(phase, "lower_sets") == 0 || strcmp(phase, "reverse_pass") == 0 || strcmp(phase, "search") == 0)
+      break;
+    usleep(50000);
+  }
+  ck_assert_msg(phase[0] && strcmp(phase, "start") != 0, "no DP phase reported (last: '%s')", phase);
+  e = listed(&s, "?status=running", id);
+  ck_assert_ptr_nonnull(e);
+  ck_assert(json_is_object(json_object_get(e, "progress")));
+  ck_assert(json_is_null(json_object_get(e, "peak_bytes")));
+  ck_assert(json_is_null(json_object_get(e, "feasible")));
+  json_decref(e);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "DELETE", path, NULL, NULL, NULL, NULL), 202);
+  ck_assert_str_eq(wait_status(&s, id, "cancelled", 60000), "cancelled");
+  mp_test_daemon_cleanup(&s);
+}
+END_TEST
+
+/* GET /v1/graphs/{hash}/frontier?query: its status, *o its answer. */
+static int frontier_get(mp_test_daemon_t *s, const char *hash, const char *query, json_t **o) {
+  char path[300];
+  snprintf(path, sizeof(path), "/v1/graphs/%s/frontier?%s", hash, query);
+  return mp_test_daemon_http(s, "GET", path, NULL, NULL, o, NULL);
+}
+
+/* GET /v1/graphs/{hash}/frontier is a job: 202 with its id, status and
+ * Location while it is computed (the daemon holds every job 4 s here,
+ * ample time for two requests on a loaded machine),
+ * joined by the same request, long-polled with ?wait=, then cached. */
+START_TEST(test_frontier_job) {
+  mp_test_daemon_t s;
+  json_t *o = NULL;
+  char path[200], hash[65], fid[64], *hdr = NULL;
+  mp_test_daemon_start(&s, "--workers 1", 4000);
+  ck_assert_int_eq(submit(&s, plan_body(shipped("cg_vgg19.txt"), 4LL << 30, "approx", "{\"wait\": 60}"), NULL, &o),
+                   200);
+  snprintf(hash, sizeof(hash), "%s", jstr(o, "graph_hash"));
+  json_decref(o);
+  snprintf(path, sizeof(path), "/v1/graphs/%s/frontier?solver=approx", hash);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, NULL, &o, &hdr), 202);
+  ck_assert_ptr_nonnull(strstr(hdr, path)); /* Location: this route */
+  free(hdr);
+  ck_assert_int_eq(jstr(o, "id")[0], 'f');
+  snprintf(fid, sizeof(fid), "%s", jstr(o, "id"));
+  ck_assert_str_eq(jstr(o, "graph_hash"), hash);
+  ck_assert_str_eq(jstr(o, "solver"), "approx");
+  ck_assert_str_eq(jstr(o, "cache"), "miss");
+  ck_assert(strcmp(jstr(o, "status"), "queued") == 0 || strcmp(jstr(o, "status"), "running") == 0);
+  json_decref(o);
+  /* the same request joins it; while it runs (held at its start) it says so */
+  ck_assert_int_eq(frontier_get(&s, hash, "solver=approx", &o), 202);
+  ck_assert_str_eq(jstr(o, "id"), fid);
+  ck_assert_str_eq(jstr(o, "cache"), "joined");
+  if (strcmp(jstr(o, "status"), "running") == 0)
+    ck_assert(json_is_number(json_object_get(json_object_get(o, "progress"), "elapsed_ms")));
+  json_decref(o);
+  ck_assert_int_eq(frontier_get(&s, hash, "solver=approx&wait=60", &o), 200);
+  ck_assert_str_eq(jstr(o, "cache"), "joined");
+  ck_assert_uint_gt(json_array_size(json_object_get(o, "points")), 1);
+  json_decref(o);
+  ck_assert_int_eq(frontier_get(&s, hash, "solver=approx", &o), 200);
+  ck_assert_str_eq(jstr(o, "cache"), "hit");
+  json_decref(o);
+  ck_assert_int_eq(frontier_get(&s, hash, "wait=soon", &o), 400);
+  ck_assert_str_eq(err_path(o), "?wait");
+  json_decref(o);
+  mp_test_daemon_cleanup(&s);
+}
+END_TEST
+
 /* Bodies over --max-body-bytes get 413, declared or chunked. */
 START_TEST(test_oversize) {
   mp_test_daemon_t s;
@@ -563,16 +743,16 @@ START_TEST(test_fit_frontier) {
   ck_assert_str_eq(jstr(o, "cache"), "hit");
   json_decref(o);
 
-  snprintf(path, sizeof(path), "/v1/graphs/%s/frontier?solver=approx", hash);
+  snprintf(path, sizeof(path), "/v1/graphs/%s/frontier?solver=approx&wait=60", hash);
   ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, NULL, &o, NULL), 200);
   ck_assert_uint_gt(json_array_size(json_object_get(o, "points")), 1);
   ck_assert_str_eq(jstr(o, "cache"), "hit");
   json_decref(o);
-  snprintf(path, sizeof(path), "/v1/graphs/%s/frontier?solver=memonger", hash);
+  snprintf(path, sizeof(path), "/v1/graphs/%s/frontier?solver=memonger&wait=60", hash);
   ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, NULL, &o, NULL), 200);
   ck_assert_str_eq(jstr(o, "cache"), "miss");
   json_decref(o);
-  snprintf(path, sizeof(path), "/v1/graphs/%s/frontier?solver=exact", hash);
+  snprintf(path, sizeof(path), "/v1/graphs/%s/frontier?solver=exact&wait=60", hash);
   ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, NULL, &o, NULL), 200);
   b = json_object_get(o, "points");
   ck_assert_uint_gt(json_array_size(b), 1);
@@ -903,7 +1083,7 @@ START_TEST(test_dashboard_in_browser) {
                    200);
   json_decref(o);
   /* the frontier the page draws for this graph */
-  ck_assert_int_eq(submit(&s, plan_body(shipped("cg_vgg19.txt"), 4LL << 30, "approx", "{\"wait\": 60}"),
+  ck_assert_int_eq(submit(&s, plan_body(shipped("cg_vgg19.txt"), 4LL << 30, "approx", "{\"wait\": 60, \"graph_name\": \"cg_vgg19\"}"),
                           NULL, NULL),
                    200);
   snprintf(cmd, sizeof(cmd),
@@ -1057,6 +1237,9 @@ Suite *suite_server(void) {
   tcase_add_test(api, test_shared_computation);
   tcase_add_test(api, test_cancel);
   tcase_add_test(api, test_fit_frontier);
+  tcase_add_test(api, test_listing_fields);
+  tcase_add_test(api, test_plan_progress_view);
+  tcase_add_test(api, test_frontier_job);
   tcase_add_test(limits, test_plan_timeout);
   tcase_add_test(limits, test_queue_full);
   tcase_add_test(limits, test_bad_inputs);

@@ -33,12 +33,25 @@ def _read(path):
         return _from_text(f.read())
 
 
+def _from_file(path):
+    """A graph file's fields: the graph, and its file name without the
+    extension as graph_name (the daemon uses it when the graph carries no
+    name of its own, as Kusumoto text never does; `memplan` names graphs
+    the same way)."""
+    stem = os.path.splitext(os.path.basename(os.fspath(path)))[0]
+    fields = {"graph": _read(path)}
+    if stem:
+        fields["graph_name"] = stem.encode("utf-8")[:256].decode("utf-8", "ignore")
+    return fields
+
+
 def graph_fields(graph):
     """The request fields naming ``graph``: {"graph": ...} or {"graph_hash": ...}.
 
     ``graph`` is a dict (native memplan.graph/1 or networkx node-link), a
     graph hash, Kusumoto or JSON text (str or bytes), or a file holding one
-    (an os.PathLike, or a str of one line naming an existing file).
+    (an os.PathLike, or a str of one line naming an existing file; then also
+    {"graph_name": the file's name without its extension}).
     """
     if isinstance(graph, dict):
         return {"graph": graph}
@@ -48,10 +61,10 @@ def graph_fields(graph):
         if is_graph_hash(graph):
             return {"graph_hash": graph}
         if "\n" not in graph and os.path.isfile(graph):
-            return {"graph": _read(graph)}
+            return _from_file(graph)
         return {"graph": _from_text(graph)}
     if isinstance(graph, os.PathLike):
-        return {"graph": _read(graph)}
+        return _from_file(graph)
     raise TypeError("graph must be a dict, a graph hash, graph text or a path, not %s" % type(graph).__name__)
 
 

@@ -7,10 +7,11 @@ JSON answer as plain dicts and lists, untouched.
 
 Waiting: Client.plan submits with the daemon's long poll (``wait`` in the
 body), then polls GET /v1/plans/{id}?wait=... until the plan is final, so a
-plan costs a handful of requests however long it runs. /v1/fit and the
-frontier route hold the connection while the frontier is computed (the
-daemon waits up to its --plan-timeout), hence the separate, longer
-``compute_timeout``.
+plan costs a handful of requests however long it runs. The frontier route
+is a job too (202 while it is computed): Client.frontier long-polls it
+with ?wait=. /v1/fit holds the connection while the frontier is computed
+(the daemon waits up to its --plan-timeout); ``compute_timeout`` bounds
+both.
 
 Busy daemon: a 503 (queue full, draining, frontier not ready) is retried
 after its Retry-After, at most ``max_retries`` times and ``max_retry_time``
@@ -258,15 +259,32 @@ class Client:
         return self._request("POST", "/v1/fit", body,
                              timeout=self.compute_timeout if timeout is None else timeout)
 
-    def frontier(self, graph_hash, solver=None, timeout=None):
+    def frontier(self, graph_hash, solver=None, timeout=None, wait=25.0):
         """GET /v1/graphs/{hash}/frontier: the memory/time staircase of a graph
         the daemon already holds (any plan or fit answer names its
         ``graph_hash``). The swap solvers use the default device here; fit
-        takes a device."""
+        takes a device.
+
+        A frontier the daemon has not computed yet is a job (202, with its
+        ``progress``): this long-polls the route, ``wait`` seconds at a time
+        (at most the daemon's --max-wait), until the frontier is there, and
+        raises PlanTimeout once ``timeout`` (default compute_timeout)
+        seconds have passed. A computation that failed raises its error
+        (422, or 504 past the daemon's --plan-timeout)."""
         self._check_hash(graph_hash)
-        query = self._fields({"solver": solver})
-        return self._request("GET", "/v1/graphs/%s/frontier" % graph_hash, query=query,
-                             timeout=self.compute_timeout if timeout is None else timeout)
+        deadline = time.monotonic() + (self.compute_timeout if timeout is None else timeout)
+        path = "/v1/graphs/%s/frontier" % graph_hash
+        while True:
+            w = max(0.0, min(wait or 0.0, deadline - time.monotonic()))
+            query = self._fields({"solver": solver, "wait": "%g" % w if w > 0 else None})
+            answer = self._request("GET", path, query=query, timeout=self.timeout + w)
+            if "points" in answer:
+                return answer
+            if time.monotonic() >= deadline:
+                raise errors.PlanTimeout("the frontier of %s is still %s" % (graph_hash, answer.get("status")),
+                                         plan_id=answer.get("id"))
+            if w == 0:
+                time.sleep(0.5)
 
     def graph_stats(self, graph_hash):
         """GET /v1/graphs/{hash}: the statistics of `memplan inspect`."""

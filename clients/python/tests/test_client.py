@@ -2,6 +2,7 @@
 each checked against what `memplan` says offline on the same graph."""
 
 import json
+import os
 import pathlib
 import unittest
 
@@ -140,6 +141,10 @@ class ClientPlanTest(harness.DaemonTestCase):
         self.assertEqual(front["peak_no_recompute"], offline["peak_no_recompute"])
         approx = self.client.frontier(self.hash, solver="approx")
         self.assertEqual(approx["solver"], "approx")
+        # without long polls: the route answers 202 while it computes, polled
+        sqrt = self.client.frontier(self.hash, solver="sqrt", wait=0)
+        self.assertEqual(sqrt["solver"], "sqrt")
+        self.assertGreater(len(sqrt["points"]), 0)
         with self.assertRaises(memplan.RequestError) as cm:
             self.client.frontier(self.hash, solver="none")
         self.assertEqual(cm.exception.path, "?solver")
@@ -148,6 +153,18 @@ class ClientPlanTest(harness.DaemonTestCase):
         self.assertEqual(cm.exception.path, "$.hash")
         with self.assertRaises(ValueError):
             self.client.frontier(harness.VGG19)
+
+    def test_graph_named_after_its_file(self):
+        """A graph file sent as Kusumoto text is named after the file in the
+        daemon's listing and views."""
+        res = self.client.plan(os.path.join(harness.GRAPHS, "cg_unet.txt"), "8GiB", solver="approx")
+        mine = [p for p in self.client.list_plans(limit=500)["plans"] if p["graph_hash"] == res["graph_hash"]]
+        self.assertTrue(mine)
+        for p in mine:
+            self.assertEqual(p["graph_name"], "cg_unet")
+            self.assertEqual(p["peak_bytes"], res["peak_bytes"])
+            self.assertEqual(p["feasible"], res["feasible"])
+        self.assertEqual(self.client.get_plan(mine[0]["id"])["graph_name"], "cg_unet")
 
     def test_graph_stats_and_status(self):
         self.client.fit(harness.VGG19, ["3GiB"])
