@@ -102,6 +102,7 @@ static int mp__dp_at(const mp_graph_t *g, const mp_plan_options_t *o, int exact,
   d.accounting = o->accounting;
   d.budget = o->budget;
   d.max_lower_sets = o->max_lower_sets;
+  d.window_sets = o->window_sets;
   d.deadline_ms = o->deadline_ms;
   d.should_stop = o->should_stop;
   d.stop_arg = o->stop_arg;
@@ -161,7 +162,7 @@ int mp__cand_portfolio(const mp_graph_t *g, const mp_plan_options_t *o, double t
   mp__cand_pick_t p;
   mp__portfolio_t pf;
   mp_dp_result_t dr;
-  int rc;
+  int rc, dr_window;
   uint64_t dp_min = 0;
 
   mp__cand_pick_init(&p, o);
@@ -172,12 +173,16 @@ int mp__cand_portfolio(const mp_graph_t *g, const mp_plan_options_t *o, double t
     memcpy(r->exact_reason, dr.fallback_reason, sizeof(r->exact_reason));
   r->n_lower_sets = dr.n_lower_sets;
   if (!dr.feasible) dp_min = dr.min_feasible_budget;
-  rc = mp__offer_dp(g, &dr, dr.exact_used ? "exact-dp" : "approx-dp", &p, r, err);
+  dr_window = dr.window_width > 0;
+  rc = mp__offer_dp(g, &dr, dr.exact_used ? "exact-dp" : dr_window ? "window-dp" : "approx-dp", &p,
+                    r, err);
   mp_dp_result_free(&dr);
   if (rc != 0) goto fail;
 
   if (o->accounting == MP_ACCOUNTING_DEFAULT) {
-    if (r->exact) {
+    /* the approx family's plan too: a subfamily of the exact one, and not
+     * of the window family the exact DP falls back to (dp_window.c) */
+    if (r->exact || (exact && dr_window)) {
       if ((rc = mp__dp_at(g, o, 0, &dr, err)) != 0) goto fail;
       rc = mp__offer_dp(g, &dr, "approx-dp", &p, r, err);
       mp_dp_result_free(&dr);

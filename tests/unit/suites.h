@@ -28,7 +28,8 @@
   X(http_edges)       \
   X(swap_sim)         \
   X(solver_swap)      \
-  X(migrate_io)
+  X(migrate_io)       \
+  X(wide)
 
 #define MP_DECLARE_SUITE(name) __attribute__((weak)) Suite *suite_##name(void);
 MP_SUITES(MP_DECLARE_SUITE)
