@@ -108,6 +108,7 @@ static int mp__dp_at(const mp_graph_t *g, const mp_plan_options_t *o, int exact,
   d.accounting = o->accounting;
   d.budget = o->budget;
   d.max_lower_sets = o->max_lower_sets;
+  d.window_sets = o->window_sets;
   d.deadline_ms = o->deadline_ms;
   d.should_stop = o->should_stop;
   d.stop_arg = o->stop_arg;
@@ -206,7 +207,8 @@ static int mp__offer_dp_family(const mp_graph_t *g, const mp_plan_options_t *o, 
   int rc;
   if ((rc = mp__dp_at(g, o, exact, &dr, err)) != 0) return rc;
   dp_min = dr.feasible ? 0 : dr.min_feasible_budget;
-  rc = mp__offer_dp(g, &dr, dr.exact_used ? "exact-dp" : "approx-dp", p, r, err);
+  rc = mp__offer_dp(g, &dr, dr.exact_used ? "exact-dp" : dr.window_width > 0 ? "window-dp" : "approx-dp", p, r,
+                    err);
   if (first) {
     *first = dr; /* the figures; its strategy went to the candidate */
     first->strategy = NULL;
@@ -220,7 +222,7 @@ static int mp__offer_dp_family(const mp_graph_t *g, const mp_plan_options_t *o, 
     mp__cand_pick(p, &c);
     mp__cand_free(&c);
     if (p->best.schedule != old) {
-      r->source = dr.exact_used ? "exact-dp-least" : "approx-dp-least";
+      r->source = dr.exact_used ? "exact-dp-least" : dr.window_width > 0 ? "window-dp-least" : "approx-dp-least";
       r->has_model = 1;
       r->model_recompute = dr.recompute_time;
       r->model_peak = dr.model_peak;
@@ -235,7 +237,7 @@ int mp__cand_portfolio(const mp_graph_t *g, const mp_plan_options_t *o, double t
   mp__cand_pick_t p;
   mp__portfolio_t pf;
   mp_dp_result_t dr;
-  int rc;
+  int rc, dr_window;
   uint64_t dp_min = 0;
 
   mp__cand_pick_init(&p, o);
@@ -246,10 +248,14 @@ int mp__cand_portfolio(const mp_graph_t *g, const mp_plan_options_t *o, double t
     memcpy(r->exact_reason, dr.fallback_reason, sizeof(r->exact_reason));
   r->n_lower_sets = dr.n_lower_sets;
   if (!dr.feasible) dp_min = dr.min_feasible_budget;
+  dr_window = dr.window_width > 0;
   mp_dp_result_free(&dr);
 
   if (o->accounting == MP_ACCOUNTING_DEFAULT) {
-    if (r->exact && (rc = mp__offer_dp_family(g, o, 0, &p, r, NULL, err)) != 0) goto fail;
+    /* the approx family's plan too: a subfamily of the exact one, and not
+     * of the window family the exact DP falls back to (dp_window.c) */
+    if ((r->exact || (exact && dr_window)) && (rc = mp__offer_dp_family(g, o, 0, &p, r, NULL, err)) != 0)
+      goto fail;
     pf.p = &p;
     pf.r = r;
     {

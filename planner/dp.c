@@ -72,25 +72,23 @@ static int mp__exec(mp__dp_t *c, int frontier, mp_objective_t obj, uint64_t budg
   return mp__solve_frontier(c);
 }
 
-/* mp__exec; when the exact DP passes its deadline, switch to the approx
- * family (which runs without a deadline, only the cancel callback). */
+/* mp__exec; when the exact DP passes its deadline, switch to the fallback
+ * family (dp_window.c; it runs without a deadline, only the cancel
+ * callback). */
 static int mp__exec_with_fallback(mp__dp_t *c, const mp_dp_options_t *o, int frontier,
                                   uint64_t budget, const mp__hint_t *hint, char *reason,
                                   size_t reason_len, int *exact_used) {
   int rc = mp__exec(c, frontier, o->objective, budget, hint);
-  if (rc == MP_ETIMEDOUT && c->fam.exact) {
+  if (rc == MP_ETIMEDOUT && mp__complete(c)) {
     mp__dp_free_family(c);
     snprintf(reason, reason_len, "the deadline of %.0f ms passed during the exact DP",
              o->deadline_ms);
     *exact_used = 0;
-    c->deadline_at = 0;
-    if ((rc = mp_lowerset_approx(&c->dag, &c->fam)) != 0) return rc;
-    c->have_fam = 1;
-    if ((rc = mp__dp_prepare(c)) != 0) return rc;
+    if ((rc = mp__fallback_family(c, o)) != 0) return rc; /* dp_window.c */
     {
       /* The hint's plans (the approx family's answer, the session's exact
-       * answers at smaller budgets) cap nothing for the approx DP, which
-       * may need more; its lower bound still holds (exact <= approx). */
+       * answers at smaller budgets) cap nothing for the fallback DP, which
+       * may need more; its lower bound still holds (exact <= fallback). */
       mp__hint_t h = *hint;
       h.known = 0;
       h.feasible = 0;
@@ -288,7 +286,7 @@ static int mp__session_solve(mp_dp_session_t *s, uint64_t budget, double t0, mp_
 
   memset(res, 0, sizeof(*res));
   mp__hint_init(&hint);
-  c->deadline_at = c->fam.exact && o->deadline_ms > 0 ? t0 + o->deadline_ms : 0;
+  c->deadline_at = mp__complete(c) && o->deadline_ms > 0 ? t0 + o->deadline_ms : 0;
   if (o->accounting == MP_ACCOUNTING_REFERENCE) {
     bact = budget;
   } else if (budget < g->const_bytes) {
@@ -296,7 +294,7 @@ static int mp__session_solve(mp_dp_session_t *s, uint64_t budget, double t0, mp_
   } else {
     bact = budget - g->const_bytes;
   }
-  if (c->fam.exact) {
+  if (mp__complete(c)) {
     if (!s->have_a) {
       mp__dp_t *a = &s->a;
       s->have_a = 1; /* mp__dp_init zeroes it first: freeing is safe */
@@ -312,17 +310,18 @@ static int mp__session_solve(mp_dp_session_t *s, uint64_t budget, double t0, mp_
     if ((rc = mp__approx_hint(&s->a, o->objective, bact, below_const, &hint)) != 0) goto fail;
   }
   if (!below_const) {
-    int was_exact = c->fam.exact;
+    int was_exact = mp__complete(c);
     mp__session_bounds(s, bact, &hint);
     rc = mp__exec_with_fallback(c, o, 0, bact, &hint, s->reason, sizeof(s->reason),
                                 &s->exact_used);
     if (rc != 0) goto fail;
-    if (was_exact && !c->fam.exact) s->n_solved = 0; /* exact plans are no caps for approx */
+    if (was_exact && !mp__complete(c)) s->n_solved = 0; /* exact plans cap no fallback */
   }
   last = c->fam.n_sets - 1;
   res->exact_used = s->exact_used;
   memcpy(res->fallback_reason, s->reason, sizeof(res->fallback_reason));
   res->n_lower_sets = c->fam.n_sets;
+  res->window_width = c->fam.window;
   if (!below_const && c->front_len[last] > 0) {
     const mp__pair_t *P = c->arena + c->front_off[last];
     len = c->front_len[last];
@@ -342,7 +341,7 @@ static int mp__session_solve(mp_dp_session_t *s, uint64_t budget, double t0, mp_
   } else {
     /* Infeasible: the least budget at which this family has a plan. */
     uint64_t p = 0;
-    if (!c->fam.exact) mp__hint_init(&hint); /* after a fallback */
+    if (!mp__complete(c)) mp__hint_init(&hint); /* after a fallback */
     rc = mp__solve_minpeak(c, &hint, &p);
     if (rc == MP_ETIMEDOUT) {
       /* the answer (no plan) stands; only the least budget is unknown */
@@ -413,7 +412,7 @@ int mp_dp_session_staircase(mp_dp_session_t *s, uint64_t max_budget, size_t max_
   uint64_t cst = s->o.accounting == MP_ACCOUNTING_DEFAULT ? s->g->const_bytes : 0;
   int rc;
   s->c.deadline_at =
-      s->c.fam.exact && s->o.deadline_ms > 0 ? mp_lowerset_clock_ms() + s->o.deadline_ms : 0;
+      mp__complete(&s->c) && s->o.deadline_ms > 0 ? mp_lowerset_clock_ms() + s->o.deadline_ms : 0;
   rc = mp__staircase_points(&s->c, cst, max_budget, max_work, points, n_points);
   return rc == 0 ? 0 : mp__fail(rc, err);
 }

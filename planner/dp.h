@@ -64,6 +64,11 @@ typedef struct mp_dp_options_s {
   uint64_t budget;           /* default accounting: total device memory;
                               * reference: activation memory. UINT64_MAX: none */
   size_t max_lower_sets;     /* exact only; 0 means the default 200000 */
+  size_t window_sets;        /* exact only: past the limit (or the deadline) the
+                              * DP falls back to the window family of lower sets
+                              * (lowerset_window.h) of the largest width with at
+                              * most this many sets; 0: a default that shrinks
+                              * with the graph's length (dp_window.c) */
   double deadline_ms;        /* exact only; wall-clock ms from the call, <= 0: none */
   int (*should_stop)(void *arg); /* polled; nonzero cancels (MP_ECANCELED) */
   void *stop_arg;
@@ -106,6 +111,8 @@ typedef struct mp_dp_result_s {
   int exact_used;             /* the exact DP ran to completion */
   char fallback_reason[160];  /* why exact was not used ("" otherwise) */
   size_t n_lower_sets;        /* states of the DP that produced the answer */
+  size_t window_width;        /* the exact DP fell back to the window family
+                               * (lowerset_window.h) of this width; 0 otherwise */
   mp_strategy_t *strategy;    /* owned; NULL when infeasible */
   double recompute_time;      /* per the accounting, in the graph's time unit */
   double retained_time;       /* forward time not charged: fwd_time - recompute_time */

@@ -282,7 +282,8 @@ out:
 
 /* Load c's family: the exact one when o->exact, unless its enumeration
  * passes the lower-set limit or the deadline counted from t0 (then *reason
- * says why), else the approximate one; then its per-set figures. */
+ * says why, and the fallback family of dp_window.c answers), else the
+ * approximate one; then its per-set figures. */
 int mp__load_family(mp__dp_t *c, const mp_dp_options_t *o, double t0, char *reason,
                            size_t reason_len, int *exact_used) {
   int rc;
@@ -315,6 +316,7 @@ int mp__load_family(mp__dp_t *c, const mp_dp_options_t *o, double t0, char *reas
     }
   }
   if (!c->have_fam) {
+    if (o->exact) return mp__fallback_family(c, o); /* dp_window.c */
     c->deadline_at = 0; /* the approx DP runs without a deadline */
     if ((rc = mp_lowerset_approx(&c->dag, &c->fam)) != 0) return rc;
     c->have_fam = 1;

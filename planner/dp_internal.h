@@ -231,6 +231,21 @@ int mp__dp_prepare(mp__dp_t *c);
 void mp__dp_free_family(mp__dp_t *c);
 void mp__dp_free(mp__dp_t *c);
 
+/* ---- The fallback family (dp_window.c) -------------------------------------- */
+
+/* The window family's size for a graph of n activations: MP__WINDOW_WORK /
+ * n sets, within [MP__WINDOW_MIN_SETS, MP__WINDOW_MAX_SETS]. */
+#define MP__WINDOW_WORK 400000
+#define MP__WINDOW_MIN_SETS 512
+#define MP__WINDOW_MAX_SETS 4096
+
+size_t mp__window_sets(size_t n_activations);
+int mp__fallback_family(mp__dp_t *c, const mp_dp_options_t *o);
+
+/* Whether c's family is every lower set (the exact DP proper), as opposed
+ * to the approximate family or the window family of a fallback. */
+static inline int mp__complete(const mp__dp_t *c) { return c->fam.exact && !c->fam.window; }
+
 /* ---- One step of the model ---------------------------------------------- */
 
 /* The step's peak minus the kept memory.

@@ -243,8 +243,9 @@ static int mp__least_point(const mp_graph_t *g, const mp_plan_options_t *o, int 
 /* The DP solvers: the same candidate families mp_plan() weighs for them:
  * the DP's own staircase (model figures, which bound the simulated ones;
  * for exact, the approximate DP's would add nothing: at every budget exact
- * needs no more recomputation), each family's plan at its least budget at
- * its simulated peak, Chen's prefix-cut plans, and keeping everything. */
+ * needs no more recomputation, unless it fell back to the window family),
+ * each family's plan at its least budget at its simulated peak, Chen's
+ * prefix-cut plans, and keeping everything. */
 int mp__frontier_dp(const mp__solver_t *self, const mp_graph_t *g, const mp_plan_options_t *o,
                     double t0, mp_frontier_t *out, mp_error_t *err) {
   mp_dp_options_t d;
@@ -255,11 +256,20 @@ int mp__frontier_dp(const mp__solver_t *self, const mp_graph_t *g, const mp_plan
   mp_dp_options_init(&d);
   d.exact = (self->caps & MP__CAP_EXACT) != 0;
   d.max_lower_sets = o->max_lower_sets;
+  d.window_sets = o->window_sets;
   d.deadline_ms = o->deadline_ms;
   d.should_stop = o->should_stop;
   d.stop_arg = o->stop_arg;
   d.threads = o->threads;
   if ((rc = mp__dp_points(g, &d, out, &cap, err)) != 0) return rc;
+  if (d.exact && !out->exact) {
+    /* the exact DP fell back to the window family (dp_window.c), which does
+     * not hold the approximate family: mp_plan weighs the approximate DP's
+     * plan as well, and so does its frontier */
+    d.exact = 0;
+    if ((rc = mp__dp_points(g, &d, out, &cap, err)) != 0) return rc;
+    d.exact = 1;
+  }
   if ((rc = mp__least_point(g, o, d.exact, out, &cap, err)) != 0) return rc;
   if (d.exact && (rc = mp__least_point(g, o, 0, out, &cap, err)) != 0) return rc;
   co.deadline_ms = 0; /* the deadline bounds the exact DP, which fell back if it hit it */

@@ -46,7 +46,10 @@ typedef struct mp_lowerset_family_s {
   size_t words;        /* copy of the DAG's words */
   uint64_t *bits;      /* set i is bits[i*words .. (i+1)*words) */
   uint32_t *card;      /* |L_i| */
-  int exact;           /* 1: every lower set (enumerate); 0: approx family */
+  int exact;           /* 1: every lower set (enumerate), or a window family
+                        * (lowerset_window.h), which the exact DP's walks
+                        * treat alike; 0: approx family */
+  size_t window;       /* a window family: its width; 0 otherwise */
   /* exact families: the cover relation (Hasse diagram) downwards: the sets
    * L_i \ {v} for every maximal v of L_i are down[down_off[i] .. down_off[i+1]),
    * and down_node[e] is the v that edge e removes (so a walk down the

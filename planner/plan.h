@@ -72,6 +72,8 @@ typedef struct mp_plan_options_s {
   uint64_t budget;            /* total device memory (reference accounting:
                                * activation memory) */
   size_t max_lower_sets;      /* exact/auto; 0: the DP's default */
+  size_t window_sets;         /* exact/auto: the size of the window family the
+                               * DP falls back to (dp.h); 0: its default */
   double deadline_ms;         /* <= 0: none */
   int (*should_stop)(void *arg);
   void *stop_arg;
@@ -116,9 +118,10 @@ typedef struct mp_plan_result_s {
   mp_schedule_t *schedule;     /* NULL when infeasible, except for `none`,
                                 * which returns its schedule either way */
   const char *source;          /* which candidate answered (static string):
-                                * "exact-dp", "approx-dp", "memonger-candidate",
-                                * "memonger", "sqrt" or "keep-all"; NULL when
-                                * infeasible */
+                                * "exact-dp", "window-dp" (the exact DP's
+                                * fallback, dp.h), "approx-dp",
+                                * "memonger-candidate", "memonger", "sqrt" or
+                                * "keep-all"; NULL when infeasible */
   mp_sim_report_t sim;         /* the simulator's report of `schedule` */
   int has_model;               /* a DP answered: the model figures below are set */
   double model_recompute;      /* the DP's recompute time under the accounting */

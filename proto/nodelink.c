@@ -8,7 +8,21 @@
  *
  * Per node: `cost_cpu` or `duration` is the forward time, `cost_ram` or
  * `out_cost` the output size in bytes, `param_cost` bytes of weights added to
- * the graph's param_bytes. Nodes marked `"backward": true` (a joint
+ * the graph's param_bytes.
+ *
+ * networkx lets the writer rename the keys (node_link_data's `name`,
+ * `source` and `target` arguments), and Moccasin's random layered graphs
+ * use that: nodes are named by `name` instead of `id`, and links keyed by
+ * the integers 0 and 1 (written as the JSON keys "0" and "1") instead of
+ * `source` and `target`. Their graph attributes also carry `*_tag` fields
+ * naming the node attributes that hold the costs ({"memory_tag":
+ * "out_cost", "duration_tag": "duration"}). So: a node without `id` is
+ * named by its `name`; a link without `source` / `target` is read from
+ * "0" / "1"; and a string graph attribute whose key ends in `_tag` names
+ * the attribute of the time or of the bytes, decided by the attribute it
+ * names when that is one of the four above, else by its key (a key
+ * mentioning mem, ram, size, byte or out: bytes; dur, time, cpu, comp,
+ * cost or flop: time). A tagged attribute replaces the default keys. Nodes marked `"backward": true` (a joint
  * forward+backward graph) are dropped with every link touching them, and a
  * warning says so. Forward nodes without incoming links become `input`
  * sources (constant memory). Node ids in memplan are the nodes' names when
@@ -127,6 +141,8 @@ static int mp__cmp_link(const void *x, const void *y) {
 typedef struct {
   const char *base;
   const char *lkey;         /* "links" (or "edges") */
+  const char *time_key;     /* from a graph `*_tag` field; NULL: cost_cpu / duration */
+  const char *bytes_key;    /* ... NULL: cost_ram / out_cost */
   const mp_limits_t *lim;
   mp_error_t *err;
   mp__nl_node_t *nodes;
@@ -165,9 +181,12 @@ static int mp__read_nodes(mp__nl_t *p, json_t *arr) {
 
     mp__path(npath, sizeof(npath), base, "nodes", i, NULL);
     if (!json_is_object(o)) return mp_error_set(p->err, MP_EINVAL, npath, "node must be an object");
-    mp__path(path, sizeof(path), base, "nodes", i, "id");
-    if ((v = json_object_get(o, "id")) == NULL)
-      return mp_error_set(p->err, MP_EINVAL, path, "node has no id");
+    /* networkx's node key is `id` unless the writer renamed it; Moccasin's
+     * is `name` */
+    key = json_object_get(o, "id") == NULL && json_object_get(o, "name") != NULL ? "name" : "id";
+    mp__path(path, sizeof(path), base, "nodes", i, key);
+    if ((v = json_object_get(o, key)) == NULL)
+      return mp_error_set(p->err, MP_EINVAL, path, "node has no id (nor a name)");
     if ((rc = mp__id_text(v, path, &nd->id, p->err)) != 0) return rc;
     p->n_nodes = i + 1; /* nd->id is owned from here on */
     if (strlen(nd->id) > p->lim->max_id_len)
@@ -179,7 +198,7 @@ static int mp__read_nodes(mp__nl_t *p, json_t *arr) {
       return mp_error_set(p->err, MP_EDUP, path, "duplicate node id '%s' (first at %s.nodes[%lu])",
                           nd->id, base, (unsigned long)prev);
 
-    if ((v = mp__opt(o, "name")) != NULL) {
+    if ((v = mp__opt(o, "name")) != NULL && strcmp(key, "id") == 0) {
       mp__path(path, sizeof(path), base, "nodes", i, "name");
       if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v))
         return mp_error_set(p->err, MP_EINVAL, path, "must be a string");
@@ -190,12 +209,20 @@ static int mp__read_nodes(mp__nl_t *p, json_t *arr) {
       if (!json_is_boolean(v)) return mp_error_set(p->err, MP_EINVAL, path, "must be a boolean");
       nd->backward = json_is_true(v);
     }
-    if ((rc = mp__alt(o, "cost_cpu", "duration", npath, &v, &key, p->err)) != 0) return rc;
+    if (p->time_key != NULL) {
+      v = mp__opt(o, key = p->time_key);
+    } else if ((rc = mp__alt(o, "cost_cpu", "duration", npath, &v, &key, p->err)) != 0) {
+      return rc;
+    }
     if (v) {
       mp__path(path, sizeof(path), base, "nodes", i, key);
       if ((rc = mp__get_time(v, path, &nd->time, p->err)) != 0) return rc;
     }
-    if ((rc = mp__alt(o, "cost_ram", "out_cost", npath, &v, &key, p->err)) != 0) return rc;
+    if (p->bytes_key != NULL) {
+      v = mp__opt(o, key = p->bytes_key);
+    } else if ((rc = mp__alt(o, "cost_ram", "out_cost", npath, &v, &key, p->err)) != 0) {
+      return rc;
+    }
     if (v) {
       mp__path(path, sizeof(path), base, "nodes", i, key);
       if ((rc = mp__get_u64(v, path, &nd->bytes, p->err)) != 0) return rc;
@@ -208,12 +235,15 @@ static int mp__read_nodes(mp__nl_t *p, json_t *arr) {
   return 0;
 }
 
-/* Resolve one end of a link to a node index. */
-static int mp__link_end(mp__nl_t *p, json_t *o, size_t i, const char *key, uint32_t *out) {
+/* Resolve one end of a link to a node index: `key` ("source" or "target"),
+ * else `alt` ("0" or "1": networkx's source=0, target=1). */
+static int mp__link_end(mp__nl_t *p, json_t *o, size_t i, const char *key, const char *alt,
+                        uint32_t *out) {
   char path[MP_ERROR_PATH_MAX];
   char *text;
   json_t *v = json_object_get(o, key);
   int rc;
+  if (v == NULL && json_object_get(o, alt) != NULL) v = json_object_get(o, key = alt);
   mp__path(path, sizeof(path), p->base, p->lkey, i, key);
   if (v == NULL) return mp_error_set(p->err, MP_EINVAL, path, "link has no %s", key);
   if ((rc = mp__id_text(v, path, &text, p->err)) != 0) return rc;
@@ -239,8 +269,8 @@ static int mp__read_links(mp__nl_t *p, json_t *arr, const char *lkey, int multig
     char lpath[MP_ERROR_PATH_MAX];
     mp__path(lpath, sizeof(lpath), p->base, lkey, i, NULL);
     if (!json_is_object(o)) return mp_error_set(p->err, MP_EINVAL, lpath, "link must be an object");
-    if ((rc = mp__link_end(p, o, i, "source", &l->src)) != 0) return rc;
-    if ((rc = mp__link_end(p, o, i, "target", &l->dst)) != 0) return rc;
+    if ((rc = mp__link_end(p, o, i, "source", "0", &l->src)) != 0) return rc;
+    if ((rc = mp__link_end(p, o, i, "target", "1", &l->dst)) != 0) return rc;
     l->idx = i;
     if (l->src == l->dst)
       return mp_error_set(p->err, MP_ECYCLE, lpath, "graph has a cycle: link from node '%s' to itself",
@@ -371,6 +401,54 @@ static int mp__build(mp__nl_t *p, mp_graph_t *g, int use_names) {
   return 0;
 }
 
+/* Whether `s` contains one of the words (lowercase ASCII). */
+static int mp__mentions(const char *s, const char *const *words) {
+  size_t k;
+  for (k = 0; words[k] != NULL; k++) {
+    const char *x;
+    for (x = s; *x; x++) {
+      size_t j;
+      for (j = 0; words[k][j] && x[j] && (x[j] | 0x20) == words[k][j]; j++) {
+      }
+      if (words[k][j] == '\0') return 1;
+    }
+  }
+  return 0;
+}
+
+/* The graph attributes' `*_tag` fields: which node attributes hold the time
+ * and the bytes (p->time_key, p->bytes_key, borrowed from the JSON). */
+static int mp__read_tags(mp__nl_t *p, json_t *gattr) {
+  static const char *const bytes_words[] = {"mem", "ram", "size", "byte", "out", NULL};
+  static const char *const time_words[] = {"dur", "time", "cpu", "comp", "cost", "flop", NULL};
+  const char *k;
+  json_t *v;
+  json_object_foreach(gattr, k, v) {
+    size_t n = strlen(k);
+    const char *val, **role;
+    char path[MP_ERROR_PATH_MAX];
+    if (n < 4 || strcmp(k + n - 4, "_tag") != 0 || !json_is_string(v)) continue;
+    val = json_string_value(v);
+    if (strcmp(val, "cost_ram") == 0 || strcmp(val, "out_cost") == 0)
+      role = &p->bytes_key;
+    else if (strcmp(val, "cost_cpu") == 0 || strcmp(val, "duration") == 0)
+      role = &p->time_key;
+    else if (mp__mentions(k, bytes_words))
+      role = &p->bytes_key;
+    else if (mp__mentions(k, time_words))
+      role = &p->time_key;
+    else
+      continue; /* a tag this reader has no use for */
+    snprintf(path, sizeof(path), "%s.graph.%s", p->base, k);
+    if (*role != NULL && strcmp(*role, val) != 0)
+      return mp_error_set(p->err, MP_EINVAL, path,
+                          "names '%s' for the %s, another tag already named '%s'", val,
+                          role == &p->time_key ? "time" : "bytes", *role);
+    *role = val;
+  }
+  return 0;
+}
+
 int mp_nodelink_from_json(json_t *root, const char *base, const char *name, const mp_limits_t *lim,
                           mp_graph_t **out, mp_error_t *err) {
   mp__nl_t p;
@@ -422,6 +500,7 @@ int mp_nodelink_from_json(json_t *root, const char *base, const char *name, cons
         return mp_error_set(err, MP_ELIMIT, path, "graph name is longer than the limit of %zu bytes",
                             lim->max_name_len);
     }
+    if ((rc = mp__read_tags(&p, gattr)) != 0) return rc;
   }
   snprintf(path, sizeof(path), "%s.nodes", base);
   if ((nodes = json_object_get(root, "nodes")) == NULL)

@@ -214,6 +214,8 @@ __attribute__((weak)) int mp_bench_gen(int argc, char **argv);
 
 /* The consistency table (tests/bench/bench_consist.c), when linked in. */
 __attribute__((weak)) void mp_bench_consistency_table(void);
+/* The wide-graph table (tests/bench/bench_wide.c), when linked in. */
+__attribute__((weak)) void mp_bench_wide_table(void);
 
 /* `bench_planner sweep NAME`: the exact DP alone (mp_dp_solve, memplan's
  * accounting) at 24 budgets from its least one to the no-recompute
@@ -296,6 +298,15 @@ int main(int argc, char **argv) {
   if (argc <= 1 || strcmp(argv[1], "layered1000") == 0) {
     if (fork() == 0) {
       bench_layered();
+      fflush(stdout);
+      _exit(0);
+    }
+    wait(NULL);
+  }
+  if ((argc <= 1 || strcmp(argv[1], "wide") == 0) && mp_bench_wide_table) {
+    fflush(stdout);
+    if (fork() == 0) {
+      mp_bench_wide_table();
       fflush(stdout);
       _exit(0);
     }

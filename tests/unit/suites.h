@@ -33,7 +33,8 @@
   X(swap_sim)         \
   X(solver_swap)      \
   X(migrate_io)       \
-  X(consistency)
+  X(consistency)      \
+  X(wide)
 
 #define MP_DECLARE_SUITE(name) __attribute__((weak)) Suite *suite_##name(void);
 MP_SUITES(MP_DECLARE_SUITE)

@@ -1,0 +1,193 @@
+/* test_wide.c - the exact DP's fallback on wide graphs (issue 12, part 3):
+ * the window family of lower sets (lowerset_window.h) and the plans the
+ * exact solver returns when it falls back to it, against the exact DP's real
+ * answers on random layered DAGs small enough for it (tests/layered_dag.h).
+ *
+ * The fallback is forced with a lower-set limit of 1, and its window family
+ * is held to 300 sets (a fifth to a half of these graphs' lower sets), so
+ * that it is a true subfamily: at every budget the exact solver meets, the
+ * fallback must meet it too, with at most 10% more simulated recomputation.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../layered_dag.h"
+#include "lowerset.h"
+#include "lowerset_window.h"
+#include "plan.h"
+#include "suites.h"
+
+static int is_sub(const uint64_t *a, const uint64_t *b, size_t words) {
+  size_t k;
+  for (k = 0; k < words; k++)
+    if (a[k] & ~b[k]) return 0;
+  return 1;
+}
+
+static long find_set(const mp_lowerset_family_t *f, const uint64_t *b) {
+  size_t i;
+  for (i = 0; i < f->n_sets; i++)
+    if (memcmp(f->bits + i * f->words, b, f->words * sizeof(uint64_t)) == 0) return (long)i;
+  return -1;
+}
+
+/* The family's sets are distinct lower sets sorted by size, from {} to V;
+ * every cover edge removes a maximal node; and every walk from a set to a
+ * subset in the family, removing the difference's nodes from the largest
+ * down, stays in the family along edges it lists (what the exact DP's walks
+ * rely on). */
+static void check_family(const mp_actdag_t *d, const mp_lowerset_family_t *f) {
+  size_t i, j, w = f->words, v, k;
+  uint64_t *cur = malloc(w * sizeof(uint64_t));
+  ck_assert_ptr_nonnull(cur);
+  ck_assert_uint_eq(f->card[0], 0);
+  ck_assert_uint_eq(f->card[f->n_sets - 1], d->n);
+  for (i = 0; i < f->n_sets; i++) {
+    const uint64_t *b = f->bits + i * w;
+    if (i > 0) ck_assert_uint_le(f->card[i - 1], f->card[i]);
+    for (v = 0; v < d->n; v++) {
+      if (!((b[v >> 6] >> (v & 63)) & 1u)) continue;
+      for (k = d->pred_off[v]; k < d->pred_off[v + 1]; k++)
+        ck_assert_msg(mp_lowerset_has(f, i, d->pred[k]), "set %zu is not a lower set", i);
+    }
+    ck_assert_int_eq(find_set(f, b), (long)i);
+    for (k = f->down_off[i]; k < f->down_off[i + 1]; k++) {
+      memcpy(cur, b, w * sizeof(uint64_t));
+      cur[f->down_node[k] >> 6] &= ~(UINT64_C(1) << (f->down_node[k] & 63));
+      ck_assert_int_eq(find_set(f, cur), (long)f->down[k]);
+    }
+  }
+  for (j = 0; j < f->n_sets; j++)
+    for (i = 0; i < f->n_sets; i++) {
+      const uint64_t *bj = f->bits + j * w, *bi = f->bits + i * w;
+      size_t at = j;
+      if (i == j || !is_sub(bi, bj, w)) continue;
+      memcpy(cur, bj, w * sizeof(uint64_t));
+      for (v = d->n; v-- > 0;) {
+        int found = 0;
+        if (!((cur[v >> 6] >> (v & 63)) & 1u) || ((bi[v >> 6] >> (v & 63)) & 1u)) continue;
+        for (k = f->down_off[at]; k < f->down_off[at + 1] && !found; k++)
+          if (f->down_node[k] == v) {
+            at = f->down[k];
+            found = 1;
+          }
+        ck_assert_msg(found, "the walk from set %zu to set %zu leaves the family", j, i);
+        cur[v >> 6] &= ~(UINT64_C(1) << (v & 63));
+      }
+      ck_assert_uint_eq(at, i);
+    }
+  free(cur);
+}
+
+START_TEST(test_window_family) {
+  mp_graph_t *g = mp_tl_layered_dag(40, 1, 30);
+  mp_actdag_t d;
+  mp_lowerset_family_t f, all;
+  size_t width = 0, n_all = 0;
+  ck_assert_ptr_nonnull(g);
+  ck_assert_int_eq(mp_actdag_init(&d, g), 0);
+  ck_assert_int_eq(mp_lowerset_count(g, 0, &n_all), 0);
+  /* a small window: a true subfamily, with every prefix */
+  ck_assert_int_eq(mp_lowerset_window(&d, 120, NULL, NULL, &f, &width), 0);
+  ck_assert_uint_le(f.n_sets, 120);
+  ck_assert_uint_gt(f.n_sets, d.n);
+  ck_assert_uint_lt(f.n_sets, n_all);
+  ck_assert_uint_eq(f.window, width);
+  ck_assert_int_eq(f.exact, 1);
+  check_family(&d, &f);
+  mp_lowerset_family_free(&f);
+  /* room for all: the window grows until it holds every lower set */
+  ck_assert_int_eq(mp_lowerset_window(&d, n_all, NULL, NULL, &f, &width), 0);
+  ck_assert_uint_eq(f.n_sets, n_all);
+  ck_assert_int_eq(mp_lowerset_enumerate(&d, NULL, &all, NULL), 0);
+  ck_assert_uint_eq(all.n_sets, n_all);
+  mp_lowerset_family_free(&all);
+  mp_lowerset_family_free(&f);
+  /* a limit below the prefixes: width 1 (the prefixes) whatever it says */
+  ck_assert_int_eq(mp_lowerset_window(&d, 1, NULL, NULL, &f, &width), 0);
+  ck_assert_uint_eq(width, 1);
+  ck_assert_uint_eq(f.n_sets, d.n + 1);
+  check_family(&d, &f);
+  mp_lowerset_family_free(&f);
+  mp_actdag_free(&d);
+  mp_graph_free(g);
+}
+END_TEST
+
+/* One plan: its simulated recomputation, or -1 when infeasible. */
+static double plan_rc(const mp_graph_t *g, mp_solver_t solver, size_t max_sets, uint64_t budget,
+                      uint64_t *min_budget, const char **source) {
+  mp_plan_options_t o;
+  mp_plan_result_t r;
+  mp_error_t err;
+  double rc;
+  mp_plan_options_init(&o);
+  o.solver = solver;
+  o.budget = budget;
+  o.max_lower_sets = max_sets;
+  o.window_sets = 300;
+  o.threads = 1;
+  ck_assert_msg(mp_plan(g, &o, &r, &err) == 0, "%s", err.message);
+  if (max_sets == 1) ck_assert_int_eq(r.exact, 0);
+  rc = r.feasible ? r.sim.time_recompute : -1;
+  if (min_budget) *min_budget = r.min_feasible_budget;
+  if (source) *source = r.source;
+  mp_plan_result_free(&r);
+  return rc;
+}
+
+/* At five budgets from the exact solver's least one to plain
+ * backpropagation's peak: the fallback meets every budget exact meets, within
+ * 10% of its recomputation, and the window DP answers at least once. */
+START_TEST(test_fallback_near_exact) {
+  static const struct {
+    size_t n;
+    unsigned seed;
+  } dags[] = {{40, 3}, {50, 1}, {50, 4}};
+  size_t i;
+  int k;
+  for (i = 0; i < sizeof(dags) / sizeof(dags[0]); i++) {
+    mp_graph_t *g = mp_tl_layered_dag(dags[i].n, dags[i].seed, 30);
+    uint64_t lo = 0, hi;
+    int window_answered = 0;
+    ck_assert_ptr_nonnull(g);
+    ck_assert_double_eq(plan_rc(g, MP_SOLVER_EXACT, 0, 0, &lo, NULL), -1);
+    ck_assert_uint_gt(lo, 0);
+    {
+      mp_plan_options_t o;
+      mp_plan_result_t r;
+      mp_plan_options_init(&o);
+      o.solver = MP_SOLVER_NONE;
+      ck_assert_int_eq(mp_plan(g, &o, &r, NULL), 0);
+      hi = r.sim.peak_bytes;
+      mp_plan_result_free(&r);
+    }
+    for (k = 0; k < 5; k++) {
+      uint64_t b = lo + (hi - lo) / 4 * (uint64_t)k;
+      const char *src = NULL;
+      double ex = plan_rc(g, MP_SOLVER_EXACT, 0, b, NULL, NULL);
+      double fb = plan_rc(g, MP_SOLVER_EXACT, 1, b, NULL, &src);
+      if (ex < 0) continue;
+      ck_assert_msg(fb >= 0, "layered %zu/%u at %llu: exact %g, the fallback has no plan",
+                    dags[i].n, dags[i].seed, (unsigned long long)b, ex);
+      ck_assert_msg(fb <= 1.10 * ex + 1e-9, "layered %zu/%u at %llu: fallback %g > 1.1 x exact %g",
+                    dags[i].n, dags[i].seed, (unsigned long long)b, fb, ex);
+      window_answered |= src != NULL && strcmp(src, "window-dp") == 0;
+    }
+    ck_assert_msg(window_answered, "layered %zu/%u: the window DP never answered", dags[i].n,
+                  dags[i].seed);
+    mp_graph_free(g);
+  }
+}
+END_TEST
+
+Suite *suite_wide(void) {
+  Suite *s = suite_create("wide");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_window_family);
+  tcase_add_test(tc, test_fallback_near_exact);
+  suite_add_tcase(s, tc);
+  return s;
+}
