@@ -59,7 +59,7 @@ static const srv__opt_t srv__opts[] = {
    "size of the in-memory result cache (bytes or 256MiB)"},
   {"max-body-bytes", "MEMPLAN_MAX_BODY_BYTES", SRV__BYTES, SRV__F(max_body_bytes), "64MiB", 0, 0,
    "largest request body; larger gets 413"},
-  {"max-nodes", "MEMPLAN_MAX_NODES", SRV__UINT, SRV__F(max_nodes), "100000", 1, 4000000000u,
+  {"max-nodes", "MEMPLAN_MAX_NODES", SRV__UINT, SRV__F(max_nodes), "1000000", 1, 4000000000u,
    "most nodes in a submitted graph"},
   {"max-json-depth", "MEMPLAN_MAX_JSON_DEPTH", SRV__UINT, SRV__F(max_json_depth), "64", 2, 2000,
    "deepest nesting of a request body"},
