@@ -46,19 +46,28 @@ class Daemon:
         raise RuntimeError("the daemon did not start")
 
     def stop(self):
-        if self.proc and self.proc.poll() is None:
+        """SIGTERM; the daemon must drain and exit 0 without a sanitizer report."""
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
             self.proc.terminate()
             try:
-                self.proc.wait(30)
+                self.proc.wait(60)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        self.proc = None
+        code, self.proc = self.proc.returncode, None
+        with open(os.path.join(self.dir, "stderr"), "rb") as f:
+            err = f.read().decode("utf-8", "replace")
+        if code != 0 or "Sanitizer" in err or "runtime error" in err:
+            raise AssertionError("the daemon exited %s: %s" % (code, err[-2000:]))
 
     def cleanup(self):
-        self.stop()
-        if self.own_dir:
-            shutil.rmtree(self.dir, ignore_errors=True)
+        try:
+            self.stop()
+        finally:
+            if self.own_dir:
+                shutil.rmtree(self.dir, ignore_errors=True)
 
     def log_tail(self, n=4000):
         try:
