@@ -163,7 +163,7 @@ class ReplicasTest(unittest.TestCase):
         self.assertEqual(len(ran), 1, "one replica computes the plan")
         for i in range(N_REPLICAS):
             st, status, secs = woke[i]
-            self.assertEqual((st, status), (200, "done"), i)
+            self.assertEqual((st, status), (200, "done"), (i, woke, ran, plan["id"]))
             # Loosely: well before the wait's 60 s (the plan takes ~1.5 s).
             self.assertLess(secs, 30, "the wait on replica %d (the plan ran on %d) did not wake" % (i, ran[0]))
             if i != ran[0]:
