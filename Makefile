@@ -49,7 +49,7 @@ TESTS := $(B)/check_all
 BENCH := $(B)/bench_planner
 SRV   := $(B)/memplan-server
 
-.PHONY: all deps run test test-only test-python test-install test-deploy test-contract test-docs test-pg test-fuzz-replay test-chaos install uninstall asan bench bench-fidelity fuzz fuzz-run clean
+.PHONY: all deps run test test-only test-python test-install test-deploy test-contract test-docs test-pg test-fuzz-replay test-chaos test-resilience install uninstall asan bench bench-fidelity fuzz fuzz-run clean
 
 all: $(LIBA) $(CLI) $(SRV)
 
@@ -155,8 +155,9 @@ uninstall:
 # (test-deploy), the daemon's answers are checked against proto/openapi.yaml
 # (test-contract), the README's examples run (test-docs), three replicas
 # share a real PostgreSQL (test-pg), the fuzz regressions and seeds are
-# replayed through their harnesses (test-fuzz-replay), and the chaos test
-# runs (test-chaos).
+# replayed through their harnesses (test-fuzz-replay), the chaos test runs
+# (test-chaos), and so do the queue's fairness, a full store and retention
+# (test-resilience).
 test: deps
 	@$(MAKE) --no-print-directory test-only
 
@@ -170,6 +171,7 @@ test-only: $(LIBA) $(CLI) $(SRV) $(TESTS)
 	@$(MAKE) --no-print-directory test-pg
 	@$(MAKE) --no-print-directory test-fuzz-replay
 	@$(MAKE) --no-print-directory test-chaos
+	@$(MAKE) --no-print-directory test-resilience
 
 # `make install` into a scratch DESTDIR, checked file by file, and a program
 # built against it through pkg-config (tests/install/run.sh); then uninstall.
@@ -195,6 +197,12 @@ test-deploy: $(SRV) $(CLI)
 test-chaos: $(SRV)
 	$(PYTHON) tests/chaos/test_chaos.py $(SRV)
 
+# tests/resilience: the queue's fairness between clients and their cap, a
+# full store (real SQLITE_FULL under a page cap) and its recovery, and the
+# retention sweep, each against the built daemon (about 30 s).
+test-resilience: $(SRV)
+	MEMPLAN_SERVER=$(CURDIR)/$(SRV) $(PYTHON) -m unittest discover -s tests/resilience -p 'test_*.py' -v
+
 # Every answer of the real daemon, driven through every route and status
 # proto/openapi.yaml documents, validated against it (tests/contract).
 test-contract: $(SRV)
@@ -218,12 +226,17 @@ asan: deps
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	  test-only
 
+# fair_bench.py also runs FAIR_BASELINE (an older memplan-server, whose queue
+# is one FIFO) when it exists, for comparison.
+FAIR_BASELINE ?= /work/baseline/build/memplan-server
 bench: deps $(BENCH) $(B)/memplan-server
 	./$(BENCH)
 	@echo
 	tests/bench/http_bench.sh $(B)/memplan-server
 	@echo
 	$(PYTHON) tests/bench/pg_bench.py $(B)/memplan-server
+	@echo
+	$(PYTHON) tests/bench/fair_bench.py $(B)/memplan-server $(FAIR_BASELINE)
 
 # The PyTorch fidelity table (clients/python/bench_fidelity.py): predicted
 # against measured peaks of real training steps, plain and with applied

@@ -53,6 +53,18 @@ static const srv__opt_t srv__opts[] = {
    "share the cores)"},
   {"queue-size", "MEMPLAN_QUEUE_SIZE", SRV__UINT, SRV__F(queue_size), "64", 1, 1000000,
    "plans waiting for a worker before new ones get 503"},
+  {"max-queued-per-client", "MEMPLAN_MAX_QUEUED_PER_CLIENT", SRV__UINT, SRV__F(max_queued_per_client), "16", 0,
+   1000000,
+   "plans one client (its X-Client-Id, else its address) may have waiting; more get 429 with "
+   "Retry-After; workers take the clients' plans in turn (0: only --queue-size bounds a client)"},
+  {"retain-age", "MEMPLAN_RETAIN_AGE", SRV__SECONDS, SRV__F(retain_age_s), "2592000", 0, 0,
+   "seconds a finished plan is kept in the store; then it, and the results and graphs only it "
+   "refers to, are deleted (0: kept for ever)"},
+  {"retain-bytes", "MEMPLAN_RETAIN_BYTES", SRV__BYTES, SRV__F(retain_bytes), "0", 0, 0,
+   "bound on the store's live data (bytes or 10GiB): past it the oldest finished plans go first "
+   "(0: no bound; queued and running plans are never deleted)"},
+  {"sweep-interval", "MEMPLAN_SWEEP_INTERVAL", SRV__SECONDS, SRV__F(sweep_interval_s), "60", 0, 0,
+   "seconds between two retention sweeps of the store"},
   {"plan-timeout", "MEMPLAN_PLAN_TIMEOUT", SRV__SECONDS, SRV__F(plan_timeout_s), "300", 0, 0,
    "seconds a plan may run before it fails"},
   {"cache-max-bytes", "MEMPLAN_CACHE_MAX_BYTES", SRV__BYTES, SRV__F(cache_max_bytes), "256MiB", 0, 0,
@@ -320,6 +332,10 @@ int srv_config_load(srv_config_t *c, int argc, char **argv) {
   if (c->store[0] && strncmp(c->store, "sqlite:", 7) != 0 && strncmp(c->store, "postgresql://", 13) != 0 &&
       strncmp(c->store, "postgres://", 11) != 0) {
     fprintf(stderr, "memplan-server: --store must be sqlite:DIR or a postgresql:// URI\n");
+    return SRV_CONFIG_EXIT_USAGE;
+  }
+  if (c->sweep_interval_s < 0.1) {
+    fprintf(stderr, "memplan-server: --sweep-interval must be at least 0.1 seconds\n");
     return SRV_CONFIG_EXIT_USAGE;
   }
   if (c->store_lease_s < 0.5) {

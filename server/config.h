@@ -23,6 +23,10 @@ typedef struct srv_config_s {
   unsigned workers;
   unsigned planner_threads;
   unsigned queue_size;
+  unsigned max_queued_per_client; /* 0: only queue_size bounds a client */
+  double retain_age_s;        /* finished plans older than this are deleted (0: kept) */
+  uint64_t retain_bytes;      /* the store's live data is kept under this (0: no bound) */
+  double sweep_interval_s;    /* how often retention runs */
   double plan_timeout_s;
   uint64_t cache_max_bytes;
   uint64_t max_body_bytes;

@@ -128,6 +128,24 @@ enum MHD_Result srv_respond_error(srv_req_t *r, unsigned status, const char *cod
   return srv_respond_error_hdr(r, status, code, path, NULL, NULL, msg);
 }
 
+static int srv__valid_request_id(const char *v);
+
+void srv_req_client(srv_req_t *r, char out[68]) {
+  const char *id = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "X-Client-Id");
+  const union MHD_ConnectionInfo *ci;
+  char host[INET6_ADDRSTRLEN] = "unknown";
+  if (srv__valid_request_id(id)) {
+    snprintf(out, 68, "id:%s", id);
+    return;
+  }
+  ci = MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET)
+    inet_ntop(AF_INET, &((const struct sockaddr_in *)ci->client_addr)->sin_addr, host, sizeof(host));
+  else if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET6)
+    inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ci->client_addr)->sin6_addr, host, sizeof(host));
+  snprintf(out, 68, "addr:%s", host);
+}
+
 const char *srv_req_arg(srv_req_t *r, const char *key) {
   return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
 }
@@ -265,7 +283,8 @@ static enum MHD_Result srv__options(srv_req_t *r, const char *allow) {
   MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
   if (r->origin) {
     MHD_add_response_header(resp, "Access-Control-Allow-Methods", allow);
-    MHD_add_response_header(resp, "Access-Control-Allow-Headers", "Authorization, Content-Type, X-Request-ID");
+    MHD_add_response_header(resp, "Access-Control-Allow-Headers",
+                            "Authorization, Content-Type, X-Request-ID, X-Client-Id");
     MHD_add_response_header(resp, "Access-Control-Max-Age", "600");
   }
   return srv__queue(r, MHD_HTTP_NO_CONTENT, resp, NULL);

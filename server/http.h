@@ -90,6 +90,12 @@ enum MHD_Result srv_respond_error_hdr(srv_req_t *r, unsigned status, const char 
  * on_resume (on an HTTP thread). */
 enum MHD_Result srv_suspend(srv_req_t *r, srv_job_t *job, double timeout_s, srv_resume_fn on_resume);
 
+/* Who sent the request, for the queue's fairness between clients (jobs.h):
+ * "id:" and its X-Client-Id header when it sends a valid one (up to 64 of
+ * [A-Za-z0-9._:-]), else "addr:" and its peer address. There is one bearer
+ * token for every client, so the token does not tell clients apart. */
+void srv_req_client(srv_req_t *r, char out[68]);
+
 /* A query argument, or NULL. */
 const char *srv_req_arg(srv_req_t *r, const char *key);
 

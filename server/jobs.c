@@ -56,11 +56,15 @@ struct srv_job_s {
   char err_msg[512];
   int refs;
   int in_store;              /* the job row is committed */
+  int unrecorded;            /* final here, but the store's row still says stored_status:
+                                1 while srv__settle writes it, 2 once refused (srv_jobs_flush's) */
+  srv_job_status_t stored_status; /* what the row said at the last write that landed */
+  char *pending_error;       /* the unrecorded final write's error JSON (owned) */
   int listed;                /* on the active list */
   int remote;                /* shared store: not running on this replica */
   int attempts;              /* shared store: claims of the plan so far */
   mp_graph_t *graph;         /* owned; loaded from the store when NULL */
-  struct srv_job_s *qnext;   /* FIFO link */
+  struct srv_job_s *qnext;   /* its client's FIFO */
   struct srv_job_s *aprev, *anext; /* active list */
   /* read by the solver without the lock */
   atomic_int stop;
@@ -73,12 +77,20 @@ struct srv_job_s {
   atomic_int fraction_ppm;
 };
 
+/* One client's queued jobs, oldest first. A client is on the ring while it
+ * has any: workers serve the ring's head and move it to the tail. */
+typedef struct srv__client_s {
+  char id[68];
+  srv_job_t *head, *tail;
+  struct srv__client_s *next;
+} srv__client_t;
+
 struct srv_jobs_s {
   srv_jobs_config_t cfg;
   pthread_mutex_t mu;
   pthread_cond_t cv;
-  srv_job_t *qhead, *qtail;
-  size_t depth;              /* jobs in the FIFO */
+  srv__client_t *ring, *ring_tail; /* clients with queued jobs, next to serve first */
+  size_t depth;              /* queued jobs, all clients */
   size_t reserved;           /* accepted, being written to the store */
   size_t running;
   srv_job_t *active;         /* queued or running, plans and frontiers */
@@ -94,7 +106,10 @@ struct srv_jobs_s {
   char owner[96];            /* this replica in the store's leases */
   unsigned long claim_gen;   /* bumped when the store may hold a plan to claim */
   uint64_t store_queued;     /* the store's queued plans at the last tick */
+  size_t unrecorded;         /* plans whose final state the store has not taken yet */
 };
+
+static char *srv__error_json(const char *code, const char *msg);
 
 static const char *const srv__status_names[SRV_JOB_NSTATUS] = {"queued", "running", "done", "failed",
                                                                "cancelled"};
@@ -114,6 +129,7 @@ int srv_job_status_parse(const char *name) {
 
 static void srv__job_free(srv_job_t *job) {
   mp_graph_free(job->graph);
+  free(job->pending_error);
   free(job);
 }
 
@@ -163,28 +179,96 @@ static srv_job_t *srv__active_by_id(srv_jobs_t *j, const char *id) {
   return NULL;
 }
 
-static void srv__push(srv_jobs_t *j, srv_job_t *job) {
+/* ---- the queue: one FIFO per client, served round-robin (callers hold mu) ----
+ *
+ * A client that queues a hundred plans waits behind itself, not in front
+ * of everyone: each turn of the ring takes one job from every client that
+ * has one. --max-queued-per-client bounds what one client may have queued
+ * (srv__client_queued), so it cannot fill --queue-size alone either. */
+
+/* The ring entry of client `id` and the one before it (NULL: the head). */
+static srv__client_t *srv__client_find(srv_jobs_t *j, const char *id, srv__client_t **prev) {
+  srv__client_t *c, *p = NULL;
+  for (c = j->ring; c; p = c, c = c->next)
+    if (strcmp(c->id, id) == 0) break;
+  if (prev) *prev = p;
+  return c;
+}
+
+static void srv__client_unlink(srv_jobs_t *j, srv__client_t *c, srv__client_t *prev) {
+  if (prev) prev->next = c->next; else j->ring = c->next;
+  if (j->ring_tail == c) j->ring_tail = prev;
+  c->next = NULL;
+}
+
+static void srv__client_append(srv_jobs_t *j, srv__client_t *c) {
+  c->next = NULL;
+  if (j->ring_tail) j->ring_tail->next = c; else j->ring = c;
+  j->ring_tail = c;
+}
+
+/* Queue a job at its client's tail; SRV_ENOMEM when a new client's entry
+ * cannot be made. */
+static int srv__push(srv_jobs_t *j, srv_job_t *job) {
+  srv__client_t *c = srv__client_find(j, job->p.client, NULL);
+  if (c == NULL) {
+    if ((c = calloc(1, sizeof(*c))) == NULL) return SRV_ENOMEM;
+    snprintf(c->id, sizeof(c->id), "%s", job->p.client);
+    srv__client_append(j, c);
+  }
   job->qnext = NULL;
-  if (j->qtail) j->qtail->qnext = job; else j->qhead = job;
-  j->qtail = job;
+  if (c->tail) c->tail->qnext = job; else c->head = job;
+  c->tail = job;
   j->depth++;
   job->refs++;
   pthread_cond_signal(&j->cv);
+  return 0;
 }
 
-/* Remove a queued job from the FIFO; returns whether it was there. */
+/* The next job to run: the oldest of the client at the ring's head, which
+ * then goes to the tail (or leaves the ring, empty). The queue's reference
+ * becomes the caller's. NULL when nothing is queued. */
+static srv_job_t *srv__pop(srv_jobs_t *j) {
+  srv__client_t *c = j->ring;
+  srv_job_t *job;
+  if (c == NULL) return NULL;
+  job = c->head;
+  c->head = job->qnext;
+  if (c->head == NULL) c->tail = NULL;
+  job->qnext = NULL;
+  j->depth--;
+  srv__client_unlink(j, c, NULL);
+  if (c->head) srv__client_append(j, c); else free(c);
+  return job;
+}
+
+/* Remove a queued job; returns whether it was there. */
 static int srv__unqueue(srv_jobs_t *j, srv_job_t *job) {
-  srv_job_t **pp = &j->qhead, *prev = NULL;
-  while (*pp && *pp != job) {
-    prev = *pp;
-    pp = &(*pp)->qnext;
-  }
+  srv__client_t *prev, *c = srv__client_find(j, job->p.client, &prev);
+  srv_job_t **pp, *before = NULL;
+  if (c == NULL) return 0;
+  for (pp = &c->head; *pp && *pp != job; pp = &(*pp)->qnext) before = *pp;
   if (*pp == NULL) return 0;
   *pp = job->qnext;
-  if (j->qtail == job) j->qtail = prev;
+  if (c->tail == job) c->tail = before;
+  job->qnext = NULL;
   j->depth--;
   job->refs--;
+  if (c->head == NULL) {
+    srv__client_unlink(j, c, prev);
+    free(c);
+  }
   return 1;
+}
+
+/* Plans and frontiers of `client` accepted here and not started yet
+ * (queued, or being written to the store). */
+static size_t srv__client_queued(srv_jobs_t *j, const char *client) {
+  srv_job_t *job;
+  size_t n = 0;
+  for (job = j->active; job; job = job->anext)
+    if (job->status == SRV_JOB_QUEUED && !job->remote && strcmp(job->p.client, client) == 0) n++;
+  return n;
 }
 
 static srv_job_t *srv__job_new(srv_jobs_t *j, srv_job_kind_t kind) {
@@ -201,6 +285,11 @@ static srv_job_t *srv__job_new(srv_jobs_t *j, srv_job_kind_t kind) {
   return job;
 }
 
+static srv_job_status_t srv__row_status(const srv_job_row_t *row) {
+  int st = srv_job_status_parse(row->status);
+  return st < 0 ? SRV_JOB_QUEUED : (srv_job_status_t)st;
+}
+
 /* A plan's parameters from its row; 0, or -1 when they do not read back. */
 static int srv__from_row(srv_job_t *job, const srv_job_row_t *row) {
   memcpy(job->id, row->id, sizeof(job->id));
@@ -213,8 +302,10 @@ static int srv__from_row(srv_job_t *job, const srv_job_row_t *row) {
     return -1;
   job->p.timeline = row->timeline;
   memcpy(job->p.request_id, row->request_id, sizeof(job->p.request_id));
+  memcpy(job->p.client, row->client, sizeof(job->p.client));
   job->created_ms = row->created_ms;
   job->in_store = 1;
+  job->stored_status = srv__row_status(row);
   return 0;
 }
 
@@ -463,9 +554,11 @@ json_t *srv_job_to_json(srv_job_t *job) {
   r.started_ms = job->started_ms;
   r.finished_ms = job->finished_ms;
   memcpy(r.request_id, job->p.request_id, sizeof(r.request_id));
+  if (job->status >= SRV_JOB_FAILED && job->err_code[0]) r.error = srv__error_json(job->err_code, job->err_msg);
   pthread_mutex_unlock(&job->owner->mu);
   {
     json_t *o = srv_job_row_to_json(&r), *pr = srv_job_progress_json(job);
+    srv_job_row_clear(&r);
     if (o && pr) json_object_set_new(o, "progress", pr);
     else json_decref(pr);
     return o;
@@ -515,6 +608,7 @@ static void srv__row_of(const srv_job_t *job, srv_job_row_t *row) {
   row->timeline = job->p.timeline;
   row->created_ms = job->created_ms;
   memcpy(row->request_id, job->p.request_id, sizeof(row->request_id));
+  memcpy(row->client, job->p.client, sizeof(row->client));
 }
 
 /* What a submission gets before any new job: a result computed before
@@ -562,7 +656,8 @@ static int srv__submit_shared(srv_jobs_t *jobs, const srv_plan_params_t *p, cons
     snprintf(job->key, sizeof(job->key), "%s", key);
     srv__row_of(job, &row);
     rc = srv_store_accept_job(jobs->cfg.store, &row, graph_json, graph_json_len,
-                              graph && *graph ? (*graph)->n_nodes : 0, jobs->cfg.queue_size, joined);
+                              graph && *graph ? (*graph)->n_nodes : 0, jobs->cfg.queue_size,
+                              jobs->cfg.max_queued_per_client, joined);
     if (rc == 0) {
       srv_metrics_cache(jobs->cfg.metrics, 0);
       job->in_store = 1;
@@ -578,7 +673,8 @@ static int srv__submit_shared(srv_jobs_t *jobs, const srv_plan_params_t *p, cons
       return SRV_SUBMIT_QUEUED;
     }
     srv__job_free(job);
-    if (rc != SRV_ECONFLICT) return rc == SRV_EFULL ? SRV_EFULL : SRV_ESTORE;
+    if (rc != SRV_ECONFLICT)
+      return rc == SRV_EFULL || rc == SRV_ECLIENTFULL || rc == SRV_ENOSPACE ? rc : SRV_ESTORE;
     if ((*out = srv__shared_find(jobs, joined)) != NULL) {
       srv_metrics_dedup(jobs->cfg.metrics);
       return SRV_SUBMIT_JOINED;
@@ -599,6 +695,19 @@ static int srv__submit(srv_jobs_t *jobs, srv_job_kind_t kind, const srv_plan_par
     return srv__submit_shared(jobs, p, key, graph, graph_json, graph_json_len, out, result, result_len,
                               result_job_id);
   if ((rc = srv__existing(jobs, key, out, result, result_len, result_job_id)) != 0) return rc;
+  /* A full store takes no new work until it has room again (the upkeep
+   * probes it): what was accepted must still be able to end. */
+  if (srv_store_health(jobs->cfg.store, NULL, 0) == SRV_ENOSPACE) {
+    pthread_mutex_unlock(&jobs->mu);
+    return SRV_ENOSPACE;
+  }
+  /* Frontiers come without a client (""): one turn of the ring, bounded by
+   * --queue-size only. */
+  if (jobs->cfg.max_queued_per_client && p->client[0] &&
+      srv__client_queued(jobs, p->client) >= jobs->cfg.max_queued_per_client) {
+    pthread_mutex_unlock(&jobs->mu);
+    return SRV_ECLIENTFULL;
+  }
   if (jobs->depth + jobs->reserved >= jobs->cfg.queue_size) {
     pthread_mutex_unlock(&jobs->mu);
     return SRV_EFULL;
@@ -623,7 +732,7 @@ static int srv__submit(srv_jobs_t *jobs, srv_job_kind_t kind, const srv_plan_par
     srv_job_row_t row;
     srv__row_of(job, &row);
     rc = srv_store_accept_job(jobs->cfg.store, &row, graph_json, graph_json_len,
-                              job->graph ? job->graph->n_nodes : 0, 0, NULL);
+                              job->graph ? job->graph->n_nodes : 0, 0, 0, NULL);
   } else if (graph_json) {
     rc = srv_store_put_graph(jobs->cfg.store, p->graph_hash, graph_json, graph_json_len,
                              job->graph ? job->graph->n_nodes : 0);
@@ -631,6 +740,7 @@ static int srv__submit(srv_jobs_t *jobs, srv_job_kind_t kind, const srv_plan_par
 
   pthread_mutex_lock(&jobs->mu);
   jobs->reserved--;
+  if (rc == 0 && job->status == SRV_JOB_QUEUED && srv__push(jobs, job) != 0) rc = SRV_ENOMEM;
   if (rc != 0) {
     /* Not accepted: give the graph back so the caller frees it. */
     job->status = SRV_JOB_FAILED;
@@ -640,12 +750,15 @@ static int srv__submit(srv_jobs_t *jobs, srv_job_kind_t kind, const srv_plan_par
       job->graph = NULL;
     }
     pthread_mutex_unlock(&jobs->mu);
+    /* A plan whose row was written but could not be queued: not a job. */
+    if (rc == SRV_ENOMEM && kind == SRV_JOB_PLAN)
+      srv_store_update_job(jobs->cfg.store, job->id, "failed", 0, srv_now_ms(),
+                           "{\"code\":\"out_of_memory\",\"message\":\"the plan could not be queued\"}");
     srv_job_unref(job);
-    return SRV_ESTORE;
+    return rc == SRV_ENOSPACE || rc == SRV_ENOMEM ? rc : SRV_ESTORE;
   }
   job->in_store = kind == SRV_JOB_PLAN;
   if (job->status == SRV_JOB_QUEUED) {
-    srv__push(jobs, job);
     pthread_mutex_unlock(&jobs->mu);
   } else {
     /* Cancelled while its row was being written: the cancel could not
@@ -675,6 +788,124 @@ int srv_jobs_submit_frontier(srv_jobs_t *jobs, const srv_plan_params_t *fp, cons
   /* A frontier's graph is already in the store when it came by hash; a
    * graph sent inline is stored by the caller (routes.c). */
   return srv__submit(jobs, SRV_JOB_FRONTIER, &p, key, graph, NULL, 0, job, result, result_len, NULL);
+}
+
+/* ---- recording a plan's state in the store (embedded store) ----
+ *
+ * A write the store refuses (a full disk, an I/O error) is tried again a
+ * few times; a final state it still refuses stays here: the plan keeps its
+ * place on the active list, marked unrecorded, and is shown from memory
+ * (plans.c), counted as it ended (srv_jobs_adjust_counts), and written by
+ * srv_jobs_flush once the store takes writes again. So no plan is ever
+ * shown queued or running once it has ended, whatever its row says; and a
+ * plan that never got recorded runs again after a restart, which is true
+ * to what the store knows (its result was not kept either). */
+
+/* Write the row of plan `id`, tried `tries` times (three: over a quarter
+ * of a second). 0, SRV_ENOTFOUND or the store's last error. */
+static int srv__write_row(srv_jobs_t *jobs, const char *id, const char *status, double started_ms,
+                          double finished_ms, const char *error_json, int tries) {
+  long pause_ns = 50L * 1000000L;
+  int rc, attempt;
+  for (attempt = 1;; attempt++) {
+    rc = srv_store_update_job(jobs->cfg.store, id, status, started_ms, finished_ms, error_json);
+    if (rc == 0 || rc == SRV_ENOTFOUND || attempt >= tries) return rc;
+    {
+      struct timespec ts = {0, pause_ns};
+      nanosleep(&ts, NULL);
+    }
+    pause_ns *= 4;
+  }
+}
+
+/* Write the final state of plan `job` (ended here, still listed and
+ * unrecorded) with its error JSON `ej`, tried `tries` times. When the
+ * store takes it the plan leaves the active list (and the unrecorded
+ * count). 0 or the store's error. */
+static int srv__write_final(srv_jobs_t *jobs, srv_job_t *job, const char *ej, int tries) {
+  srv_job_status_t st;
+  double fin;
+  int rc;
+  pthread_mutex_lock(&jobs->mu);
+  st = job->status;
+  fin = job->finished_ms;
+  pthread_mutex_unlock(&jobs->mu);
+  rc = srv__write_row(jobs, job->id, srv_job_status_name(st), 0, fin, ej, tries);
+  if (rc != 0 && rc != SRV_ENOTFOUND) return rc;
+  pthread_mutex_lock(&jobs->mu);
+  if (job->unrecorded == 2) jobs->unrecorded--;
+  job->unrecorded = 0;
+  job->stored_status = st;
+  if (job->listed) srv__active_remove(jobs, job);
+  pthread_mutex_unlock(&jobs->mu);
+  return 0;
+}
+
+/* Plan `job` ended here: its final status, finish time and error are set
+ * and it is still on the active list, marked unrecorded (1). Write its
+ * row; when the store refuses, it stays unrecorded (2) with its error JSON
+ * (`ej`, taken over) for srv_jobs_flush. */
+static void srv__settle(srv_jobs_t *jobs, srv_job_t *job, char *ej) {
+  if (srv__write_final(jobs, job, ej, 3) == 0) {
+    free(ej);
+    return;
+  }
+  pthread_mutex_lock(&jobs->mu);
+  free(job->pending_error);
+  job->pending_error = ej;
+  job->unrecorded = 2;
+  jobs->unrecorded++;
+  pthread_mutex_unlock(&jobs->mu);
+  srv_log(SRV_LOG_WARN, "the store did not take a plan's outcome; kept in memory until it does",
+          json_pack("{s:s}", "job_id", job->id));
+}
+
+size_t srv_jobs_flush(srv_jobs_t *jobs) {
+  srv_job_t *job, **todo = NULL;
+  size_t n = 0, i, left;
+  pthread_mutex_lock(&jobs->mu);
+  if (jobs->unrecorded && (todo = malloc(jobs->unrecorded * sizeof(*todo))) != NULL)
+    for (job = jobs->active; job && n < jobs->unrecorded; job = job->anext)
+      if (job->unrecorded == 2) {
+        job->refs++;
+        todo[n++] = job;
+      }
+  pthread_mutex_unlock(&jobs->mu);
+  for (i = 0; i < n; i++) {
+    char *ej;
+    /* pending_error changes only in srv__settle, before the plan is here */
+    pthread_mutex_lock(&jobs->mu);
+    ej = todo[i]->pending_error ? strdup(todo[i]->pending_error) : NULL;
+    pthread_mutex_unlock(&jobs->mu);
+    if (srv__write_final(jobs, todo[i], ej, 1) == 0)
+      srv_log(SRV_LOG_INFO, "plan outcome recorded late", json_pack("{s:s}", "job_id", todo[i]->id));
+    free(ej);
+    srv_job_unref(todo[i]);
+  }
+  free(todo);
+  pthread_mutex_lock(&jobs->mu);
+  left = jobs->unrecorded;
+  pthread_mutex_unlock(&jobs->mu);
+  return left;
+}
+
+int srv_job_unrecorded(srv_job_t *job) {
+  int u;
+  pthread_mutex_lock(&job->owner->mu);
+  u = job->unrecorded;
+  pthread_mutex_unlock(&job->owner->mu);
+  return u;
+}
+
+void srv_jobs_adjust_counts(srv_jobs_t *jobs, uint64_t counts[SRV_JOB_NSTATUS]) {
+  srv_job_t *job;
+  pthread_mutex_lock(&jobs->mu);
+  for (job = jobs->active; job; job = job->anext)
+    if (job->kind == SRV_JOB_PLAN && job->in_store && !job->remote && job->stored_status != job->status) {
+      if (counts[job->stored_status] > 0) counts[job->stored_status]--;
+      counts[job->status]++;
+    }
+  pthread_mutex_unlock(&jobs->mu);
 }
 
 /* ---- cancellation ---- */
@@ -732,9 +963,12 @@ int srv_jobs_cancel(srv_jobs_t *jobs, const char *id) {
   job->finished_ms = srv_now_ms();
   in_store = job->in_store;
   job->refs++;
-  srv__active_remove(jobs, job);
+  if (in_store)
+    job->unrecorded = 1; /* listed until srv__settle writes it */
+  else
+    srv__active_remove(jobs, job);
   pthread_mutex_unlock(&jobs->mu);
-  if (in_store) srv_store_update_job(jobs->cfg.store, job->id, "cancelled", 0, job->finished_ms, NULL);
+  if (in_store) srv__settle(jobs, job, NULL);
   srv_metrics_plan_done(jobs->cfg.metrics, (int)job->p.solver, "cancelled", 0);
   srv__finish_notify(jobs, job);
   srv_job_unref(job);
@@ -766,6 +1000,17 @@ static char *srv__error_json(const char *code, const char *msg) {
   char *t = o ? json_dumps(o, JSON_COMPACT) : NULL;
   json_decref(o);
   return t;
+}
+
+/* The code and message of a job that failed because the store refused a
+ * write (rc): store_full with the store's reason, or store_failed. */
+static void srv__store_failure(srv_jobs_t *jobs, int rc, const char *what, char *code, size_t code_len, char *msg,
+                               size_t msg_len) {
+  char why[256] = "";
+  srv_store_health(jobs->cfg.store, why, sizeof(why));
+  snprintf(code, code_len, "%s", rc == SRV_ENOSPACE ? "store_full" : "store_failed");
+  snprintf(msg, msg_len, "%s: %s", what,
+           rc == SRV_ENOSPACE ? (why[0] ? why : "the store is full") : "the durable store failed");
 }
 
 /* Run one job; fills the result text or the error. Returns the final
@@ -977,12 +1222,21 @@ static void srv__execute(srv_jobs_t *jobs, srv_job_t *job) {
   char *text = NULL, code[32] = "", msg[512] = "";
   size_t len = 0;
   double t0;
-  int shared = jobs->shared && job->kind == SRV_JOB_PLAN;
+  int shared = jobs->shared && job->kind == SRV_JOB_PLAN, local_plan = job->kind == SRV_JOB_PLAN && !shared;
+  int rc = 0;
 
-  if (job->kind == SRV_JOB_PLAN && !shared)
-    srv_store_update_job(jobs->cfg.store, job->id, "running", job->started_ms, 0, NULL);
+  if (local_plan && (rc = srv__write_row(jobs, job->id, "running", job->started_ms, 0, NULL, 3)) == 0) {
+    pthread_mutex_lock(&jobs->mu);
+    job->stored_status = SRV_JOB_RUNNING;
+    pthread_mutex_unlock(&jobs->mu);
+  }
   t0 = srv_mono_ms();
-  if (shared && job->attempts > SRV__MAX_ATTEMPTS) {
+  if (rc != 0 && rc != SRV_ENOTFOUND) {
+    /* Its result could not be kept either: fail it now, with the reason. */
+    st = SRV_JOB_FAILED;
+    srv__store_failure(jobs, rc, "the store could not record the plan as running, so it was not run", code,
+                       sizeof(code), msg, sizeof(msg));
+  } else if (shared && job->attempts > SRV__MAX_ATTEMPTS) {
     st = SRV_JOB_FAILED;
     snprintf(code, sizeof(code), "abandoned");
     snprintf(msg, sizeof(msg), "the plan was claimed %d times and never finished: its replicas stopped on it",
@@ -997,7 +1251,7 @@ static void srv__execute(srv_jobs_t *jobs, srv_job_t *job) {
 
   if (shared) {
     char *ej = st == SRV_JOB_FAILED || st == SRV_JOB_CANCELLED ? srv__error_json(code, msg) : NULL;
-    int rc = srv__finish_shared(jobs, job, st, text, len, ej);
+    rc = srv__finish_shared(jobs, job, st, text, len, ej);
     free(ej);
     free(text);
     if (rc != 0) {
@@ -1010,23 +1264,14 @@ static void srv__execute(srv_jobs_t *jobs, srv_job_t *job) {
                             (srv_mono_ms() - t0) / 1000.0);
   } else {
     if (st == SRV_JOB_DONE &&
-        srv_results_put(jobs->cfg.cache, jobs->cfg.store, job->key, job->id, text, len) != 0) {
+        (rc = srv_results_put(jobs->cfg.cache, jobs->cfg.store, job->key, job->id, text, len)) != 0) {
       st = SRV_JOB_FAILED;
-      snprintf(code, sizeof(code), "store_failed");
-      snprintf(msg, sizeof(msg), "the result could not be stored");
+      srv__store_failure(jobs, rc, "the result could not be stored", code, sizeof(code), msg, sizeof(msg));
     }
     free(text);
-    if (job->kind == SRV_JOB_PLAN) {
-      char *ej = st == SRV_JOB_FAILED || st == SRV_JOB_CANCELLED ? srv__error_json(code, msg) : NULL;
-      if (st == SRV_JOB_QUEUED)
-        srv_store_update_job(jobs->cfg.store, job->id, "queued", 0, 0, NULL);
-      else
-        srv_store_update_job(jobs->cfg.store, job->id, srv_job_status_name(st), 0, srv_now_ms(), ej);
-      free(ej);
-      if (st != SRV_JOB_QUEUED)
-        srv_metrics_plan_done(jobs->cfg.metrics, (int)job->p.solver, srv_job_status_name(st),
-                              (srv_mono_ms() - t0) / 1000.0);
-    }
+    if (local_plan && st != SRV_JOB_QUEUED)
+      srv_metrics_plan_done(jobs->cfg.metrics, (int)job->p.solver, srv_job_status_name(st),
+                            (srv_mono_ms() - t0) / 1000.0);
   }
   srv_log(st == SRV_JOB_FAILED ? SRV_LOG_WARN : SRV_LOG_INFO, "job finished",
           json_pack("{s:s,s:s,s:s,s:s,s:s,s:f}", "job_id", job->id, "kind",
@@ -1041,8 +1286,15 @@ static void srv__execute(srv_jobs_t *jobs, srv_job_t *job) {
   jobs->running--;
   mp_graph_free(job->graph);
   job->graph = NULL;
-  srv__active_remove(jobs, job);
+  if (local_plan && st != SRV_JOB_QUEUED)
+    job->unrecorded = 1; /* listed until srv__settle writes it */
+  else
+    srv__active_remove(jobs, job);
   pthread_mutex_unlock(&jobs->mu);
+  if (local_plan && st == SRV_JOB_QUEUED)
+    srv_store_update_job(jobs->cfg.store, job->id, "queued", 0, 0, NULL); /* else recovery finds it running */
+  else if (local_plan)
+    srv__settle(jobs, job, st == SRV_JOB_FAILED || st == SRV_JOB_CANCELLED ? srv__error_json(code, msg) : NULL);
   srv__finish_notify(jobs, job);
   srv_job_unref(job);
 }
@@ -1063,15 +1315,11 @@ static void *srv__worker(void *arg) {
         pthread_mutex_unlock(&jobs->mu);
         return NULL;
       }
-      if (!jobs->paused && jobs->qhead) break;
+      if (!jobs->paused && jobs->ring) break;
       if (!jobs->paused && jobs->shared && (again || jobs->claim_gen != seen)) break;
       pthread_cond_wait(&jobs->cv, &jobs->mu);
     }
-    if (jobs->qhead) {
-      job = jobs->qhead;
-      jobs->qhead = job->qnext;
-      if (jobs->qhead == NULL) jobs->qtail = NULL;
-      jobs->depth--;
+    if ((job = srv__pop(jobs)) != NULL) {
       /* the queue's reference becomes the worker's */
       job->status = SRV_JOB_RUNNING;
       job->started_ms = srv_now_ms();
@@ -1133,7 +1381,13 @@ int srv_jobs_recover(srv_jobs_t *jobs, size_t *n) {
     }
     pthread_mutex_lock(&jobs->mu);
     srv__active_add(jobs, job);
-    srv__push(jobs, job); /* recovery ignores the bound: these were accepted */
+    if (srv__push(jobs, job) != 0) { /* recovery ignores the bound: these were accepted */
+      srv__active_remove(jobs, job);
+      pthread_mutex_unlock(&jobs->mu);
+      srv__job_free(job);
+      rc = SRV_ENOMEM;
+      break;
+    }
     job->refs--;          /* the creation reference: active + queue hold it now */
     pthread_mutex_unlock(&jobs->mu);
     (*n)++;
@@ -1187,12 +1441,14 @@ void srv_jobs_free(srv_jobs_t *jobs) {
   for (i = 0; i < jobs->n_threads; i++) pthread_join(jobs->threads[i], NULL);
   free(jobs->threads);
   /* What is still queued stays queued in the store for the next start. */
-  while (jobs->qhead) {
-    srv_job_t *job = jobs->qhead;
-    jobs->qhead = job->qnext;
-    job->refs--;
-    if (job->refs == 0) srv__job_free(job);
+  {
+    srv_job_t *job;
+    while ((job = srv__pop(jobs)) != NULL)
+      if (--job->refs == 0) srv__job_free(job);
   }
+  if (jobs->unrecorded)
+    srv_log(SRV_LOG_WARN, "stopping with plan outcomes the store did not take: they run again at the next start",
+            json_pack("{s:I}", "count", (json_int_t)jobs->unrecorded));
   while (jobs->active) {
     srv_job_t *job = jobs->active;
     srv__active_remove(jobs, job); /* drops the list's reference */

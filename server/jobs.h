@@ -3,7 +3,18 @@
  * A job is one computation: a plan (public, with an id, persisted in the
  * store before it is acknowledged) or a frontier (internal, for /v1/fit and
  * the frontier route; only its result is persisted). Jobs wait in a bounded
- * FIFO and run on --workers threads of our own.
+ * queue and run on --workers threads of our own.
+ *
+ * The queue is fair between clients (srv_plan_params_t.client, from
+ * X-Client-Id or the peer address): each client has its own FIFO, workers
+ * take one job from each client in turn (round-robin), and a client may
+ * have at most max_queued_per_client jobs waiting (SRV_ECLIENTFULL, 429),
+ * so a flood from one client delays the next plan of another by at most
+ * one job per worker. --queue-size still bounds the whole queue.
+ *
+ * A write the store refuses never leaves a plan in a false state: see
+ * "recording" in jobs.c (srv_jobs_flush, srv_job_unrecorded). While the
+ * store is full (srv_store_health says SRV_ENOSPACE) no new job is taken.
  *
  * Why our own pthreads and not libuv's threadpool: the pool is global and
  * shared with libuv's file-system work, its queue is unbounded and has no
@@ -67,6 +78,7 @@ typedef struct srv_jobs_config_s {
   unsigned workers;
   unsigned planner_threads;  /* mp_plan_options_t.threads of every job */
   unsigned queue_size;
+  unsigned max_queued_per_client; /* 0: only queue_size bounds a client */
   double plan_timeout_s;
   double lease_s;            /* shared store: a claim's lease */
   mp_limits_t limits;        /* for graphs reloaded from the store */
@@ -95,7 +107,8 @@ enum { SRV_SUBMIT_CACHED = 1, SRV_SUBMIT_JOINED = 2, SRV_SUBMIT_QUEUED = 3 };
  * store already has it) is written with the job row in one transaction.
  * CACHED: *result (malloc'd) and result_job_id are set. JOINED / QUEUED:
  * *job is a new reference. Errors: SRV_EFULL, SRV_EDRAINING, SRV_ESTORE,
- * SRV_ENOMEM. */
+ * SRV_ENOMEM, SRV_ECLIENTFULL (p->client has its share queued), SRV_ENOSPACE
+ * (the store is full). */
 int srv_jobs_submit_plan(srv_jobs_t *jobs, const srv_plan_params_t *p, const char *key, mp_graph_t **graph,
                          const char *graph_json, size_t graph_json_len, srv_job_t **job, char **result,
                          size_t *result_len, char result_job_id[33]);
@@ -135,6 +148,18 @@ json_t *srv_job_to_json(srv_job_t *job);
  * replica); NULL when the job is not running (or out of memory). New
  * reference. */
 json_t *srv_job_progress_json(srv_job_t *job);
+
+/* Whether plan `job` ended here but the store has not taken its final
+ * state yet (it is then shown from memory). */
+int srv_job_unrecorded(srv_job_t *job);
+/* Write the final states the store refused before; returns how many are
+ * still unrecorded. Blocking (store writes): the upkeep calls it off the
+ * loop. */
+size_t srv_jobs_flush(srv_jobs_t *jobs);
+/* Correct the store's counts by status (queued, running, done, failed,
+ * cancelled) with what is known here and not yet written: plans that ended
+ * unrecorded, and recovered plans the store still says are running. */
+void srv_jobs_adjust_counts(srv_jobs_t *jobs, uint64_t counts[SRV_JOB_NSTATUS]);
 
 void srv_jobs_stats(srv_jobs_t *jobs, uint64_t *queued, uint64_t *capacity, uint64_t *running,
                     uint64_t *workers);

@@ -23,6 +23,7 @@ typedef struct srv_plan_params_s {
   mp_accounting_t accounting;
   int timeline;
   char request_id[80];
+  char client[68];           /* who asked (http.h srv_req_client): the queue is fair between clients */
   int swap;                  /* data migration on (1 for the swap solvers) */
   mp_device_t device;        /* the device model; every field is in the keys */
 } srv_plan_params_t;

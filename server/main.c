@@ -32,6 +32,7 @@
 #include "server.h"
 #include "store.h"
 #include "store_watch.h"
+#include "upkeep.h"
 #include "util.h"
 #include "waits.h"
 
@@ -78,9 +79,12 @@ static int srv__write_port_file(const char *path, unsigned port) {
 
 /* A shared store's listener and upkeep timer (NULL otherwise). */
 static srv_store_watch_t *srv__watch;
+/* Every store's upkeep: late writes, a full store's probe, retention. */
+static srv_upkeep_t *srv__upkeep;
 
 static void srv__close_handles(srv_server_t *s) {
   srv_store_watch_close(srv__watch);
+  srv_upkeep_close(srv__upkeep);
   uv_close((uv_handle_t *)&s->sig_term, NULL);
   uv_close((uv_handle_t *)&s->sig_int, NULL);
   uv_close((uv_handle_t *)&s->sig_hup, NULL);
@@ -219,6 +223,7 @@ int main(int argc, char **argv) {
   jc.workers = s->cfg.workers;
   jc.planner_threads = s->cfg.planner_threads;
   jc.queue_size = s->cfg.queue_size;
+  jc.max_queued_per_client = s->cfg.max_queued_per_client;
   jc.plan_timeout_s = s->cfg.plan_timeout_s;
   jc.lease_s = s->cfg.store_lease_s;
   mp_limits_default(&jc.limits);
@@ -236,6 +241,10 @@ int main(int argc, char **argv) {
     srv_log(SRV_LOG_INFO, "recovered unfinished plans", json_pack("{s:I}", "count", (json_int_t)recovered));
   if (srv_jobs_start(s->jobs) != 0) {
     srv__fatal("cannot start the workers", NULL);
+    goto out_loop;
+  }
+  if (srv_upkeep_start(s->loop, s->store, s->jobs, &s->cfg, &srv__upkeep) != 0) {
+    srv__fatal("out of memory", NULL);
     goto out_loop;
   }
   if (srv_store_shared(s->store)) {
@@ -276,13 +285,16 @@ int main(int argc, char **argv) {
   status = 0;
 
 out_loop:
-  if (srv__watch && status != 0) {
-    /* Start-up failed after the watch began: let its handles close. */
+  if ((srv__watch || srv__upkeep) && status != 0) {
+    /* Start-up failed after the timers began: let their handles close. */
     srv_store_watch_close(srv__watch);
+    srv_upkeep_close(srv__upkeep);
     uv_run(s->loop, UV_RUN_DEFAULT);
   }
   srv_store_watch_free(srv__watch);
   srv__watch = NULL;
+  srv_upkeep_free(srv__upkeep);
+  srv__upkeep = NULL;
   srv_jobs_free(s->jobs); /* joins the workers: nothing calls back after this */
   s->jobs = NULL;
   srv_waits_free(s->waits);

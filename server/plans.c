@@ -244,20 +244,41 @@ static int srv__list_entry(srv_server_t *s, json_t *row) {
  * so the row's alias is dropped from views and listings. */
 static void srv__drop_run_alias(json_t *row) { json_object_del(row, "solve_ms"); }
 
+/* Add the result kept under `key` to a done plan's view (left out when it
+ * cannot be read). */
+static void srv__attach_result(srv_server_t *s, json_t *view, const char *key, int with_timeline) {
+  char *text = NULL;
+  size_t len;
+  if (srv_results_get(s->cache, s->store, key, &text, &len, NULL) == 0) {
+    json_t *res = srv__result_json(text, len, with_timeline);
+    if (res) json_object_set_new(view, "result", res);
+    free(text);
+  }
+}
+
 /* The API view of a plan: parameters, status, timings, error and (when
  * done) the result. *final says whether it reached a final status. NULL
  * when unknown (404) or out of memory (*oom). */
-static json_t *srv__plan_view(srv_server_t *s, const char *id, int with_timeline, int *final, int *oom) {
+static json_t *srv__plan_view(srv_server_t *s, const char *id, int with_timeline, int *final, int *oom,
+                              int *keep) {
   srv_job_t *job = srv_jobs_find(s->jobs, id);
   srv_job_row_t row;
   json_t *view;
   *final = 0;
   *oom = 0;
+  *keep = 1;
   if (job) {
     int fin = srv_job_is_final(job);
-    if (!fin) {
+    /* Ended but not recorded yet (the store refused the write, see jobs.c):
+     * what is known here is the truth; the row still says running. */
+    if (!fin || srv_job_unrecorded(job)) {
+      srv_job_snapshot_t snap;
       view = srv_job_to_json(job);
+      srv_job_snapshot(job, &snap);
+      if (view && snap.status == SRV_JOB_DONE) srv__attach_result(s, view, snap.key, with_timeline);
       srv_job_unref(job);
+      *final = fin;
+      *keep = 0; /* the row will say more (or differ in its timings) */
       if (view == NULL) *oom = 1;
       else srv__drop_run_alias(view);
       return view;
@@ -276,15 +297,7 @@ static json_t *srv__plan_view(srv_server_t *s, const char *id, int with_timeline
     json_object_set_new(view, "queue_ms", mp_json_number(row.started_ms - row.created_ms));
   *final = strcmp(row.status, "done") == 0 || strcmp(row.status, "failed") == 0 ||
            strcmp(row.status, "cancelled") == 0;
-  if (strcmp(row.status, "done") == 0) {
-    char *text = NULL;
-    size_t len;
-    if (srv_results_get(s->cache, s->store, row.result_key, &text, &len, NULL) == 0) {
-      json_t *res = srv__result_json(text, len, with_timeline);
-      if (res) json_object_set_new(view, "result", res);
-      free(text);
-    }
-  }
+  if (strcmp(row.status, "done") == 0) srv__attach_result(s, view, row.result_key, with_timeline);
   srv_job_row_clear(&row);
   return view;
 }
@@ -293,7 +306,7 @@ static json_t *srv__plan_view(srv_server_t *s, const char *id, int with_timeline
  * cache: a repeated GET (dashboards, pollers) is a lookup, with no store
  * read, no JSON parse and no serialisation. */
 int srv_plans_view(srv_server_t *s, const char *id, int timeline, srv_plan_view_t *v, char graph_hash[65]) {
-  int final, oom;
+  int final, oom, keep;
   char key[160];
   json_t *view;
   const char *h;
@@ -303,7 +316,7 @@ int srv_plans_view(srv_server_t *s, const char *id, int timeline, srv_plan_view_
     srv__hash_from_text(v->blob->data, graph_hash);
     return 0;
   }
-  view = srv__plan_view(s, id, timeline, &final, &oom);
+  view = srv__plan_view(s, id, timeline, &final, &oom, &keep);
   if (view == NULL) return oom ? SRV_ENOMEM : SRV_ENOTFOUND;
   h = json_string_value(json_object_get(view, "graph_hash"));
   if (h) {
@@ -318,7 +331,7 @@ int srv_plans_view(srv_server_t *s, const char *id, int timeline, srv_plan_view_
   json_decref(view);
   if (v->text == NULL) return SRV_ENOMEM;
   v->len = strlen(v->text);
-  srv_cache_put(s->cache, key, v->text, v->len); /* best effort */
+  if (keep) srv_cache_put(s->cache, key, v->text, v->len); /* best effort */
   return 0;
 }
 

@@ -21,6 +21,7 @@
 #include "plans.h"
 #include "request_json.h"
 #include "status.h"
+#include "store.h"
 
 /* The dashboard page, embedded by server/dashboard_asset.S. */
 extern const char srv_dashboard_html[];
@@ -140,6 +141,16 @@ static int srv__request_graph(srv_req_t *r, json_t *value, const char *name, con
   return 0;
 }
 
+/* 507 while the store cannot grow (a full disk, or the test cap of
+ * MEMPLAN_TEST_STORE_MAX_PAGES_FILE), naming the store's reason. */
+static enum MHD_Result srv__store_full(srv_req_t *r) {
+  char why[256] = "";
+  srv_store_health(r->srv->store, why, sizeof(why));
+  return srv_respond_error(r, 507, "store_full", "",
+                           "the store has no room for new work (%s); it takes work again once space is freed",
+                           why[0] ? why : "database or disk is full");
+}
+
 /* The answer to a service's refusal or failure (a negative SRV_E*);
  * `unreadable` says what did not read back for SRV_EBADRESULT. */
 static enum MHD_Result srv__failed(srv_req_t *r, int rc, const char *unreadable) {
@@ -149,6 +160,11 @@ static enum MHD_Result srv__failed(srv_req_t *r, int rc, const char *unreadable)
   if (rc == SRV_EDRAINING)
     return srv_respond_error_hdr(r, 503, "draining", "", "Retry-After", "10",
                                  "the server is shutting down and takes no new work");
+  if (rc == SRV_ECLIENTFULL)
+    return srv_respond_error_hdr(r, 429, "client_queue_full", "", "Retry-After", "5",
+                                 "this client already has its share of queued plans (--max-queued-per-client); "
+                                 "retry when one has started");
+  if (rc == SRV_ENOSPACE) return srv__store_full(r);
   if (rc == SRV_ENOMEM) return srv_respond_error(r, 500, "internal", "", "out of memory");
   if (rc == SRV_EBADRESULT && unreadable) return srv_respond_error(r, 500, "internal", "", "%s", unreadable);
   return srv_respond_error(r, 500, "store_failed", "", "the durable store failed; see the server log");
@@ -212,6 +228,7 @@ static int srv__plan_parse(srv_req_t *r, json_t *root, mp_plan_request_t *req, s
   p->swap = req->swap;
   p->device = req->device;
   snprintf(p->request_id, sizeof(p->request_id), "%s", r->request_id);
+  srv_req_client(r, p->client);
   return 0;
 }
 

@@ -39,7 +39,9 @@ enum {
   SRV_ESTORE = -5,     /* the durable store failed */
   SRV_ECONFLICT = -6,  /* the state does not allow it (cancel a finished job) */
   SRV_EINVAL = -7,
-  SRV_EBADRESULT = -8  /* a result or frontier kept earlier does not read back */
+  SRV_EBADRESULT = -8, /* a result or frontier kept earlier does not read back */
+  SRV_ENOSPACE = -9,   /* the store is full (disk or size cap): no new work */
+  SRV_ECLIENTFULL = -10 /* this client has --max-queued-per-client jobs queued */
 };
 
 struct MHD_Daemon;

@@ -14,16 +14,19 @@
 
 const char *srv_status_readiness(srv_server_t *s) {
   uint64_t q, cap, run, w;
+  int health;
   srv_jobs_stats(s->jobs, &q, &cap, &run, &w);
   if (atomic_load(&s->draining)) return "draining";
-  if (srv_store_health(s->store, NULL, 0) != 0) return "store_unavailable";
+  if ((health = srv_store_health(s->store, NULL, 0)) == SRV_ENOSPACE) return "store_full";
+  if (health != 0) return "store_unavailable";
   if (q >= cap) return "queue_full";
   return "ready";
 }
 
 json_t *srv_status_readiness_json(srv_server_t *s, const char *readiness) {
   char why[256];
-  if (strcmp(readiness, "store_unavailable") == 0 && srv_store_health(s->store, why, sizeof(why)) != 0)
+  if ((strcmp(readiness, "store_unavailable") == 0 || strcmp(readiness, "store_full") == 0) &&
+      srv_store_health(s->store, why, sizeof(why)) != 0)
     return json_pack("{s:s,s:s,s:s}", "status", readiness, "store", srv_store_kind(s->store), "reason", why);
   return json_pack("{s:s}", "status", readiness);
 }
@@ -48,7 +51,7 @@ json_t *srv_status_json(srv_server_t *s) {
   uint64_t hits, misses, counts[5];
   srv__gauges(s, &g);
   srv_metrics_cache_counts(s->metrics, &hits, &misses);
-  srv_store_count_status(s->store, counts);
+  if (srv_store_count_status(s->store, counts) == 0) srv_jobs_adjust_counts(s->jobs, counts);
   return json_pack("{s:s,s:f,s:I,s:I,s:I,s:I,s:b,s:{s:I,s:I,s:I,s:I,s:I},s:{s:I,s:I,s:I,s:I,s:I}}", "version",
                    SRV_VERSION, "uptime_s", g.uptime_s, "workers", (json_int_t)g.workers, "running",
                    (json_int_t)g.running, "queue_depth", (json_int_t)g.queue_depth, "queue_capacity",

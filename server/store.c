@@ -34,8 +34,8 @@ int srv_store_shared(srv_store_t *st) { return st->ops->claim_job != NULL; }
 int srv_store_health(srv_store_t *st, char *reason, size_t len) { return st->ops->health(st, reason, len); }
 
 int srv_store_accept_job(srv_store_t *st, srv_job_row_t *row, const char *graph_json, size_t graph_len,
-                         size_t n_nodes, unsigned max_queued, char joined_id[33]) {
-  return st->ops->accept_job(st, row, graph_json, graph_len, n_nodes, max_queued, joined_id);
+                         size_t n_nodes, unsigned max_queued, unsigned max_per_client, char joined_id[33]) {
+  return st->ops->accept_job(st, row, graph_json, graph_len, n_nodes, max_queued, max_per_client, joined_id);
 }
 
 int srv_store_update_job(srv_store_t *st, const char *id, const char *status, double started_ms,
@@ -72,6 +72,16 @@ int srv_store_put_result(srv_store_t *st, const char *key, const char *json, siz
 
 int srv_store_get_result(srv_store_t *st, const char *key, char **json, size_t *len, char *job_id) {
   return st->ops->get_result(st, key, json, len, job_id);
+}
+
+int srv_store_probe(srv_store_t *st) {
+  return st->ops->probe ? st->ops->probe(st) : srv_store_health(st, NULL, 0);
+}
+
+int srv_store_sweep(srv_store_t *st, double before_ms, double keep_after_ms, uint64_t max_bytes,
+                    srv_sweep_stats_t *out) {
+  memset(out, 0, sizeof(*out));
+  return st->ops->sweep ? st->ops->sweep(st, before_ms, keep_after_ms, max_bytes, out) : SRV_EINVAL;
 }
 
 /* ---- shared stores: SRV_EINVAL from a backend without them ---- */

@@ -17,7 +17,8 @@
  *                       recovered from the store at start.
  *   postgresql://...    store_pg.c, shared by several replicas: the jobs
  *                       table is the queue. Workers claim rows (FOR UPDATE
- *                       SKIP LOCKED) under a lease they renew; a unique
+ *                       SKIP LOCKED), fairly between clients, under a
+ *                       lease they renew; a unique
  *                       index on the key of active jobs deduplicates across
  *                       replicas; LISTEN/NOTIFY tells every replica when a
  *                       job is queued, finished or to be cancelled
@@ -52,12 +53,19 @@ typedef struct srv_job_row_s {
   double created_ms, started_ms, finished_ms; /* 0 when not yet */
   char *error;              /* JSON text {"code","message"} or NULL; owned */
   char request_id[80];
+  char client[68];          /* who submitted it: the queue is fair between clients */
   /* shared stores only (zero in SQLite) */
   int attempts;             /* claims so far, this one included */
   int cancel_requested;     /* a client asked to cancel it while it ran */
 } srv_job_row_t;
 
 void srv_job_row_clear(srv_job_row_t *row);
+
+/* What one retention sweep deleted, and the bytes in use after it. */
+typedef struct srv_sweep_stats_s {
+  uint64_t jobs, results, graphs;
+  uint64_t bytes_used;
+} srv_sweep_stats_t;
 
 /* What srv_store_renew_leases says of one job. */
 enum { SRV_LEASE_KEPT = 0, SRV_LEASE_CANCEL = 1, SRV_LEASE_LOST = 2 };
@@ -76,7 +84,7 @@ typedef struct srv_store_ops_s {
   void (*close)(srv_store_t *st);
   int (*health)(srv_store_t *st, char *reason, size_t len);
   int (*accept_job)(srv_store_t *st, srv_job_row_t *row, const char *graph_json, size_t graph_len, size_t n_nodes,
-                    unsigned max_queued, char joined_id[33]);
+                    unsigned max_queued, unsigned max_per_client, char joined_id[33]);
   int (*update_job)(srv_store_t *st, const char *id, const char *status, double started_ms, double finished_ms,
                     const char *error_json);
   int (*get_job)(srv_store_t *st, const char *id, srv_job_row_t *row);
@@ -89,6 +97,9 @@ typedef struct srv_store_ops_s {
   int (*has_graph)(srv_store_t *st, const char *hash);
   int (*put_result)(srv_store_t *st, const char *key, const char *json, size_t len, const char *job_id);
   int (*get_result)(srv_store_t *st, const char *key, char **json, size_t *len, char *job_id);
+  int (*probe)(srv_store_t *st);
+  int (*sweep)(srv_store_t *st, double before_ms, double keep_after_ms, uint64_t max_bytes,
+               srv_sweep_stats_t *out);
   /* shared */
   int (*claim_job)(srv_store_t *st, const char *owner, double lease_s, double now_ms, srv_job_row_t *row);
   int (*renew_leases)(srv_store_t *st, const char *owner, double lease_s, const char (*ids)[33], size_t n,
@@ -119,16 +130,35 @@ void srv_store_close(srv_store_t *st);
 const char *srv_store_kind(srv_store_t *st);
 int srv_store_shared(srv_store_t *st);
 /* 0 when the store answered its last request, else SRV_ESTORE with why
- * in `reason`. Reads state only: no round trip. */
+ * in `reason`, or SRV_ENOSPACE when its last write failed for want of room
+ * (a full disk) and no write has succeeded since. Reads state only: no
+ * round trip. Writes that fail for want of room return SRV_ENOSPACE. */
 int srv_store_health(srv_store_t *st, char *reason, size_t len);
+
+/* A full store (health SRV_ENOSPACE): try whether it can grow again (a
+ * write of 64 KiB, rolled back) and, when it can, leave the full state.
+ * 0 when it has room, SRV_ENOSPACE, SRV_ESTORE. Any thread; blocking. */
+int srv_store_probe(srv_store_t *st);
+/* Retention: delete finished jobs that finished before before_ms (0: no
+ * age limit), then while the live data exceeds max_bytes (0: no limit) the
+ * oldest finished jobs, a batch at a time, but none that finished after
+ * keep_after_ms (what was just computed is read now); with them every
+ * result and graph no remaining job refers to and not newer than what was
+ * deleted. Never a queued or running job, nor what one refers to.
+ * SRV_EINVAL when the backend has no retention. Blocking: the upkeep runs
+ * it off the loop. */
+int srv_store_sweep(srv_store_t *st, double before_ms, double keep_after_ms, uint64_t max_bytes,
+                    srv_sweep_stats_t *out);
 
 /* Record an accepted job and, when graph_json is not NULL, its graph, in
  * one transaction. Fills row->seq. 0 or SRV_ESTORE. A shared store also
  * deduplicates and bounds its queue: SRV_ECONFLICT when a job with the
  * same result_key is queued or running (its id in joined_id), SRV_EFULL
- * when max_queued (0: no bound) jobs are already queued. */
+ * when max_queued (0: no bound) jobs are already queued, SRV_ECLIENTFULL
+ * when max_per_client (0: no bound) of row->client's are. SRV_ENOSPACE
+ * when the store has no room. */
 int srv_store_accept_job(srv_store_t *st, srv_job_row_t *row, const char *graph_json, size_t graph_len,
-                         size_t n_nodes, unsigned max_queued, char joined_id[33]);
+                         size_t n_nodes, unsigned max_queued, unsigned max_per_client, char joined_id[33]);
 /* Set status and timings (0 leaves a timing unchanged) and error (NULL
  * clears it). 0, SRV_ENOTFOUND or SRV_ESTORE. */
 int srv_store_update_job(srv_store_t *st, const char *id, const char *status, double started_ms,
@@ -158,8 +188,9 @@ int srv_store_get_result(srv_store_t *st, const char *key, char **json, size_t *
 
 /* ---- shared stores only ---- */
 
-/* Claim the oldest job that is queued, or running under an expired lease
- * (its replica died), for `owner` for lease_s seconds: it becomes running
+/* Claim a job that is running under an expired lease (its replica died),
+ * else the oldest queued job of the client with the fewest running and
+ * served longest ago, for `owner` for lease_s seconds: it becomes running
  * with started_ms = now_ms. 0 with *row, SRV_ENOTFOUND, SRV_ESTORE. */
 int srv_store_claim_job(srv_store_t *st, const char *owner, double lease_s, double now_ms, srv_job_row_t *row);
 /* Extend the leases of `owner` on jobs ids[0..n): outcome[i] receives

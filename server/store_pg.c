@@ -81,12 +81,15 @@ static const char *const srv__migrations[] = {
   "CREATE TABLE IF NOT EXISTS results ("
   "  key TEXT PRIMARY KEY, json TEXT NOT NULL, job_id TEXT NOT NULL DEFAULT '',"
   "  created_ms DOUBLE PRECISION NOT NULL);",
+  /* 2: who submitted each job, for the claims' fairness between clients */
+  "ALTER TABLE jobs ADD COLUMN IF NOT EXISTS client TEXT NOT NULL DEFAULT '';"
+  "CREATE INDEX IF NOT EXISTS jobs_by_client ON jobs(client, status);",
 };
 #define SRV__NMIGRATIONS ((int)(sizeof(srv__migrations) / sizeof(srv__migrations[0])))
 
 #define SRV__JOB_COLS                                                                              \
   "seq, id, status, graph_hash, result_key, budget, solver, objective, accounting, timeline,"     \
-  " created_ms, started_ms, finished_ms, error, request_id, attempts, cancel_requested"
+  " created_ms, started_ms, finished_ms, error, request_id, attempts, cancel_requested, client"
 
 static const srv_store_ops_t srv__pg_ops;
 
@@ -331,6 +334,7 @@ static int srv__read_row(PGresult *r, int i, srv_job_row_t *row) {
   srv__copy(row->request_id, sizeof(row->request_id), r, i, 14);
   row->attempts = atoi(PQgetvalue(r, i, 15));
   row->cancel_requested = PQgetvalue(r, i, 16)[0] == 't';
+  srv__copy(row->client, sizeof(row->client), r, i, 17);
   return 0;
 }
 
@@ -352,7 +356,7 @@ static int srv__pg_health(srv_store_t *base, char *reason, size_t len) {
 }
 
 static int srv__pg_accept_job(srv_store_t *base, srv_job_row_t *row, const char *graph_json, size_t graph_len,
-                              size_t n_nodes, unsigned max_queued, char joined_id[33]) {
+                              size_t n_nodes, unsigned max_queued, unsigned max_per_client, char joined_id[33]) {
   srv__pg_t *pg = (srv__pg_t *)base;
   /* One statement, so one transaction: the graph, the job row unless an
    * identical job is in flight or the queue is full, and the notification,
@@ -362,15 +366,17 @@ static int srv__pg_accept_job(srv_store_t *base, srv_job_row_t *row, const char 
       "   SELECT $3, $12::text, $13::bigint, $10::float8 WHERE $12::text IS NOT NULL"
       "   ON CONFLICT (hash) DO NOTHING),"
       " ins AS (INSERT INTO jobs(id, status, graph_hash, result_key, budget, solver, objective, accounting,"
-      "   timeline, created_ms, request_id)"
-      "   SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9::integer, $10::float8, $11"
-      "   WHERE $14::bigint = 0 OR (SELECT count(*) FROM jobs WHERE status = 'queued') < $14::bigint"
+      "   timeline, created_ms, request_id, client)"
+      "   SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9::integer, $10::float8, $11, $15"
+      "   WHERE ($14::bigint = 0 OR (SELECT count(*) FROM jobs WHERE status = 'queued') < $14::bigint)"
+      "   AND ($16::bigint = 0 OR"
+      "        (SELECT count(*) FROM jobs WHERE status = 'queued' AND client = $15) < $16::bigint)"
       "   ON CONFLICT (result_key) WHERE status IN ('queued', 'running') DO NOTHING"
       "   RETURNING seq, id)"
       " SELECT seq, pg_notify('" SRV_STORE_CH_QUEUED "', id) FROM ins";
-  char budget[32], timeline[8], created[40], nodes[32], cap[16];
-  const char *vals[14];
-  int lens[14] = {0}, fmts[14] = {0};
+  char budget[32], timeline[8], created[40], nodes[32], cap[16], client_cap[16];
+  const char *vals[16];
+  int lens[16] = {0}, fmts[16] = {0};
   int attempt, rc;
   PGresult *r;
 
@@ -379,6 +385,7 @@ static int srv__pg_accept_job(srv_store_t *base, srv_job_row_t *row, const char 
   srv__num(created, sizeof(created), row->created_ms);
   snprintf(nodes, sizeof(nodes), "%zu", n_nodes);
   snprintf(cap, sizeof(cap), "%u", max_queued);
+  snprintf(client_cap, sizeof(client_cap), "%u", max_per_client);
   vals[0] = row->id;
   vals[1] = row->status;
   vals[2] = row->graph_hash;
@@ -395,6 +402,8 @@ static int srv__pg_accept_job(srv_store_t *base, srv_job_row_t *row, const char 
   fmts[11] = 1;          /* a text value's binary form is its bytes: no NUL needed */
   vals[12] = nodes;
   vals[13] = cap;
+  vals[14] = row->client;
+  vals[15] = client_cap;
   if (graph_len > INT32_MAX) return SRV_ESTORE;
   if (joined_id) joined_id[0] = '\0';
 
@@ -402,7 +411,7 @@ static int srv__pg_accept_job(srv_store_t *base, srv_job_row_t *row, const char 
     const char *key[1];
     int inserted;
     /* Not repeated on a broken connection: it may have committed. */
-    if (srv__exec(pg, "accept job", sql, 14, vals, lens, fmts, 0, &r) != 0) return SRV_ESTORE;
+    if (srv__exec(pg, "accept job", sql, 16, vals, lens, fmts, 0, &r) != 0) return SRV_ESTORE;
     inserted = PQntuples(r) == 1;
     if (inserted) row->seq = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
     PQclear(r);
@@ -423,6 +432,16 @@ static int srv__pg_accept_job(srv_store_t *base, srv_job_row_t *row, const char 
       rc = strtoull(PQgetvalue(r, 0, 0), NULL, 10) >= max_queued;
       PQclear(r);
       if (rc) return SRV_EFULL;
+    }
+    if (max_per_client > 0) {
+      const char *who[1];
+      who[0] = row->client;
+      if (srv__exec(pg, "accept job", "SELECT count(*) FROM jobs WHERE status = 'queued' AND client = $1", 1, who,
+                    NULL, NULL, 1, &r) != 0)
+        return SRV_ESTORE;
+      rc = strtoull(PQgetvalue(r, 0, 0), NULL, 10) >= max_per_client;
+      PQclear(r);
+      if (rc) return SRV_ECLIENTFULL;
     }
   }
   return SRV_ESTORE;
@@ -652,14 +671,22 @@ static int srv__pg_claim_job(srv_store_t *base, const char *owner, double lease_
   vals[1] = lease;
   vals[2] = now;
   /* Not repeated on a broken connection: a claim that committed unseen
-   * is not renewed, so it runs again once its lease is over. */
+   * is not renewed, so it runs again once its lease is over.
+   * The order is fair between clients: a dead replica's plans first, then
+   * the oldest plan of the client with the fewest plans running in the
+   * cluster, and among those the client served longest ago (the latest
+   * start of its plans), so that clients take turns as they would in the
+   * embedded store's round-robin. */
   if (srv__exec(pg, "claim job",
                 "UPDATE jobs SET status = 'running', owner = $1,"
                 " lease_until = clock_timestamp() + $2::float8 * interval '1 second',"
                 " started_ms = $3::float8, attempts = attempts + 1"
-                " WHERE seq = (SELECT seq FROM jobs WHERE status IN ('queued', 'running')"
-                "   AND (status = 'queued' OR lease_until IS NULL OR lease_until < clock_timestamp())"
-                "   ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED)"
+                " WHERE seq = (SELECT j.seq FROM jobs j WHERE j.status IN ('queued', 'running')"
+                "   AND (j.status = 'queued' OR j.lease_until IS NULL OR j.lease_until < clock_timestamp())"
+                "   ORDER BY j.status = 'queued',"
+                "     (SELECT count(*) FROM jobs r WHERE r.client = j.client AND r.status = 'running'),"
+                "     (SELECT coalesce(max(r.started_ms), 0) FROM jobs r WHERE r.client = j.client), j.seq"
+                "   LIMIT 1 FOR UPDATE OF j SKIP LOCKED)"
                 " RETURNING " SRV__JOB_COLS,
                 3, vals, NULL, NULL, 0, &r) != 0)
     return SRV_ESTORE;

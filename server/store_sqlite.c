@@ -5,11 +5,24 @@
  * loss. One connection behind a mutex serves every thread (SQLite
  * serialises writers anyway); each call is short. Results are recomputable,
  * but sharing the one connection keeps them on the same durable path at no
- * extra cost. */
+ * extra cost.
+ *
+ * A write that fails with SQLITE_FULL (the disk, or the test cap below)
+ * puts the store in the full state that srv_store_health reports: new work
+ * is refused (507) until a write succeeds again, which the upkeep's probe
+ * tries every second. The retention sweep deletes finished jobs and what
+ * only they refer to; SQLite reuses the freed pages, so the file stops
+ * growing but does not shrink.
+ *
+ * Test hook: MEMPLAN_TEST_STORE_MAX_PAGES_FILE names a file holding a page
+ * count, applied as PRAGMA max_page_count at open and at every probe, so
+ * that tests make real writes fail with SQLITE_FULL (and give the room
+ * back) without filling a disk. Unset in service. */
 #include "store.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +38,8 @@ typedef struct srv__sqlite_s {
   srv_store_t base; /* first: the store is this struct */
   pthread_mutex_t mu;
   sqlite3 *db;
+  atomic_int full;          /* the last write failed with SQLITE_FULL */
+  char path[1200];
 } srv__sqlite_t;
 
 
@@ -39,7 +54,53 @@ static const char *const srv__schema =
     "  finished_ms REAL NOT NULL DEFAULT 0, error TEXT, request_id TEXT NOT NULL DEFAULT '');"
     "CREATE INDEX IF NOT EXISTS jobs_by_status ON jobs(status, seq);"
     "CREATE TABLE IF NOT EXISTS results ("
-    "  key TEXT PRIMARY KEY, json TEXT NOT NULL, job_id TEXT NOT NULL DEFAULT '', created_ms REAL NOT NULL);";
+    "  key TEXT PRIMARY KEY, json TEXT NOT NULL, job_id TEXT NOT NULL DEFAULT '', created_ms REAL NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS probe (b BLOB);";
+
+/* Columns added after the first release, for stores created before. */
+static int srv__migrate(sqlite3 *db, char **emsg) {
+  sqlite3_stmt *s = NULL;
+  int has_client = 0;
+  if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('jobs') WHERE name = 'client'", -1, &s, NULL) ==
+      SQLITE_OK)
+    has_client = sqlite3_step(s) == SQLITE_ROW;
+  sqlite3_finalize(s);
+  if (has_client) return SQLITE_OK;
+  return sqlite3_exec(db, "ALTER TABLE jobs ADD COLUMN client TEXT NOT NULL DEFAULT '';"
+                          "CREATE INDEX IF NOT EXISTS jobs_by_finish ON jobs(finished_ms);",
+                      NULL, NULL, emsg);
+}
+
+/* The test hook's page cap (see the top of the file); callers hold mu. */
+static void srv__apply_test_cap(srv__sqlite_t *st) {
+  const char *f = getenv("MEMPLAN_TEST_STORE_MAX_PAGES_FILE");
+  FILE *fp;
+  long pages = 0;
+  char sql[64];
+  if (f == NULL || f[0] == '\0' || (fp = fopen(f, "r")) == NULL) return;
+  if (fscanf(fp, "%ld", &pages) != 1) pages = 0;
+  fclose(fp);
+  if (pages <= 0) return;
+  snprintf(sql, sizeof(sql), "PRAGMA max_page_count = %ld", pages);
+  sqlite3_exec(st->db, sql, NULL, NULL, NULL);
+}
+
+/* The outcome of a write that adds rows: 0 on success (the store is no longer full),
+ * SRV_ENOSPACE when SQLite found no room (the store is now full), else
+ * SRV_ESTORE. `ok` says whether the write succeeded; callers hold mu. */
+static int srv__write_rc(srv__sqlite_t *st, int ok) {
+  if (ok) {
+    atomic_store(&st->full, 0);
+    return 0;
+  }
+  if ((sqlite3_extended_errcode(st->db) & 0xff) == SQLITE_FULL) {
+    if (!atomic_exchange(&st->full, 1))
+      srv_log(SRV_LOG_ERROR, "the store is full: new work is refused until it has room",
+              json_pack("{s:s}", "path", st->path));
+    return SRV_ENOSPACE;
+  }
+  return SRV_ESTORE;
+}
 
 static const srv_store_ops_t srv__sqlite_ops;
 
@@ -62,6 +123,7 @@ int srv_store_sqlite_open(const char *dir, srv_store_t **out, char *errbuf, size
   }
   snprintf(path, sizeof(path), "%s/memplan.db", dir);
   st = calloc(1, sizeof(*st));
+  if (st) snprintf(st->path, sizeof(st->path), "%s", path);
   if (st == NULL) {
     snprintf(errbuf, errlen, "out of memory");
     return SRV_ENOMEM;
@@ -76,7 +138,7 @@ int srv_store_sqlite_open(const char *dir, srv_store_t **out, char *errbuf, size
   sqlite3_busy_timeout(st->db, 5000);
   if (sqlite3_exec(st->db,
                    "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;", NULL, NULL, &emsg) != SQLITE_OK ||
-      sqlite3_exec(st->db, srv__schema, NULL, NULL, &emsg) != SQLITE_OK) {
+      sqlite3_exec(st->db, srv__schema, NULL, NULL, &emsg) != SQLITE_OK || srv__migrate(st->db, &emsg) != SQLITE_OK) {
     snprintf(errbuf, errlen, "cannot initialise %s: %s", path, emsg ? emsg : "unknown error");
     sqlite3_free(emsg);
     sqlite3_close(st->db);
@@ -84,6 +146,8 @@ int srv_store_sqlite_open(const char *dir, srv_store_t **out, char *errbuf, size
     return SRV_ESTORE;
   }
   pthread_mutex_init(&st->mu, NULL);
+  atomic_init(&st->full, 0);
+  srv__apply_test_cap(st);
   st->base.ops = &srv__sqlite_ops;
   *out = &st->base;
   return 0;
@@ -109,9 +173,9 @@ static int srv__put_graph_locked(srv__sqlite_t *st, const char *hash, const char
   sqlite3_bind_text(s, 2, json, (int)len, SQLITE_STATIC);
   sqlite3_bind_int64(s, 3, (sqlite3_int64)n_nodes);
   sqlite3_bind_double(s, 4, srv__now());
-  rc = sqlite3_step(s);
+  rc = srv__write_rc(st, sqlite3_step(s) == SQLITE_DONE);
   sqlite3_finalize(s);
-  return rc == SQLITE_DONE ? 0 : SRV_ESTORE;
+  return rc;
 }
 
 static int srv__sq_put_graph(srv_store_t *base, const char *hash, const char *json, size_t len, size_t n_nodes) {
@@ -126,25 +190,30 @@ static int srv__sq_put_graph(srv_store_t *base, const char *hash, const char *js
 }
 
 /* One process owns this store: jobs.c deduplicates and bounds its queue in
- * memory, so max_queued and joined_id are not used here. */
+ * memory, so max_queued, max_per_client and joined_id are not used here. */
 static int srv__sq_accept_job(srv_store_t *base, srv_job_row_t *row, const char *graph_json, size_t graph_len,
-                              size_t n_nodes, unsigned max_queued, char joined_id[33]) {
+                              size_t n_nodes, unsigned max_queued, unsigned max_per_client, char joined_id[33]) {
   srv__sqlite_t *st = (srv__sqlite_t *)base;
   sqlite3_stmt *s = NULL;
   char budget[32];
   int rc = SRV_ESTORE;
 
   (void)max_queued;
+  (void)max_per_client;
   (void)joined_id;
   if (graph_len > INT32_MAX) return SRV_ESTORE;
   snprintf(budget, sizeof(budget), "%llu", (unsigned long long)row->budget);
   pthread_mutex_lock(&st->mu);
   if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) goto out;
-  if (graph_json && srv__put_graph_locked(st, row->graph_hash, graph_json, graph_len, n_nodes) != 0)
-    goto rollback;
+  if (graph_json && srv__put_graph_locked(st, row->graph_hash, graph_json, graph_len, n_nodes) != 0) {
+    rc = atomic_load(&st->full) ? SRV_ENOSPACE : SRV_ESTORE;
+    srv__log_db(st, "accept job");
+    sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    goto out;
+  }
   if (sqlite3_prepare_v2(st->db,
                          "INSERT INTO jobs(id, status, graph_hash, result_key, budget, solver, objective,"
-                         " accounting, timeline, created_ms, request_id) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+                         " accounting, timeline, created_ms, request_id, client) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
                          -1, &s, NULL) != SQLITE_OK)
     goto rollback;
   sqlite3_bind_text(s, 1, row->id, -1, SQLITE_STATIC);
@@ -158,13 +227,15 @@ static int srv__sq_accept_job(srv_store_t *base, srv_job_row_t *row, const char 
   sqlite3_bind_int(s, 9, row->timeline);
   sqlite3_bind_double(s, 10, row->created_ms);
   sqlite3_bind_text(s, 11, row->request_id, -1, SQLITE_STATIC);
+  sqlite3_bind_text(s, 12, row->client, -1, SQLITE_STATIC);
   if (sqlite3_step(s) != SQLITE_DONE) goto rollback;
   row->seq = (long long)sqlite3_last_insert_rowid(st->db);
   if (sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) goto rollback;
-  rc = 0;
+  rc = srv__write_rc(st, 1);
   goto out;
 rollback:
   srv__log_db(st, "accept job");
+  rc = srv__write_rc(st, 0);
   sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 out:
   sqlite3_finalize(s);
@@ -192,9 +263,14 @@ static int srv__sq_update_job(srv_store_t *base, const char *id, const char *sta
     else
       sqlite3_bind_null(s, 6);
     sqlite3_bind_text(s, 7, id, -1, SQLITE_STATIC);
-    if (sqlite3_step(s) == SQLITE_DONE) rc = sqlite3_changes(st->db) > 0 ? 0 : SRV_ENOTFOUND;
+    /* A row rewritten in place says nothing of room for new rows: a full
+     * store stays full until an insert or the probe succeeds. */
+    if (sqlite3_step(s) == SQLITE_DONE)
+      rc = sqlite3_changes(st->db) > 0 ? 0 : SRV_ENOTFOUND;
+    else
+      rc = srv__write_rc(st, 0);
   }
-  if (rc == SRV_ESTORE) srv__log_db(st, "update job");
+  if (rc != 0 && rc != SRV_ENOTFOUND) srv__log_db(st, "update job");
   sqlite3_finalize(s);
   pthread_mutex_unlock(&st->mu);
   return rc;
@@ -202,7 +278,7 @@ static int srv__sq_update_job(srv_store_t *base, const char *id, const char *sta
 
 #define SRV__JOB_COLS                                                                              \
   "seq, id, status, graph_hash, result_key, budget, solver, objective, accounting, timeline,"     \
-  " created_ms, started_ms, finished_ms, error, request_id"
+  " created_ms, started_ms, finished_ms, error, request_id, client"
 
 static void srv__copy(char *dst, size_t n, const unsigned char *src) {
   snprintf(dst, n, "%s", src ? (const char *)src : "");
@@ -230,6 +306,7 @@ static int srv__read_row(sqlite3_stmt *s, srv_job_row_t *r) {
     if (r->error == NULL) return SRV_ENOMEM;
   }
   srv__copy(r->request_id, sizeof(r->request_id), sqlite3_column_text(s, 14));
+  srv__copy(r->client, sizeof(r->client), sqlite3_column_text(s, 15));
   return 0;
 }
 
@@ -424,7 +501,7 @@ static int srv__sq_put_result(srv_store_t *base, const char *key, const char *js
     sqlite3_bind_text(s, 2, json, (int)len, SQLITE_STATIC);
     sqlite3_bind_text(s, 3, job_id ? job_id : "", -1, SQLITE_STATIC);
     sqlite3_bind_double(s, 4, srv__now());
-    if (sqlite3_step(s) == SQLITE_DONE) rc = 0;
+    rc = srv__write_rc(st, sqlite3_step(s) == SQLITE_DONE);
   }
   if (rc) srv__log_db(st, "put result");
   sqlite3_finalize(s);
@@ -440,9 +517,132 @@ static int srv__sq_get_result(srv_store_t *base, const char *key, char **json, s
 }
 
 static int srv__sq_health(srv_store_t *base, char *reason, size_t len) {
-  (void)base;
+  srv__sqlite_t *st = (srv__sqlite_t *)base;
   if (len) reason[0] = '\0';
-  return 0; /* a local file: failures show up on each call */
+  if (!atomic_load(&st->full)) return 0; /* a local file: other failures show up on each call */
+  if (len) snprintf(reason, len, "%s: %s", st->path, sqlite3_errstr(SQLITE_FULL));
+  return SRV_ENOSPACE;
+}
+
+/* Commit 64 KiB, then delete it: a real write to the file and its WAL. */
+static int srv__sq_probe(srv_store_t *base) {
+  srv__sqlite_t *st = (srv__sqlite_t *)base;
+  int ok, rc;
+  pthread_mutex_lock(&st->mu);
+  srv__apply_test_cap(st);
+  ok = sqlite3_exec(st->db, "BEGIN IMMEDIATE; INSERT INTO probe(b) VALUES(zeroblob(65536)); COMMIT;", NULL, NULL,
+                    NULL) == SQLITE_OK;
+  rc = srv__write_rc(st, ok);
+  if (!ok) sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+  sqlite3_exec(st->db, "DELETE FROM probe", NULL, NULL, NULL);
+  pthread_mutex_unlock(&st->mu);
+  if (rc == 0) srv_log(SRV_LOG_INFO, "the store has room again: new work is taken", NULL);
+  return rc;
+}
+
+/* ---- retention ---- */
+
+#define SRV__FINISHED "status IN ('done','failed','cancelled') AND finished_ms > 0"
+
+/* Run `sql` (one statement, ?1 bound to `t` when it has a parameter) in
+ * its own transaction; the rows it changed, or -1. */
+static long long srv__sweep_exec(srv__sqlite_t *st, const char *sql, double t) {
+  sqlite3_stmt *s = NULL;
+  long long n = -1;
+  pthread_mutex_lock(&st->mu);
+  if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) == SQLITE_OK) {
+    if (sqlite3_bind_parameter_count(s) > 0) sqlite3_bind_double(s, 1, t);
+    if (sqlite3_step(s) == SQLITE_DONE) n = sqlite3_changes(st->db);
+  }
+  if (n < 0) srv__log_db(st, "sweep");
+  sqlite3_finalize(s);
+  pthread_mutex_unlock(&st->mu);
+  return n;
+}
+
+/* One number from a query (?1 = t), or `def` when it gives NULL or fails. */
+static double srv__sweep_value(srv__sqlite_t *st, const char *sql, double t, double def) {
+  sqlite3_stmt *s = NULL;
+  double v = def;
+  pthread_mutex_lock(&st->mu);
+  if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) == SQLITE_OK) {
+    if (sqlite3_bind_parameter_count(s) > 0) sqlite3_bind_double(s, 1, t);
+    if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL) v = sqlite3_column_double(s, 0);
+  }
+  sqlite3_finalize(s);
+  pthread_mutex_unlock(&st->mu);
+  return v;
+}
+
+/* Finished jobs that finished at or before `upto`, a batch at a time, then
+ * the results and graphs no job refers to, created at or before it. -1
+ * when the store failed. */
+static int srv__sweep_upto(srv__sqlite_t *st, double upto, srv_sweep_stats_t *o) {
+  long long n;
+  do {
+    n = srv__sweep_exec(st,
+                        "DELETE FROM jobs WHERE seq IN (SELECT seq FROM jobs WHERE " SRV__FINISHED
+                        " AND finished_ms <= ?1 ORDER BY finished_ms LIMIT 500)",
+                        upto);
+    if (n < 0) return -1;
+    o->jobs += (uint64_t)n;
+  } while (n > 0);
+  if ((n = srv__sweep_exec(st,
+                           "DELETE FROM results WHERE created_ms <= ?1 AND key NOT IN"
+                           " (SELECT result_key FROM jobs)",
+                           upto)) < 0)
+    return -1;
+  o->results += (uint64_t)n;
+  if ((n = srv__sweep_exec(st,
+                           "DELETE FROM graphs WHERE created_ms <= ?1 AND hash NOT IN"
+                           " (SELECT graph_hash FROM jobs)",
+                           upto)) < 0)
+    return -1;
+  o->graphs += (uint64_t)n;
+  return 0;
+}
+
+static uint64_t srv__bytes_used(srv__sqlite_t *st) {
+  return (uint64_t)srv__sweep_value(
+      st,
+      "SELECT ((SELECT page_count FROM pragma_page_count()) - (SELECT freelist_count FROM pragma_freelist_count()))"
+      " * (SELECT page_size FROM pragma_page_size())",
+      0, 0);
+}
+
+static int srv__sq_sweep(srv_store_t *base, double before_ms, double keep_after_ms, uint64_t max_bytes,
+                         srv_sweep_stats_t *o) {
+  srv__sqlite_t *st = (srv__sqlite_t *)base;
+  if (before_ms > 0 && srv__sweep_upto(st, before_ms, o) != 0) return SRV_ESTORE;
+  while (max_bytes > 0 && (o->bytes_used = srv__bytes_used(st)) > max_bytes) {
+    uint64_t before = o->jobs + o->results + o->graphs;
+    /* The oldest eighth of the finished jobs (1 to 256 at a time, so as
+     * not to overshoot the bound by much); without any, the oldest results
+     * and graphs nothing refers to. */
+    double finished = srv__sweep_value(st, "SELECT count(*) FROM jobs WHERE " SRV__FINISHED, 0, 0), upto;
+    char sql[256];
+    long batch = (long)(finished / 8);
+    snprintf(sql, sizeof(sql),
+             "SELECT MAX(finished_ms) FROM (SELECT finished_ms FROM jobs WHERE " SRV__FINISHED
+             " ORDER BY finished_ms LIMIT %ld)",
+             batch < 1 ? 1L : batch > 256 ? 256L : batch);
+    upto = srv__sweep_value(st, sql, 0, -1);
+    if (upto < 0)
+      upto = srv__sweep_value(st,
+                              "SELECT MAX(created_ms) FROM (SELECT created_ms FROM results WHERE key NOT IN"
+                              " (SELECT result_key FROM jobs) ORDER BY created_ms LIMIT 64)",
+                              0, -1);
+    if (upto < 0)
+      upto = srv__sweep_value(st,
+                              "SELECT MAX(created_ms) FROM (SELECT created_ms FROM graphs WHERE hash NOT IN"
+                              " (SELECT graph_hash FROM jobs) ORDER BY created_ms LIMIT 64)",
+                              0, -1);
+    if (upto > keep_after_ms) upto = keep_after_ms;
+    if (upto < 0 || srv__sweep_upto(st, upto, o) != 0) break;
+    if (o->jobs + o->results + o->graphs == before) break;
+  }
+  o->bytes_used = srv__bytes_used(st);
+  return 0;
 }
 
 static const srv_store_ops_t srv__sqlite_ops = {
@@ -460,4 +660,6 @@ static const srv_store_ops_t srv__sqlite_ops = {
   .has_graph = srv__sq_has_graph,
   .put_result = srv__sq_put_result,
   .get_result = srv__sq_get_result,
+  .probe = srv__sq_probe,
+  .sweep = srv__sq_sweep,
 };

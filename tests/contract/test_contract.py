@@ -97,7 +97,7 @@ def long_reals(text):
 class Daemon:
     """memplan-server on a free loopback port with its own temp dir."""
 
-    def __init__(self, *flags, token=None, delay_ms=0):
+    def __init__(self, *flags, token=None, delay_ms=0, env=None):
         self.dir = tempfile.mkdtemp(prefix="mp-contract-")
         portfile = os.path.join(self.dir, "port")
         argv = [SERVER, "--listen", "127.0.0.1:0", "--port-file", portfile, "--data-dir",
@@ -106,10 +106,12 @@ class Daemon:
             with open(os.path.join(self.dir, "token"), "w") as f:
                 f.write(token + "\n")
             argv += ["--token-file", os.path.join(self.dir, "token")]
+        env_extra = env or {}
         env = dict(os.environ)
         env.pop("MEMPLAN_TEST_PLAN_DELAY_MS", None)
         if delay_ms:
             env["MEMPLAN_TEST_PLAN_DELAY_MS"] = str(delay_ms)
+        env.update(env_extra)
         self.token = token
         with open(os.path.join(self.dir, "stderr"), "wb") as err:
             self.proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=err,
@@ -146,9 +148,9 @@ class Daemon:
                 self.proc.wait()
         shutil.rmtree(self.dir, ignore_errors=True)
 
-    def call(self, method, path, body=None, auth=True, raw=None, expect=None):
+    def call(self, method, path, body=None, auth=True, raw=None, expect=None, headers=None):
         """One exchange, checked against the spec; returns (status, headers, JSON body or text)."""
-        headers = {}
+        headers = dict(headers or {})
         if auth and self.token:
             headers["Authorization"] = "Bearer " + self.token
         data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
@@ -374,6 +376,56 @@ class ContractTest(unittest.TestCase):
             self.assertNotIn("timeline", v["result"])
         finally:
             d.stop()
+        self.assertClean(d)
+
+    def test_5_client_cap(self):
+        """--max-queued-per-client 1 with every job held: a client's second
+        waiting plan is 429 with Retry-After; another client's is taken."""
+        d = Daemon("--workers", "1", "--max-queued-per-client", "1", delay_ms=60000)
+        try:
+            g = chain(2, 2)
+            _, _, a = d.call("POST", "/v1/plans", {"graph": g, "budget": 1}, headers={"X-Client-Id": "a"},
+                             expect=202)
+            d.wait_status(a["id"], "running")
+            d.call("POST", "/v1/plans", {"graph": g, "budget": 2}, headers={"X-Client-Id": "a"}, expect=202)
+            _, hdrs, e = d.call("POST", "/v1/plans", {"graph": g, "budget": 3}, headers={"X-Client-Id": "a"},
+                                expect=429)
+            self.assertEqual(e["error"]["code"], "client_queue_full")
+            self.assertTrue(hdrs["retry-after"].isdigit())
+            d.call("POST", "/v1/plans", {"graph": g, "budget": 3}, headers={"X-Client-Id": "b"}, expect=202)
+        finally:
+            d.stop()
+        self.assertClean(d)
+
+    def test_6_store_full(self):
+        """A store capped at 40 pages (MEMPLAN_TEST_STORE_MAX_PAGES_FILE):
+        once full, new work is 507 store_full on every work route and
+        /readyz says store_full with the reason."""
+        cap = tempfile.NamedTemporaryFile("w", suffix=".pages", delete=False)
+        cap.write("40\n")
+        cap.close()
+        d = Daemon("--workers", "1", "--max-queued-per-client", "0", "--queue-size", "500",
+                   env={"MEMPLAN_TEST_STORE_MAX_PAGES_FILE": cap.name})
+        try:
+            hashes = []
+            for i in range(200):
+                st, _, body = d.call("POST", "/v1/plans", {"graph": chain(3, 20 + i), "budget": 10 ** 9})
+                if st == 507:
+                    self.assertEqual(body["error"]["code"], "store_full")
+                    break
+                self.assertIn(st, (200, 202), body)
+                hashes.append(body["graph_hash"])
+            else:
+                self.fail("the store never filled")
+            _, _, ready = d.call("GET", "/readyz", expect=503)
+            self.assertEqual(ready["status"], "store_full")
+            self.assertIn("full", ready["reason"])
+            d.call("POST", "/v1/fit", {"graph_hash": hashes[0], "budgets": [10 ** 9], "solver": "approx"},
+                   expect=507)
+            d.call("GET", "/v1/graphs/%s/frontier?solver=sqrt" % hashes[0], expect=507)
+        finally:
+            d.stop()
+            os.unlink(cap.name)
         self.assertClean(d)
 
     def test_9_coverage(self):

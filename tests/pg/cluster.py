@@ -42,10 +42,11 @@ def free_port():
         return s.getsockname()[1]
 
 
-def http(port, method, path, body=None, timeout=90):
+def http(port, method, path, body=None, timeout=90, headers=None):
     """(status, JSON body or text) of one request; (0, None) when nothing answers."""
     data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request("http://127.0.0.1:%d%s" % (port, path), data=data, method=method)
+    req = urllib.request.Request("http://127.0.0.1:%d%s" % (port, path), data=data, method=method,
+                                 headers=headers or {})
     try:
         with urllib.request.urlopen(req, timeout=timeout) as f:
             raw = f.read()

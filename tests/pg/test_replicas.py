@@ -10,8 +10,8 @@ and a short lease so that a dead replica's plans come back quickly.
 The tests run in order (their names are numbered) on the same cluster:
 kill -9 of a replica that holds running plans, a long poll answered by a
 replica that did not run the plan, one computation for one submission sent
-to two replicas at once, readiness without a database, and a restart of
-PostgreSQL. Everything is removed at the end, whatever happened.
+to two replicas at once, readiness without a database, a restart of
+PostgreSQL, and claims that take turns between clients. Everything is removed at the end, whatever happened.
 
 Run: make test-pg (or MEMPLAN_SERVER=build/memplan-server python3 tests/pg/test_replicas.py).
 """
@@ -163,7 +163,7 @@ class ReplicasTest(unittest.TestCase):
         self.assertEqual(len(ran), 1, "one replica computes the plan")
         for i in range(N_REPLICAS):
             st, status, secs = woke[i]
-            self.assertEqual((st, status), (200, "done"), i)
+            self.assertEqual((st, status), (200, "done"), (i, woke, ran, plan["id"]))
             # Loosely: well before the wait's 60 s (the plan takes ~1.5 s).
             self.assertLess(secs, 30, "the wait on replica %d (the plan ran on %d) did not wake" % (i, ran[0]))
             if i != ran[0]:
@@ -226,6 +226,30 @@ class ReplicasTest(unittest.TestCase):
         self.assertEqual(self.final(r[0], plan["id"])["status"], "done")
         self.assertEqual(self.final(r[1], plan["id"])["status"], "done")
         self.assertLess(time.monotonic() - t0, 30)
+
+    def test_6_claims_take_turns_between_clients(self):
+        """A client with 14 plans queued in the cluster does not hold back
+        another client's plan: the next free worker anywhere claims it (the
+        client with the fewest plans running goes first), where the oldest-
+        first claims of before ran all 14 first."""
+        self.all_idle()
+        r = self.replicas
+        flood = []
+        for i in range(14):
+            ReplicasTest.budget += 1000
+            st, body = http(r[0].port, "POST", "/v1/plans", {"graph": GRAPH, "budget": ReplicasTest.budget},
+                            headers={"X-Client-Id": "flooder"})
+            self.assertEqual(st, 202, body)
+            flood.append(body["id"])
+        st, small = http(r[1].port, "POST", "/v1/plans", {"graph": GRAPH, "budget": 777, "wait": 60},
+                         headers={"X-Client-Id": "small"})
+        self.assertEqual(st, 200, small)
+        self.assertEqual(small["status"], "done")
+        started = [self.final(r[2], i)["started_ms"] for i in flood]
+        before = sum(1 for t in started if t < small["started_ms"])
+        # Six workers in the cluster: at most the six running when it came
+        # (and one claimed in the same instant) went before it.
+        self.assertLessEqual(before, 7, (before, sorted(started), small["started_ms"]))
 
 
 if __name__ == "__main__":

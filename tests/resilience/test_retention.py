@@ -1,0 +1,77 @@
+"""Retention (server/upkeep.c, store_sqlite.c): the sweep deletes finished
+plans past --retain-age, and the oldest finished plans while the store's
+live data is over --retain-bytes, with the results and graphs only they
+referred to; it never deletes a queued or running plan."""
+
+import os
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from daemon import Daemon, chain_graph, wait_until  # noqa: E402
+
+SERVER = os.environ.get("MEMPLAN_SERVER", "build/memplan-server")
+
+
+def listed(d, status="done"):
+    st, _, body = d.request("GET", "/v1/plans?limit=500&status=" + status)
+    assert st == 200, body
+    return [p["id"] for p in body["plans"]]
+
+
+class RetentionTest(unittest.TestCase):
+    def tearDown(self):
+        self.d.cleanup()
+
+    def test_age(self):
+        self.d = Daemon(SERVER, ["--workers", "1", "--retain-age", "2", "--sweep-interval", "0.2"],
+                        {"MEMPLAN_TEST_PLAN_DELAY_MS": "400"}).start()
+        st, _, old = self.d.request("POST", "/v1/plans", {"graph": chain_graph(5, "old"), "budget": 10 ** 6})
+        self.assertEqual(st, 202, old)
+        self.assertTrue(wait_until(lambda: old["id"] in listed(self.d), 20))
+        # Queued and running plans outlive any age: eight in a row take
+        # 3.2 s, longer than --retain-age.
+        queued = []
+        for i in range(8):
+            st, _, body = self.d.request("POST", "/v1/plans",
+                                         {"graph": chain_graph(5, "new%d" % i), "budget": 10 ** 6})
+            self.assertEqual(st, 202, body)
+            queued.append(body["id"])
+        # The old plan, its result and its graph go once 2 s have passed
+        # (the plan was never read by id, so no view of it is cached).
+        self.assertTrue(wait_until(lambda: old["id"] not in listed(self.d), 20), self.d.log_tail())
+        st, _, body = self.d.request("GET", "/v1/plans/" + old["id"])
+        self.assertEqual(st, 404, body)
+        st, _, body = self.d.request("GET", "/v1/graphs/" + old["graph_hash"])
+        self.assertEqual(st, 404, body)
+        # Each of them is seen done (and deleted 2 s later in its turn).
+        seen = set()
+
+        def all_seen():
+            seen.update(listed(self.d))
+            return all(i in seen for i in queued)
+        self.assertTrue(wait_until(all_seen, 30, 0.05), "a queued plan was lost to retention")
+        self.assertIn('"msg":"retention sweep"', self.d.log_tail(100000))
+
+    def test_bytes(self):
+        self.d = Daemon(SERVER, ["--workers", "2", "--retain-age", "0", "--retain-bytes", "300KiB",
+                                 "--sweep-interval", "0.2", "--max-queued-per-client", "0"]).start()
+        ids = []
+        for i in range(60):  # about 10 KB of graph and result each
+            st, _, body = self.d.request("POST", "/v1/plans",
+                                         {"graph": chain_graph(80, "b%d" % i, 30), "budget": 10 ** 7, "wait": 30})
+            self.assertEqual(st, 200, body)
+            ids.append(body["id"])
+            time.sleep(0.02)
+        time.sleep(1.0)
+        kept = set(wait_until(lambda: listed(self.d) if len(listed(self.d)) < len(ids) else None, 10) or [])
+        self.assertTrue(kept, "nothing was deleted")
+        self.assertIn(ids[-1], kept)  # the newest stay, the oldest went
+        self.assertNotIn(ids[0], kept)
+        first_kept = min(ids.index(i) for i in kept)
+        self.assertEqual(kept, set(ids[first_kept:]), "not the oldest first")
+
+
+if __name__ == "__main__":
+    unittest.main()
