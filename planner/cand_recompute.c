@@ -17,7 +17,9 @@
  * backpropagation peaks at 2.13 GB of activations where the model says
  * 4.01), so the DP's plan is one candidate among several, all simulated:
  *   - keeping everything (optimal whenever it fits);
- *   - the DP's plan at the budget;
+ *   - the DP's plan at the budget, from the family the solver names
+ *     (mp__family_t: the exact DP's, the approximate DP's, or for `chain`
+ *     the prefix DP's);
  *   - for exact: the approximate DP's plan too (its family is a subset, so
  *     exact is never worse than approx);
  *   - the prefix-cut plans of Chen's family (memonger's threshold search),
@@ -37,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dp_chain.h"
 #include "memonger.h"
 
 int mp__cand_chen(const mp_graph_t *g, const mp_plan_options_t *o, double t0, int sqrt_cuts,
@@ -98,22 +101,37 @@ fail:
   return rc;
 }
 
-/* Run the DP of the asked family (exact, or approx) at the budget. */
-static int mp__dp_at(const mp_graph_t *g, const mp_plan_options_t *o, int exact,
+void mp__dp_options_from(const mp_plan_options_t *o, int exact, mp_dp_options_t *d) {
+  mp_dp_options_init(d);
+  d->exact = exact;
+  d->max_lower_sets = o->max_lower_sets;
+  d->window_sets = o->window_sets;
+  d->deadline_ms = o->deadline_ms;
+  d->should_stop = o->should_stop;
+  d->stop_arg = o->stop_arg;
+  d->threads = o->threads;
+}
+
+/* Run the family's DP at o->budget (the prefix DP counts its deadline from
+ * t0, the others from now, as mp_dp_solve does). */
+static int mp__dp_at(const mp_graph_t *g, const mp_plan_options_t *o, double t0, mp__family_t family,
                      mp_dp_result_t *dr, mp_error_t *err) {
   mp_dp_options_t d;
-  mp_dp_options_init(&d);
-  d.exact = exact;
+  if (family == MP__FAMILY_CHAIN) return mp__chain_solve(g, o, t0, dr, err);
+  mp__dp_options_from(o, family == MP__FAMILY_EXACT, &d);
   d.objective = o->objective;
   d.accounting = o->accounting;
   d.budget = o->budget;
-  d.max_lower_sets = o->max_lower_sets;
-  d.window_sets = o->window_sets;
-  d.deadline_ms = o->deadline_ms;
-  d.should_stop = o->should_stop;
-  d.stop_arg = o->stop_arg;
-  d.threads = o->threads;
   return mp_dp_solve(g, &d, dr, err);
+}
+
+/* The `source` of a plan the family's DP found (least: at its own least
+ * budget). */
+static const char *mp__dp_source(mp__family_t family, const mp_dp_result_t *dr, int least) {
+  if (family == MP__FAMILY_CHAIN) return least ? "chain-dp-least" : "chain-dp";
+  if (dr->exact_used) return least ? "exact-dp-least" : "exact-dp";
+  if (dr->window_width > 0) return least ? "window-dp-least" : "window-dp";
+  return least ? "approx-dp-least" : "approx-dp";
 }
 
 /* Offer a DP result's plan as a candidate (takes its strategy). */
@@ -164,21 +182,21 @@ static void mp__portfolio_visit(void *arg, mp__cand_t *c) {
   }
 }
 
-int mp__cand_dp_least(const mp_graph_t *g, const mp_plan_options_t *o, int exact, uint64_t least,
-                      mp__cand_t *c, mp_dp_result_t *figs, mp_error_t *err) {
+int mp__cand_dp_least(const mp_graph_t *g, const mp_plan_options_t *o, double t0, mp__family_t family,
+                      uint64_t least, mp__cand_t *c, mp_dp_result_t *figs, mp_error_t *err) {
   mp_plan_options_t mo = *o;
   int rc;
   memset(c, 0, sizeof(*c));
   memset(figs, 0, sizeof(*figs));
   if (least == 0) {
     mo.budget = 0;
-    if ((rc = mp__dp_at(g, &mo, exact, figs, err)) != 0) return rc;
+    if ((rc = mp__dp_at(g, &mo, t0, family, figs, err)) != 0) return rc;
     least = figs->feasible ? 0 : figs->min_feasible_budget;
     mp_dp_result_free(figs);
     if (least == 0) return 0; /* unknown (the search passed the deadline) */
   }
   mo.budget = least;
-  if ((rc = mp__dp_at(g, &mo, exact, figs, err)) != 0) return rc;
+  if ((rc = mp__dp_at(g, &mo, t0, family, figs, err)) != 0) return rc;
   if (!figs->feasible) return 0;
   rc = mp__cand_make(g, o, figs->strategy, c, err);
   figs->strategy = NULL; /* owned by the candidate now */
@@ -190,7 +208,7 @@ int mp__cand_dp_least(const mp_graph_t *g, const mp_plan_options_t *o, int exact
   return rc;
 }
 
-/* Offer the DP's plan at o->budget (exact: the family asked for) and, when
+/* Offer the family's DP plan at o->budget and, when
  * it finds none there, with the default accounting, its plan at its own
  * least model budget (mp__cand_dp_least). The DP is solved at its least
  * budget only when it fails at the budget, so below that budget the
@@ -198,17 +216,16 @@ int mp__cand_dp_least(const mp_graph_t *g, const mp_plan_options_t *o, int exact
  * is an interval from the least simulated peak among them: the plan at
  * that least budget peaks exactly there. *first (when not NULL) receives
  * the figures of the solve at o->budget (no strategy). */
-static int mp__offer_dp_family(const mp_graph_t *g, const mp_plan_options_t *o, int exact,
-                               mp__cand_pick_t *p, mp_plan_result_t *r, mp_dp_result_t *first,
-                               mp_error_t *err) {
+static int mp__offer_dp_family(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
+                               mp__family_t family, mp__cand_pick_t *p, mp_plan_result_t *r,
+                               mp_dp_result_t *first, mp_error_t *err) {
   mp_dp_result_t dr;
   mp__cand_t c;
   uint64_t dp_min;
   int rc;
-  if ((rc = mp__dp_at(g, o, exact, &dr, err)) != 0) return rc;
+  if ((rc = mp__dp_at(g, o, t0, family, &dr, err)) != 0) return rc;
   dp_min = dr.feasible ? 0 : dr.min_feasible_budget;
-  rc = mp__offer_dp(g, &dr, dr.exact_used ? "exact-dp" : dr.window_width > 0 ? "window-dp" : "approx-dp", p, r,
-                    err);
+  rc = mp__offer_dp(g, &dr, mp__dp_source(family, &dr, 0), p, r, err);
   if (first) {
     *first = dr; /* the figures; its strategy went to the candidate */
     first->strategy = NULL;
@@ -216,13 +233,13 @@ static int mp__offer_dp_family(const mp_graph_t *g, const mp_plan_options_t *o, 
     mp_dp_result_free(&dr);
   }
   if (rc != 0 || dp_min == 0 || o->accounting != MP_ACCOUNTING_DEFAULT) return rc;
-  if ((rc = mp__cand_dp_least(g, o, exact, dp_min, &c, &dr, err)) != 0) return rc;
+  if ((rc = mp__cand_dp_least(g, o, t0, family, dp_min, &c, &dr, err)) != 0) return rc;
   if (c.schedule != NULL) {
     mp_schedule_t *old = p->best.schedule;
     mp__cand_pick(p, &c);
     mp__cand_free(&c);
     if (p->best.schedule != old) {
-      r->source = dr.exact_used ? "exact-dp-least" : dr.window_width > 0 ? "window-dp-least" : "approx-dp-least";
+      r->source = mp__dp_source(family, &dr, 1);
       r->has_model = 1;
       r->model_recompute = dr.recompute_time;
       r->model_peak = dr.model_peak;
@@ -232,7 +249,7 @@ static int mp__offer_dp_family(const mp_graph_t *g, const mp_plan_options_t *o, 
   return 0;
 }
 
-int mp__cand_portfolio(const mp_graph_t *g, const mp_plan_options_t *o, double t0, int exact,
+int mp__cand_portfolio(const mp_graph_t *g, const mp_plan_options_t *o, double t0, mp__family_t family,
                        mp_plan_result_t *r, mp_error_t *err) {
   mp__cand_pick_t p;
   mp__portfolio_t pf;
@@ -241,10 +258,12 @@ int mp__cand_portfolio(const mp_graph_t *g, const mp_plan_options_t *o, double t
   uint64_t dp_min = 0;
 
   mp__cand_pick_init(&p, o);
-  if ((rc = mp__offer_dp_family(g, o, exact, &p, r, &dr, err)) != 0) goto fail;
+  if ((rc = mp__offer_dp_family(g, o, t0, family, &p, r, &dr, err)) != 0) goto fail;
   r->exact = dr.exact_used;
-  r->solver_used = dr.exact_used ? MP_SOLVER_EXACT : MP_SOLVER_APPROX;
-  if (exact && !dr.exact_used)
+  r->solver_used = family == MP__FAMILY_CHAIN ? MP_SOLVER_CHAIN
+                   : dr.exact_used           ? MP_SOLVER_EXACT
+                                             : MP_SOLVER_APPROX;
+  if (family != MP__FAMILY_APPROX && !dr.exact_used)
     memcpy(r->exact_reason, dr.fallback_reason, sizeof(r->exact_reason));
   r->n_lower_sets = dr.n_lower_sets;
   if (!dr.feasible) dp_min = dr.min_feasible_budget;
@@ -252,9 +271,11 @@ int mp__cand_portfolio(const mp_graph_t *g, const mp_plan_options_t *o, double t
   mp_dp_result_free(&dr);
 
   if (o->accounting == MP_ACCOUNTING_DEFAULT) {
-    /* the approx family's plan too: a subfamily of the exact one, and not
-     * of the window family the exact DP falls back to (dp_window.c) */
-    if ((r->exact || (exact && dr_window)) && (rc = mp__offer_dp_family(g, o, 0, &p, r, NULL, err)) != 0)
+    /* for exact, the approx family's plan too: a subfamily of the exact
+     * one, and not of the window family it falls back to (dp_window.c); the
+     * prefix DP holds approx's family on the chains it serves */
+    if (family == MP__FAMILY_EXACT && (r->exact || dr_window) &&
+        (rc = mp__offer_dp_family(g, o, t0, MP__FAMILY_APPROX, &p, r, NULL, err)) != 0)
       goto fail;
     pf.p = &p;
     pf.r = r;

@@ -224,7 +224,7 @@ int mp__frontier_chen(const mp__solver_t *self, const mp_graph_t *g, const mp_pl
 
 /* The DP family's plan at its least model budget (mp__cand_dp_least), at
  * its simulated peak: mp_plan() offers it below the DP's least budget. */
-static int mp__least_point(const mp_graph_t *g, const mp_plan_options_t *o, int exact,
+static int mp__least_point(const mp_graph_t *g, const mp_plan_options_t *o, double t0, int exact,
                            mp_frontier_t *out, size_t *cap, mp_error_t *err) {
   mp_plan_options_t po = *o;
   mp_dp_result_t figs;
@@ -232,7 +232,9 @@ static int mp__least_point(const mp_graph_t *g, const mp_plan_options_t *o, int 
   int rc;
   po.objective = MP_OBJECTIVE_TIME;
   po.accounting = MP_ACCOUNTING_DEFAULT;
-  if ((rc = mp__cand_dp_least(g, &po, exact, 0, &c, &figs, err)) != 0) return rc;
+  if ((rc = mp__cand_dp_least(g, &po, t0, exact ? MP__FAMILY_EXACT : MP__FAMILY_APPROX, 0, &c, &figs, err)) !=
+      0)
+    return rc;
   mp_dp_result_free(&figs);
   if (c.schedule != NULL && (rc = mp__push(g, out, cap, c.sim.peak_bytes, c.sim.time_recompute)) != 0)
     rc = mp_error_set(err, rc, "", "out of memory");
@@ -253,14 +255,7 @@ int mp__frontier_dp(const mp__solver_t *self, const mp_graph_t *g, const mp_plan
   size_t cap = 0;
   int rc;
   if ((rc = mp__begin(g, o, out, err)) != 0) return rc;
-  mp_dp_options_init(&d);
-  d.exact = (self->caps & MP__CAP_EXACT) != 0;
-  d.max_lower_sets = o->max_lower_sets;
-  d.window_sets = o->window_sets;
-  d.deadline_ms = o->deadline_ms;
-  d.should_stop = o->should_stop;
-  d.stop_arg = o->stop_arg;
-  d.threads = o->threads;
+  mp__dp_options_from(o, (self->caps & MP__CAP_EXACT) != 0, &d);
   if ((rc = mp__dp_points(g, &d, out, &cap, err)) != 0) return rc;
   if (d.exact && !out->exact) {
     /* the exact DP fell back to the window family (dp_window.c), which does
@@ -270,8 +265,8 @@ int mp__frontier_dp(const mp__solver_t *self, const mp_graph_t *g, const mp_plan
     if ((rc = mp__dp_points(g, &d, out, &cap, err)) != 0) return rc;
     d.exact = 1;
   }
-  if ((rc = mp__least_point(g, o, d.exact, out, &cap, err)) != 0) return rc;
-  if (d.exact && (rc = mp__least_point(g, o, 0, out, &cap, err)) != 0) return rc;
+  if ((rc = mp__least_point(g, o, t0, d.exact, out, &cap, err)) != 0) return rc;
+  if (d.exact && (rc = mp__least_point(g, o, t0, 0, out, &cap, err)) != 0) return rc;
   co.deadline_ms = 0; /* the deadline bounds the exact DP, which fell back if it hit it */
   if ((rc = mp__chen_points(g, &co, t0, 0, out, &cap, err)) != 0) return rc;
   return mp__keep_all_point(g, out, &cap, err);

@@ -97,7 +97,7 @@ static int mp__hy_dp(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
     if (po.deadline_ms < 1) po.deadline_ms = 1;
   }
   memset(dr, 0, sizeof(*dr));
-  return mp__cand_portfolio(g, &po, mp__now_ms(), exact, dr, err);
+  return mp__cand_portfolio(g, &po, mp__now_ms(), exact ? MP__FAMILY_EXACT : MP__FAMILY_APPROX, dr, err);
 }
 
 /* Deadline between candidates: stop (1) with an answer in hand, else the

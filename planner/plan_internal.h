@@ -85,19 +85,28 @@ typedef void (*mp__cand_visit_cb)(void *arg, mp__cand_t *c);
 int mp__cand_chen(const mp_graph_t *g, const mp_plan_options_t *o, double t0, int sqrt_cuts,
                   mp__cand_visit_cb visit, void *arg, mp_error_t *err);
 
-/* The DP's plan (exact: the exact DP, falling back to approx; else approx)
- * at its least model budget `least` (0: found with a solve at budget 0),
+/* The lower-set families a recompute-only portfolio is built around: the
+ * approximate DP's, the exact DP's (falling back to the window family) and
+ * the prefix DP's (dp_chain.h). 0 and 1 keep the old `exact` flag's sense. */
+typedef enum { MP__FAMILY_APPROX = 0, MP__FAMILY_EXACT = 1, MP__FAMILY_CHAIN = 2 } mp__family_t;
+
+/* The DP options a plan request implies: the family's exactness and the
+ * request's limits (lower sets, window, deadline, cancellation, threads);
+ * objective, accounting and budget are left at their defaults. */
+void mp__dp_options_from(const mp_plan_options_t *o, int exact, mp_dp_options_t *d);
+
+/* The family's plan (exact: the exact DP, falling back to the window
+ * family; approx; or the prefix DP) at its least model budget `least` (0: found with a solve at budget 0),
  * simulated under o->device: a candidate whose simulated peak is at most
  * that budget, often well below (the model is conservative). c->schedule
  * is NULL when the DP finds no plan or its least budget is unknown (the
  * exact search passed the deadline). *figs holds the DP's figures (no
  * strategy); the caller frees *c and *figs. Default accounting only. */
-int mp__cand_dp_least(const mp_graph_t *g, const mp_plan_options_t *o, int exact, uint64_t least,
-                      mp__cand_t *c, mp_dp_result_t *figs, mp_error_t *err);
+int mp__cand_dp_least(const mp_graph_t *g, const mp_plan_options_t *o, double t0, mp__family_t family,
+                      uint64_t least, mp__cand_t *c, mp_dp_result_t *figs, mp_error_t *err);
 
-/* The best recompute-only plan at o->budget: the DP's (exact: the exact DP,
- * falling back to approx; else approx) and, with the default accounting,
- * the approximate DP's, Chen's proposals and keeping everything, all
+/* The best recompute-only plan at o->budget: the family's DP plan and, with
+ * the default accounting, for exact the approximate DP's too, Chen's proposals and keeping everything, all
  * simulated; and for each DP family that finds no plan at o->budget, its
  * plan at its least budget (mp__cand_dp_least). So, with the default
  * accounting, the budgets with a plan are exactly those from
@@ -106,7 +115,7 @@ int mp__cand_dp_least(const mp_graph_t *g, const mp_plan_options_t *o, int exact
  * and the adopted candidate), leaving the fields mp_plan sets before the
  * solver runs as they are. On failure *r may hold partial results the
  * caller frees (mp_plan_result_free). */
-int mp__cand_portfolio(const mp_graph_t *g, const mp_plan_options_t *o, double t0, int exact,
+int mp__cand_portfolio(const mp_graph_t *g, const mp_plan_options_t *o, double t0, mp__family_t family,
                        mp_plan_result_t *r, mp_error_t *err);
 
 #endif

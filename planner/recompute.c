@@ -51,5 +51,6 @@ int mp__plan_chen(const mp__solver_t *self, const mp_graph_t *g, const mp_plan_o
 /* exact, approx and auto: the portfolio around the DP the entry names. */
 int mp__plan_dp(const mp__solver_t *self, const mp_graph_t *g, const mp_plan_options_t *o,
                 double t0, mp_plan_result_t *r, mp_error_t *err) {
-  return mp__cand_portfolio(g, o, t0, (self->caps & MP__CAP_EXACT) != 0, r, err);
+  return mp__cand_portfolio(g, o, t0, (self->caps & MP__CAP_EXACT) ? MP__FAMILY_EXACT : MP__FAMILY_APPROX, r,
+                            err);
 }
