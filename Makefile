@@ -205,8 +205,8 @@ test-resilience: $(SRV)
 
 # Every answer of the real daemon, driven through every route and status
 # proto/openapi.yaml documents, validated against it (tests/contract).
-test-contract: $(SRV)
-	MEMPLAN_SERVER=$(CURDIR)/$(SRV) $(PYTHON) -m unittest discover -s tests/contract -p 'test_*.py' -v
+test-contract: $(SRV) $(CLI)
+	MEMPLAN_SERVER=$(CURDIR)/$(SRV) MEMPLAN_CLI=$(CURDIR)/$(CLI) $(PYTHON) -m unittest discover -s tests/contract -p 'test_*.py' -v
 
 # The README's examples, run as written against the real daemon (tests/docs).
 test-docs: $(CLI) $(SRV)

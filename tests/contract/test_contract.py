@@ -12,17 +12,13 @@ answer with its Error body.
 
 Run with /usr/bin/python3 (Debian's, with python3-yaml): `make
 test-contract`. $MEMPLAN_SERVER is the binary under test, else
-build/memplan-server of this checkout.
+build/memplan-server of this checkout (harness.Daemon starts it).
 """
 
-import ctypes
 import http.client
 import json
 import os
 import re
-import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,10 +27,11 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(REPO, "clients", "python", "tests"))
 
+import harness  # noqa: E402  (the real daemon of this checkout)
 import openapi  # noqa: E402
 
-SERVER = os.environ.get("MEMPLAN_SERVER") or os.path.join(REPO, "build", "memplan-server")
 SPEC = openapi.Spec(os.path.join(REPO, "proto", "openapi.yaml"))
 with open(os.path.join(REPO, "tests", "graphs", "cg_vgg19.txt")) as _f:
     VGG19 = _f.read()
@@ -48,13 +45,6 @@ NOT_PROVOKED = {
 
 SEEN = set()        # (method, template, status) answered
 UNDOCUMENTED = []   # answers on routes the spec does not have
-
-
-def _die_with_parent():
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
 
 
 def chain(k, length):
@@ -94,59 +84,15 @@ def long_reals(text):
     return out
 
 
-class Daemon:
-    """memplan-server on a free loopback port with its own temp dir."""
+class Daemon(harness.Daemon):
+    """The real memplan-server (harness.Daemon: a free loopback port, its
+    own temp dir, stopped with the test), with every answer checked against
+    the spec (call)."""
 
     def __init__(self, *flags, token=None, delay_ms=0, env=None):
-        self.dir = tempfile.mkdtemp(prefix="mp-contract-")
-        portfile = os.path.join(self.dir, "port")
-        argv = [SERVER, "--listen", "127.0.0.1:0", "--port-file", portfile, "--data-dir",
-                os.path.join(self.dir, "data"), "--log-file", os.path.join(self.dir, "log"), *flags]
-        if token:
-            with open(os.path.join(self.dir, "token"), "w") as f:
-                f.write(token + "\n")
-            argv += ["--token-file", os.path.join(self.dir, "token")]
-        env_extra = env or {}
-        env = dict(os.environ)
-        env.pop("MEMPLAN_TEST_PLAN_DELAY_MS", None)
-        if delay_ms:
-            env["MEMPLAN_TEST_PLAN_DELAY_MS"] = str(delay_ms)
-        env.update(env_extra)
-        self.token = token
-        with open(os.path.join(self.dir, "stderr"), "wb") as err:
-            self.proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=err,
-                                         preexec_fn=_die_with_parent)
-        self.port = 0
-        t0 = time.monotonic()
-        while not self._up(portfile):
-            if self.proc.poll() is not None or time.monotonic() - t0 > 30:
-                self.stop()
-                raise RuntimeError("memplan-server did not start (see its stderr)")
-            time.sleep(0.02)
+        super().__init__(*flags, token=token, delay_ms=delay_ms, workers=None, env=env)
+        self.port = int(self.url.rsplit(":", 1)[1])
         self.problems = []
-
-    def _up(self, portfile):
-        try:
-            with open(portfile) as f:
-                self.port = int(f.read().strip() or 0)
-            conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
-            try:
-                conn.request("GET", "/healthz")
-                return conn.getresponse().status == 200
-            finally:
-                conn.close()
-        except (OSError, ValueError, http.client.HTTPException):
-            return False
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        shutil.rmtree(self.dir, ignore_errors=True)
 
     def call(self, method, path, body=None, auth=True, raw=None, expect=None, headers=None):
         """One exchange, checked against the spec; returns (status, headers, JSON body or text)."""

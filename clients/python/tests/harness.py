@@ -65,7 +65,10 @@ def wait_for_status(client, plan_id, status, limit=30.0):
 class Daemon:
     """memplan-server on 127.0.0.1 with its own temp dir."""
 
-    def __init__(self, *flags, token=None, delay_ms=0, workers=2):
+    def __init__(self, *flags, token=None, delay_ms=0, workers=2, env=None):
+        """`flags` follow the harness's own (a free loopback port, the temp
+        dir's store and log, `--workers` unless `workers` is None); `env`
+        adds to the daemon's environment."""
         for binary in (SERVER, CLI):
             if not os.access(binary, os.X_OK):
                 raise RuntimeError("%s is missing: run `make all` (or set MEMPLAN_SERVER / MEMPLAN_CLI)" % binary)
@@ -74,16 +77,17 @@ class Daemon:
         portfile = os.path.join(self.dir, "port")
         argv = [SERVER, "--listen", "127.0.0.1:0", "--port-file", portfile, "--data-dir",
                 os.path.join(self.dir, "data"), "--log-file", os.path.join(self.dir, "log"),
-                "--workers", str(workers), *flags]
+                *(["--workers", str(workers)] if workers is not None else []), *flags]
         if token is not None:
             tokfile = os.path.join(self.dir, "token")
             with open(tokfile, "w") as f:
                 f.write(token + "\n")
             argv += ["--token-file", tokfile]
-        env = dict(os.environ)
+        env_extra, env = env or {}, dict(os.environ)
         env.pop("MEMPLAN_TEST_PLAN_DELAY_MS", None)
         if delay_ms:
             env["MEMPLAN_TEST_PLAN_DELAY_MS"] = str(delay_ms)
+        env.update(env_extra)
         self._stderr = open(os.path.join(self.dir, "stderr"), "wb")
         self.proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=self._stderr,
                                      preexec_fn=_die_with_parent)
