@@ -1065,8 +1065,9 @@ END_TEST
 
 /* The dashboard in a real browser against the real daemon: headless
  * Chromium loads GET / with a finished plan selected, and
- * tests/e2e/dashboard_test.sh checks the rendered DOM (status, plan rows,
- * the timeline and frontier charts) and the screenshot. */
+ * tests/e2e/dashboard_test.sh checks the rendered DOM (status, plan rows, a
+ * graph name holding markup shown as text, the timeline and frontier
+ * charts) and the screenshot. */
 START_TEST(test_dashboard_in_browser) {
   mp_test_daemon_t s;
   char id[64], cmd[1024], *out = NULL;
@@ -1082,6 +1083,11 @@ START_TEST(test_dashboard_in_browser) {
                           id, &o),
                    200);
   json_decref(o);
+  /* a graph whose name holds markup: the page must show it as text */
+  ck_assert_int_eq(submit(&s, plan_body(shipped("cg_unet.txt"), 8LL << 30, "approx",
+                                        "{\"wait\": 60, \"graph_name\": \"bert-base <img src=x onerror=alert(1)>\"}"),
+                          NULL, NULL),
+                   200);
   /* the frontier the page draws for this graph */
   ck_assert_int_eq(submit(&s, plan_body(shipped("cg_vgg19.txt"), 4LL << 30, "approx", "{\"wait\": 60, \"graph_name\": \"cg_vgg19\"}"),
                           NULL, NULL),
