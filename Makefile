@@ -49,7 +49,7 @@ TESTS := $(B)/check_all
 BENCH := $(B)/bench_planner
 SRV   := $(B)/memplan-server
 
-.PHONY: all deps run test test-only test-python test-install test-deploy test-contract test-docs test-pg test-fuzz-replay test-chaos test-resilience install uninstall asan bench bench-fidelity fuzz fuzz-run clean
+.PHONY: all deps run test test-only test-dashboard test-python test-install test-deploy test-contract test-docs test-pg test-fuzz-replay test-chaos test-resilience install uninstall asan bench bench-fidelity fuzz fuzz-run clean
 
 all: $(LIBA) $(CLI) $(SRV)
 
@@ -172,6 +172,12 @@ test-only: $(LIBA) $(CLI) $(SRV) $(TESTS)
 	@$(MAKE) --no-print-directory test-fuzz-replay
 	@$(MAKE) --no-print-directory test-chaos
 	@$(MAKE) --no-print-directory test-resilience
+
+# The dashboard in headless Chromium against the real daemon alone (it also
+# runs in the Check suite above): test_dashboard_in_browser in
+# tests/unit/test_server.c driving tests/e2e/dashboard_test.sh.
+test-dashboard: $(SRV) $(TESTS)
+	CK_RUN_SUITE=server CK_RUN_CASE=dashboard MEMPLAN_SERVER=$(CURDIR)/$(SRV) ./$(TESTS)
 
 # `make install` into a scratch DESTDIR, checked file by file, and a program
 # built against it through pkg-config (tests/install/run.sh); then uninstall.

@@ -1,11 +1,20 @@
 #!/usr/bin/env bash
 # tests/e2e/dashboard_test.sh - real-browser test of the memplan-server dashboard
 # (server/dashboard/index.html), owned by the dashboard work. Drives Debian's headless
-# Chromium: renders the page, checks the DOM it produced, then takes a 1280x800 screenshot
-# and checks that the image is neither missing nor blank.
+# Chromium against a running memplan-server: renders the page, checks the DOM it produced
+# against what the daemon's API says, then takes a 1280x800 screenshot and checks that the
+# image is neither missing nor blank. There is no mock: every figure comes from the daemon.
 #
-#   tests/e2e/dashboard_test.sh --mock                        # page + tests/e2e/mock_api.py
-#   tests/e2e/dashboard_test.sh http://127.0.0.1:PORT [--plan ID]   # a running memplan-server
+#   tests/e2e/dashboard_test.sh http://127.0.0.1:PORT [--plan ID] [--failed ID]
+#       [--no-frontier ID] [--running ID] [--drain-pid PID]
+#
+# --plan: the finished plan to show (default: the first done plan listed); --failed: a failed
+# plan, whose error box must show the daemon's error; --no-frontier: a plan whose graph's
+# frontier the daemon answers 404, whose chart must show the daemon's error; --running: a
+# running plan (held by the daemon long enough), whose row and detail must show the daemon's
+# progress fields; --drain-pid: the daemon's pid, sent SIGTERM last (it must hold a running
+# plan so that it stays draining) to check the draining badge against GET /v1/status.
+# tests/unit/test_server.c (test_dashboard_in_browser) sets all of them up.
 #
 # Environment: OUT_DIR (default build; the screenshot is $OUT_DIR/dashboard.png),
 # CHROMIUM (browser binary; default chromium, chromium-browser or google-chrome),
@@ -19,22 +28,29 @@ OUT_DIR=${OUT_DIR:-build}
 PROG=dashboard_test
 
 die() { echo "$PROG: error: $*" >&2; exit 2; }
-usage() { echo "usage: $0 --mock | BASE_URL [--plan ID]" >&2; exit 2; }
+usage() {
+  echo "usage: $0 BASE_URL [--plan ID] [--failed ID] [--no-frontier ID] [--running ID] [--drain-pid PID]" >&2
+  exit 2
+}
 
-MODE="" BASE="" PLAN=""
+BASE="" PLAN="" FAILED="" NOFRONTIER="" RUNNING="" DRAIN_PID=""
 while [ $# -gt 0 ]; do
   case "$1" in
-    --mock) MODE=mock ;;
-    --plan) [ $# -ge 2 ] || usage; PLAN=$2; shift ;;
-    --plan=*) PLAN=${1#--plan=} ;;
+    --plan|--failed|--no-frontier|--running|--drain-pid)
+      [ $# -ge 2 ] || usage
+      case "$1" in
+        --plan) PLAN=$2 ;; --failed) FAILED=$2 ;; --no-frontier) NOFRONTIER=$2 ;;
+        --running) RUNNING=$2 ;; --drain-pid) DRAIN_PID=$2 ;;
+      esac
+      shift ;;
     -h|--help) usage ;;
-    http://*|https://*) [ -z "$BASE" ] || usage; BASE=${1%/}; MODE=${MODE:-url} ;;
+    http://*|https://*) [ -z "$BASE" ] || usage; BASE=${1%/} ;;
     *) echo "$PROG: unknown argument: $1" >&2; usage ;;
   esac
   shift
 done
-[ -n "$MODE" ] || usage
-[ "$MODE" = mock ] && [ -n "$BASE" ] && die "give either --mock or a base URL, not both"
+[ -n "$BASE" ] || usage
+case "$DRAIN_PID" in ''|*[!0-9]*) [ -z "$DRAIN_PID" ] || die "--drain-pid takes a process id" ;; esac
 
 command -v python3 >/dev/null 2>&1 || die "python3 not found"
 CHROME=${CHROMIUM:-}
@@ -48,9 +64,7 @@ if [ -z "$CHROME" ] || ! command -v "$CHROME" >/dev/null 2>&1; then
 fi
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/dashboard_test.XXXXXX") || die "mktemp failed"
-MOCK_PIDS=""
 cleanup() {
-  for p in $MOCK_PIDS; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
   if [ "${KEEP:-0}" = 1 ]; then echo "$PROG: kept $TMP" >&2; else rm -rf "$TMP"; fi
 }
 trap cleanup EXIT
@@ -62,22 +76,6 @@ bad()  { FAIL=$((FAIL + 1)); echo "FAIL - $*"; }
 check() { # check DESCRIPTION COMMAND...
   local d=$1; shift
   if "$@"; then ok "$d"; else bad "$d"; fi
-}
-
-# start_mock NAME [mock options...]: starts mock_api.py on a free loopback port, sets MOCK_URL
-start_mock() {
-  local name=$1; shift
-  local pf="$TMP/$name.port"
-  python3 "$HERE/mock_api.py" --port 0 --port-file "$pf" --root "$ROOT" "$@" \
-    >"$TMP/$name.log" 2>&1 &
-  MOCK_PIDS="$MOCK_PIDS $!"
-  for _ in $(seq 1 100); do
-    [ -s "$pf" ] && break
-    kill -0 "$!" 2>/dev/null || { cat "$TMP/$name.log" >&2; die "mock_api.py exited"; }
-    sleep 0.1
-  done
-  [ -s "$pf" ] || die "mock_api.py did not start (see $TMP/$name.log)"
-  MOCK_URL="http://127.0.0.1:$(cat "$pf")"
 }
 
 # chrome OUTPUT_ACTION URL: one headless run with a fresh profile; --dump-dom goes to stdout
@@ -102,24 +100,20 @@ no_inline_handlers() { ! grep -Eiq '<[a-z][^>]* on[a-z]+=' "$1"; }
 escaped_names() { ! grep -q '<img' "$1" && grep -qF 'bert-base &lt;img src=x' "$1"; }
 rows_none_selected() { ! grep -q 'class="selected"' "$1" && grep -q '<tr data-id=' "$1"; }
 
-if [ "$MODE" = mock ]; then
-  start_mock main
-  BASE=$MOCK_URL
-  PLAN=${PLAN:-p-000129}
-  echo "# mock API at $BASE"
-fi
-
 # What the API itself says, to compare with what the page shows.
-EXPECT=$(python3 - "$BASE" "$PLAN" <<'PYEOF'
+EXPECT=$(python3 - "$BASE" "$PLAN" "$FAILED" "$NOFRONTIER" <<'PYEOF'
 import html, json, shlex, sys, time, urllib.error, urllib.parse, urllib.request
-base, plan = sys.argv[1], sys.argv[2]
+base, plan, failed, nofrontier = sys.argv[1:5]
 
 def get(path):
     try:
         with urllib.request.urlopen(base + path, timeout=30) as r:
             return r.status, json.loads(r.read().decode() or "null")
     except urllib.error.HTTPError as e:
-        return e.code, None
+        try:
+            return e.code, json.loads(e.read().decode() or "null")
+        except ValueError:
+            return e.code, None
     except (urllib.error.URLError, OSError, ValueError) as e:
         print("API_ERROR=" + shlex.quote("%s%s: %s" % (base, path, e)))
         sys.exit(0)
@@ -164,6 +158,30 @@ if plan:
             out["FPOINTS"] = "na"
         else:
             out["FPOINTS"] = "error:%d" % code
+def err_text(body):                     # the page's apiErrorText of an error body
+    e = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(e, dict) or not e.get("code"):
+        return ""
+    return str(e["code"]) + (": " + str(e["message"]) if e.get("message") else "")
+def view(pid):
+    code, d = get("/v1/plans/" + urllib.parse.quote(pid, safe=""))
+    return d if code == 200 and isinstance(d, dict) else {"status": "missing (HTTP %d)" % code}
+# a failed plan: its error box shows "code: message" as the daemon gives them
+out["FAILED_STATUS"] = out["FAILED_HTML"] = out["FAILED_Q"] = ""
+if failed:
+    d = view(failed)
+    out["FAILED_STATUS"] = d.get("status")
+    out["FAILED_HTML"] = html.escape(err_text(d), quote=False)
+    out["FAILED_Q"] = urllib.parse.quote(failed, safe="")
+# a plan whose graph's frontier the daemon answers 404: the chart shows the daemon's error
+out["NOFR_CODE"] = out["NOFR_HTML"] = out["NOFR_Q"] = ""
+if nofrontier:
+    d = view(nofrontier)
+    code, body = get("/v1/graphs/%s/frontier?solver=auto" % urllib.parse.quote(str(d.get("graph_hash")), safe=""))
+    out["NOFR_CODE"] = code
+    if err_text(body):
+        out["NOFR_HTML"] = html.escape("frontier not available (%s)" % err_text(body), quote=False)
+    out["NOFR_Q"] = urllib.parse.quote(nofrontier, safe="")
 for k, v in out.items():
     print("%s=%s" % (k, shlex.quote(str(v))))
 PYEOF
@@ -283,37 +301,130 @@ check "no inline event handler attribute in the page" \
   no_inline_handlers "$ROOT/server/dashboard/index.html"
 
 # API strings are inserted as text: a graph name holds an <img onerror> tag
-# (the mock's, or one the caller submitted to the daemon)
-if [ "$MODE" = mock ] || [ "$HTML_NAME" = 1 ]; then
+# (one the caller submitted to the daemon)
+if [ "$HTML_NAME" = 1 ]; then
   check "API strings are escaped (no injected <img>)" \
     escaped_names "$DOM"
 fi
 
-if [ "$MODE" = mock ]; then
-  # a plan whose graph has no frontier (404) and which failed
-  chrome --dump-dom "$BASE/#plan=p-000128" >"$TMP/dom_failed.html"
-  check "404 frontier degrades to 'frontier not available'" \
-    grep -q '<svg id="frontier-chart".*frontier not available' "$TMP/dom_failed.html"
-  check "a failed plan shows its error" grep -q 'class="err-box">EDEADLINE: ' "$TMP/dom_failed.html"
-  # a running plan's progress, in its row's Solve column and in its detail
-  chrome --dump-dom "$BASE/#plan=p-000131" >"$TMP/dom_running.html"
-  check "a running plan's row shows its progress" \
-    grep -q '<tr data-id="p-000131"[^>]*>.*<td class="solve num">search 42 % · 3.12 s</td>' "$TMP/dom_running.html"
-  check "a running plan's detail shows its progress" \
-    grep -q 'id="plan-progress">search 42 % · 3.12 s<' "$TMP/dom_running.html"
-  # draining badge
-  start_mock draining --draining
-  chrome --dump-dom "$MOCK_URL/" >"$TMP/dom_draining.html"
-  check "draining service shows the draining badge" \
-    grep -q 'id="service-state"[^>]*>draining<' "$TMP/dom_draining.html"
-  check "without #plan= no plan is selected" \
-    rows_none_selected "$TMP/dom_draining.html"
-  # unreachable API: the mock drops every /v1 connection
-  start_mock down --api-down
-  chrome --dump-dom "$MOCK_URL/" >"$TMP/dom_down.html"
+# dump_plan ID_QUOTED FILE: the page with this plan selected, unless FILE is there already
+dump_plan() { [ -s "$2" ] || chrome --dump-dom "$BASE/#plan=$1" >"$2"; }
+
+# a failed plan: its error box shows the daemon's error code and message
+if [ -n "$FAILED" ]; then
+  [ "$FAILED_STATUS" = failed ] || die "plan '$FAILED' given with --failed is $FAILED_STATUS, not failed"
+  [ -n "$FAILED_HTML" ] || die "failed plan '$FAILED' carries no error in GET /v1/plans/{id}"
+  dump_plan "$FAILED_Q" "$TMP/dom_$FAILED_Q.html"
+  check "a failed plan shows the daemon's error ($FAILED_HTML)" \
+    grep -qF "class=\"err-box\">$FAILED_HTML</p>" "$TMP/dom_$FAILED_Q.html"
+fi
+
+# a plan whose graph's frontier the daemon answers 404: the chart says so, with the reason
+if [ -n "$NOFRONTIER" ]; then
+  [ "$NOFR_CODE" = 404 ] && [ -n "$NOFR_HTML" ] ||
+    die "the frontier of plan '$NOFRONTIER' answered HTTP $NOFR_CODE, not a 404 with an error body"
+  dump_plan "$NOFR_Q" "$TMP/dom_$NOFR_Q.html"
+  FR=$(element_line "$TMP/dom_$NOFR_Q.html" frontier-chart)
+  check "a 404 frontier shows the daemon's error ($NOFR_HTML)" \
+    grep -qF "$NOFR_HTML</text>" <<<"$FR"
+  check "a 404 frontier marks the chart not available" grep -q 'data-state="na"' <<<"$FR"
+fi
+
+# a running plan: its row's Solve column and its detail show the daemon's progress fields
+# (phase, fraction, elapsed_ms), read from the API before and after the page's run
+progress_of() { # progress_of ID: the plan's view as JSON ({} when it cannot be read)
+  python3 - "$BASE" "$1" <<'PYEOF' || echo '{}'
+import json, sys, urllib.parse, urllib.request
+with urllib.request.urlopen(sys.argv[1] + "/v1/plans/" + urllib.parse.quote(sys.argv[2], safe=""), timeout=30) as r:
+    print(json.dumps(json.loads(r.read().decode())))
+PYEOF
+}
+if [ -n "$RUNNING" ]; then
+  RUN_Q=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$RUNNING")
+  BEFORE=$(progress_of "$RUNNING")
+  chrome --dump-dom "$BASE/#plan=$RUN_Q" >"$TMP/dom_running.html"
+  AFTER=$(progress_of "$RUNNING")
+  PROGRESS=$(python3 - "$TMP/dom_running.html" "$RUNNING" "$BEFORE" "$AFTER" <<'PYEOF'
+import html.parser, json, re, shlex, sys
+dom, pid, before, after = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4])
+# the page's names of the daemon's phases (proto/openapi.yaml, Progress.phase)
+PHASES = {"start": "starting", "lower_sets": "lower sets", "reverse_pass": "reverse pass",
+          "search": "search", "simulation": "simulation", "swap": "swap"}
+class Texts(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__(); self.row = None; self.cells = []; self.cell = None; self.prog = None; self.inprog = False
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "tr" and a.get("data-id") == pid: self.row = True
+        elif tag == "td" and self.row: self.cells.append(""); self.cell = True
+        if a.get("id") == "plan-progress": self.prog = ""; self.inprog = True
+    def handle_endtag(self, tag):
+        if tag == "tr": self.row = None
+        if tag == "td": self.cell = None
+        if tag == "dd": self.inprog = False
+    def handle_data(self, data):
+        if self.row and self.cell: self.cells[-1] += data
+        if self.inprog: self.prog += data
+t = Texts(); t.feed(open(dom, encoding="utf-8").read())
+bad = []
+for v in (before, after):
+    if v.get("status") != "running" or not isinstance(v.get("progress"), dict):
+        bad.append("plan %s is %s (progress %r) around the page's run: it must be held running"
+                   % (pid, v.get("status"), v.get("progress")))
+def ms_of(text):                        # the page's fmtMs, read back: (value, half a unit)
+    m = re.fullmatch(r"(\d+(?:\.\d+)?) (ms|s)", text)
+    if text == "<1 ms": return 0.5, 0.5
+    if not m: return None
+    dec = len(m.group(1).partition(".")[2])
+    unit = 1000.0 if m.group(2) == "s" else 1.0
+    return float(m.group(1)) * unit, 0.5 * unit / 10 ** dec
+def judge(where, text):
+    p0, p1 = before["progress"], after["progress"]
+    m = re.fullmatch(r"(.+?)(?: (\d+) %)?(?: · (.+))?", text or "")
+    if not m:
+        bad.append("%s shows %r" % (where, text)); return
+    labels = {PHASES.get(p["phase"], p["phase"]) if p["phase"] is not None else "running" for p in (p0, p1)}
+    if m.group(1) not in labels:
+        bad.append("%s: phase %r, the daemon's phase is %s" % (where, m.group(1), " then ".join(sorted(labels))))
+    fr = [p["fraction"] for p in (p0, p1) if isinstance(p["fraction"], (int, float))]
+    if m.group(2) is None and len(fr) == 2 and p0["phase"] == p1["phase"]:
+        bad.append("%s: no percentage, the daemon gives fraction %r" % (where, fr))
+    if m.group(2) is not None and not (fr and min(fr) * 100 - 1 <= int(m.group(2)) <= max(fr) * 100 + 1):
+        bad.append("%s: %s %%, the daemon's fraction is %r" % (where, m.group(2), fr))
+    shown = ms_of(m.group(3) or "")
+    e0, e1 = p0["elapsed_ms"], p1["elapsed_ms"]
+    if shown is None:
+        bad.append("%s: elapsed %r is not a duration" % (where, m.group(3)))
+    elif not e0 - shown[1] <= shown[0] <= e1 + shown[1]:
+        bad.append("%s: elapsed %s, the daemon's elapsed_ms went from %.0f to %.0f" % (where, m.group(3), e0, e1))
+if not bad:
+    judge("row's Solve column", t.cells[6] if len(t.cells) > 6 else None)
+    judge("#plan-progress", t.prog)
+print("PROG_ROW=%s" % shlex.quote(t.cells[6] if len(t.cells) > 6 else ""))
+print("PROG_DETAIL=%s" % shlex.quote(t.prog or ""))
+print("PROG_BAD=%s" % shlex.quote("; ".join(bad)))
+PYEOF
+  ) || PROGRESS='PROG_ROW= PROG_DETAIL= PROG_BAD="the progress check failed to run"'
+  eval "$PROGRESS"
+  check "a running plan's row shows the daemon's progress ('$PROG_ROW')" test -n "$PROG_ROW" -a -z "$PROG_BAD"
+  check "a running plan's detail shows the daemon's progress ('$PROG_DETAIL')" test -n "$PROG_DETAIL" -a -z "$PROG_BAD"
+  [ -z "$PROG_BAD" ] || echo "# $PROG_BAD"
+fi
+
+# the API unreachable: the page the daemon serves, opened from a file, has no API behind it
+mkdir -p "$TMP/page"
+if python3 - "$BASE/" "$TMP/page/index.html" <<'PYEOF'
+import sys, urllib.request
+with urllib.request.urlopen(sys.argv[1], timeout=30) as r:
+    open(sys.argv[2], "wb").write(r.read())
+PYEOF
+then
+  chrome --dump-dom "file://$TMP/page/index.html" >"$TMP/dom_down.html"
   check "unreachable API shows #error-banner" \
     grep -Eq '<p id="error-banner" role="alert">The memplan API is unreachable' "$TMP/dom_down.html"
   check "unreachable API marks #status down" grep -q 'id="status"[^>]*data-state="down"' "$TMP/dom_down.html"
+else
+  bad "GET $BASE/ (the page) failed"
 fi
 
 # ---- (b) the screenshot ----
@@ -374,6 +485,44 @@ PYEOF
   check "screenshot is not blank ($NCOL distinct colours, commonest covers $TOPFRAC)" \
     python3 -c 'import sys; sys.exit(0 if int(sys.argv[1]) >= 64 and float(sys.argv[2]) < 0.9 else 1)' \
       "${NCOL:-0}" "${TOPFRAC:-1}"
+fi
+
+# last, as it ends the daemon: SIGTERM drains it (it stays up while its running plan is held),
+# and the page shows the draining badge from GET /v1/status
+if [ -n "$DRAIN_PID" ]; then
+  DRAIN=$(python3 - "$BASE" "$DRAIN_PID" <<'PYEOF'
+import json, os, signal, sys, time, urllib.error, urllib.request
+base, pid, st = sys.argv[1], int(sys.argv[2]), None
+def get(path):
+    try:
+        with urllib.request.urlopen(base + path, timeout=5) as r:
+            return r.status, json.loads(r.read().decode())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read().decode() or "null")
+    except (urllib.error.URLError, OSError, ValueError) as e:
+        return 0, {"status": str(e)}
+code, st = get("/v1/status")
+if code != 200 or not st.get("running"):
+    print("DRAINING=no-running-plan READYZ=''"); sys.exit(0)
+os.kill(pid, signal.SIGTERM)
+deadline = time.monotonic() + 10
+while time.monotonic() < deadline:        # the signal is handled on the daemon's event loop
+    code, st = get("/v1/status")
+    if code == 200 and st.get("draining") is True:
+        break
+    time.sleep(0.02)
+code, body = get("/readyz")
+print("DRAINING=%s READYZ='%d %s'" % (str((st or {}).get("draining")).lower(), code, (body or {}).get("status")))
+PYEOF
+  ) || DRAIN="DRAINING=unknown READYZ='the daemon did not answer'"
+  eval "$DRAIN"
+  [ "$DRAINING" != no-running-plan ] || die "GET /v1/status counts no running plan: the daemon would exit at once"
+  [ "$DRAINING" = true ] || die "after SIGTERM GET /v1/status says draining: $DRAINING"
+  chrome --dump-dom "$BASE/" >"$TMP/dom_draining.html"
+  check "a draining daemon (GET /v1/status draining: $DRAINING, /readyz $READYZ) shows the draining badge" \
+    grep -q 'id="service-state"[^>]*>draining<' "$TMP/dom_draining.html"
+  check "a draining daemon marks #status draining" grep -q 'id="status"[^>]*data-state="draining"' "$TMP/dom_draining.html"
+  check "without #plan= no plan is selected" rows_none_selected "$TMP/dom_draining.html"
 fi
 
 echo "# $PASS passed, $FAIL failed; screenshot: $PNG"

@@ -1064,42 +1064,77 @@ START_TEST(test_openapi) {
 END_TEST
 
 /* The dashboard in a real browser against the real daemon: headless
- * Chromium loads GET / with a finished plan selected, and
- * tests/e2e/dashboard_test.sh checks the rendered DOM (status, plan rows, a
- * graph name holding markup shown as text, the timeline and frontier
- * charts) and the screenshot. */
+ * Chromium renders the page and tests/e2e/dashboard_test.sh checks the DOM
+ * against the API (status, plan rows, a graph name holding markup shown as
+ * text, the timeline and frontier charts) and the screenshot. Three runs of
+ * the daemon on one data directory set up what the page must show:
+ * 1. finished plans, and the frontier of the one selected, kept by the store;
+ * 2. --plan-timeout 0.2 with every job held 1 s (server/jobs.c:
+ *    MEMPLAN_TEST_PLAN_DELAY_MS): a plan that fails with deadline_exceeded.
+ *    Its graph is then taken out of the store (as from a store restored
+ *    without it), so the daemon answers its frontier with a 404;
+ * 3. every job held 30 s: a plan held running, whose progress the page
+ *    shows. The script sends SIGTERM last: the held plan keeps the daemon
+ *    draining while the page shows it; a second SIGTERM stops it at once. */
 START_TEST(test_dashboard_in_browser) {
   mp_test_daemon_t s;
-  char id[64], cmd[1024], *out = NULL;
+  char id[64], failed[64], running[64], hash[65], cmd[1536], path[200], *out = NULL;
   json_t *o = NULL;
   int rc;
   if (access("/usr/bin/chromium", X_OK) != 0) {
     /* deploy/deps.sh installs it; without it this test cannot run */
     ck_abort_msg("chromium is not installed (run deploy/deps.sh)");
   }
+  /* 1: finished plans */
   mp_test_daemon_start(&s, "--workers 2", 0);
   ck_assert_int_eq(submit(&s, plan_body(shipped("cg_resnet50.txt"), 2LL << 30, "auto",
                                         "{\"wait\": 60, \"timeline\": true}"),
                           id, &o),
                    200);
+  snprintf(path, sizeof(path), "/v1/graphs/%s/frontier?solver=auto&wait=60", jstr(o, "graph_hash"));
   json_decref(o);
+  /* the frontier the page draws for it, kept for run 3 where every job is held */
+  ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, NULL, NULL, NULL), 200);
   /* a graph whose name holds markup: the page must show it as text */
   ck_assert_int_eq(submit(&s, plan_body(shipped("cg_unet.txt"), 8LL << 30, "approx",
                                         "{\"wait\": 60, \"graph_name\": \"bert-base <img src=x onerror=alert(1)>\"}"),
                           NULL, NULL),
                    200);
-  /* the frontier the page draws for this graph */
   ck_assert_int_eq(submit(&s, plan_body(shipped("cg_vgg19.txt"), 4LL << 30, "approx", "{\"wait\": 60, \"graph_name\": \"cg_vgg19\"}"),
                           NULL, NULL),
                    200);
+  mp_test_daemon_stop(&s, SIGTERM);
+
+  /* 2: a plan that fails for a real reason, then loses its graph */
+  mp_test_daemon_start_in(&s, "--workers 2 --plan-timeout 0.2", 1000);
+  ck_assert_int_eq(submit(&s, plan_body(wide_graph(3, 4), 1000000, "exact", "{\"wait\": 60}"), failed, &o), 200);
+  ck_assert_str_eq(jstr(o, "status"), "failed");
+  ck_assert_str_eq(err_code(o), "deadline_exceeded");
+  snprintf(hash, sizeof(hash), "%s", jstr(o, "graph_hash"));
+  json_decref(o);
+  mp_test_daemon_stop(&s, SIGTERM);
   snprintf(cmd, sizeof(cmd),
-           "OUT_DIR=%s tests/e2e/dashboard_test.sh http://127.0.0.1:%d --plan %s 2>&1", s.dir,
-           s.port, id);
+           "python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+           "print(c.execute(\"DELETE FROM graphs WHERE hash = ?\", (sys.argv[2],)).rowcount); c.commit()' "
+           "%s/data/memplan.db %s 2>&1",
+           s.dir, hash);
+  rc = mp_test_run(cmd, &out);
+  ck_assert_msg(rc == 0 && out && strcmp(out, "1\n") == 0, "deleting the graph failed (%d): %s", rc, out ? out : "");
+  free(out);
+
+  /* 3: a plan held running, then the drain */
+  mp_test_daemon_start_in(&s, "--workers 2 --grace 30", 30000);
+  ck_assert_int_eq(submit(&s, plan_body(wide_graph(2, 3), 1000000, "exact", NULL), running, NULL), 202);
+  ck_assert_str_eq(wait_status(&s, running, "running", 30000), "running");
+  snprintf(cmd, sizeof(cmd),
+           "OUT_DIR=%s tests/e2e/dashboard_test.sh http://127.0.0.1:%d --plan %s --failed %s --no-frontier %s "
+           "--running %s --drain-pid %ld 2>&1",
+           s.dir, s.port, id, failed, failed, running, (long)s.pid);
   rc = mp_test_run(cmd, &out);
   ck_assert_msg(rc == 0, "dashboard_test.sh failed (%d):\n%s", rc, out ? out : "");
   ck_assert_ptr_nonnull(strstr(out, "dashboard_test: PASS"));
   free(out);
-  mp_test_daemon_kill(&s, SIGTERM);
+  mp_test_daemon_kill(&s, SIGTERM); /* the second signal: stop the held plan now */
   ck_assert_int_eq(mp_test_daemon_wait_exit(&s, 30000), 0);
   mp_test_daemon_cleanup(&s);
 }
@@ -1235,9 +1270,11 @@ END_TEST
 Suite *suite_server(void) {
   Suite *s = suite_create("server");
   TCase *api = tcase_create("api"), *limits = tcase_create("limits"), *ops = tcase_create("ops");
+  TCase *dashboard = tcase_create("dashboard"); /* alone: make test-dashboard */
   tcase_set_timeout(api, 180);
   tcase_set_timeout(limits, 180);
   tcase_set_timeout(ops, 300);
+  tcase_set_timeout(dashboard, 180);
   tcase_add_test(api, test_submit_poll_cache);
   tcase_add_test(api, test_long_poll);
   tcase_add_test(api, test_shared_computation);
@@ -1260,9 +1297,10 @@ Suite *suite_server(void) {
   tcase_add_test(ops, test_metrics_status_dashboard);
   tcase_add_test(ops, test_config_and_sighup);
   tcase_add_test(ops, test_openapi);
-  tcase_add_test(ops, test_dashboard_in_browser);
+  tcase_add_test(dashboard, test_dashboard_in_browser);
   suite_add_tcase(s, api);
   suite_add_tcase(s, limits);
   suite_add_tcase(s, ops);
+  suite_add_tcase(s, dashboard);
   return s;
 }
