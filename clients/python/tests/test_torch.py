@@ -28,6 +28,7 @@ except ImportError as e:  # pragma: no cover - depends on the interpreter
 
 import memplan.torch as mt  # noqa: E402
 from memplan.torch import _mem, _planner  # noqa: E402
+from memplan.torch._export import preserved  # noqa: E402
 from memplan.torch._apply import _Checkpointed  # noqa: E402
 from memplan.torch.fidelity import fidelity, grads_match, predict_applied  # noqa: E402
 from memplan.torch.models import torchvision_model, transformer  # noqa: E402
@@ -177,13 +178,45 @@ class _ModelCase:
         self.assertEqual(p["const_bytes"], meas["resident_bytes"])
         self.assertLess(abs(_dyn_err(p["peak_bytes"], p["const_bytes"], meas)), 3.0)
 
-    def test_apply(self):
-        _need_cli(self)
+    def plan_at(self, fraction):
         p0 = _planner.plan(self.graph, _planner.NO_BUDGET, solver="none")
         c = p0["const_bytes"]
-        plan = _planner.plan(self.graph, int(c + self.fraction * (p0["peak_bytes"] - c)))
+        plan = _planner.plan(self.graph, int(c + fraction * (p0["peak_bytes"] - c)))
         self.assertTrue(plan["feasible"], plan.get("min_feasible_budget"))
+        return p0, c, plan
+
+    def test_apply(self):
+        # mode "recompute" (the default) runs the plan's own schedule: the
+        # planner's figure is the prediction, up to the RNG states kept
+        _need_cli(self)
+        p0, c, plan = self.plan_at(self.fraction)
         applied = mt.apply(self.model, plan)
+        self.assertIsInstance(applied, mt.AppliedRecompute)
+        redone = [s["node"] for s in plan["schedule"] if s["op"] == "recompute"]
+        self.assertTrue(redone, "the plan recomputes")
+        self.assertEqual(sorted(v for r in applied.regions for v in r), sorted(redone))
+        self.assertTrue(grads_match(self.model, applied, self.inputs))
+        meas = mt.measure(applied, self.inputs, time_reps=0)
+        self.assertLess(meas["peak_bytes"], p0["peak_bytes"])
+        pred = predict_applied(self.graph, applied.mapping)
+        self.assertLess(abs(_dyn_err(pred[0], c, meas)), 3.0)
+        self.assertLessEqual(pred[0] - plan["peak_bytes"],
+                             len(applied.mapping.random) * torch.get_rng_state().numel())
+        self.assertLess(abs(_dyn_err(plan["peak_bytes"], c, meas)), 3.0)
+        # a model instance that was never exported: storage groups from a
+        # recording run on example inputs
+        twin, _ = self.load()
+        twin.load_state_dict(self.model.state_dict())
+        with self.assertRaises(mt.PlanError):
+            mt.apply(twin, plan)
+        self.assertTrue(grads_match(twin, mt.apply(twin, plan, example_inputs=self.inputs),
+                                    self.inputs))
+
+    def test_apply_checkpoint_mode(self):
+        _need_cli(self)
+        p0, c, plan = self.plan_at(self.fraction)
+        applied = mt.apply(self.model, plan, mode="checkpoint")
+        self.assertIsInstance(applied, mt.Applied)
         self.assertTrue(applied.regions, "the plan recomputes, so something is checkpointed")
         self.assertTrue(applied.kept <= set(plan["checkpoints"]),
                         "regions keep only the plan's checkpoints")
@@ -195,7 +228,7 @@ class _ModelCase:
         # a model instance that was never exported: the fallback mapping
         twin, _ = self.load()
         twin.load_state_dict(self.model.state_dict())
-        self.assertTrue(grads_match(twin, mt.apply(twin, plan), self.inputs))
+        self.assertTrue(grads_match(twin, mt.apply(twin, plan, mode="checkpoint"), self.inputs))
         # the planner's own figure: torch frees at least as much
         self.assertLess(_dyn_err(plan["peak_bytes"], c, meas), 25.0)
         self.assertGreater(_dyn_err(plan["peak_bytes"], c, meas), -3.0)
@@ -234,16 +267,21 @@ class TransformerTest(_ModelCase, unittest.TestCase):
         # a plan that recomputes dropout: the applied step draws the same
         # masks (equal gradients), and only because the RNG state is kept
         _need_cli(self)
-        p0 = _planner.plan(self.graph, _planner.NO_BUDGET, solver="none")
-        c = p0["const_bytes"]
-        plan = _planner.plan(self.graph, int(c + self.fraction * (p0["peak_bytes"] - c)))
+        _, _, plan = self.plan_at(self.fraction)
         drops = {n["id"] for n in self.graph["nodes"] if n.get("op") == "Dropout"}
         redone = drops & {s["node"] for s in plan["schedule"] if s["op"] == "recompute"}
         self.assertTrue(redone, "the plan recomputes a dropout")
+        self.assertTrue(redone <= self.exp.random, "export notes that dropout draws")
         applied = mt.apply(self.model, plan)
+        self.assertTrue(grads_match(self.model, applied, self.inputs))
+        self.assertEqual({n.name for n in applied.program.random[True]}, redone)
+        # the same recomputation without the RNG states: other masks
+        applied.program.random[True] = set()
+        self.assertFalse(grads_match(self.model, applied, self.inputs))
+        # mode "checkpoint" replays them too, and not without the RNG state
+        applied = mt.apply(self.model, plan, mode="checkpoint")
         self.assertTrue(redone <= {v for r in applied.regions for v in r})
         self.assertTrue(grads_match(self.model, applied, self.inputs))
-        # the same regions without the RNG state preserved: other masks
         from torch.utils.checkpoint import checkpoint
         ckpts = [m for m in applied.modules() if isinstance(m, _Checkpointed)]
         self.assertTrue(ckpts)
@@ -251,6 +289,32 @@ class TransformerTest(_ModelCase, unittest.TestCase):
             m.forward = (lambda *a, fn=m.fn: checkpoint(fn, *a, use_reentrant=False,
                                                         preserve_rng_state=False))
         self.assertFalse(grads_match(self.model, applied, self.inputs))
+
+    def test_direct_plans_are_monotone(self):
+        # the planner's answers, applied as they are: a smaller budget never
+        # measures a higher peak, and each measures the planner's figure
+        _need_cli(self)
+        last = None
+        for f in (0.9, 0.7, 0.5):
+            p0, c, plan = self.plan_at(f)
+            meas = mt.measure(mt.apply(self.model, plan), self.inputs, time_reps=0)
+            self.assertLess(abs(_dyn_err(plan["peak_bytes"], c, meas)), 3.0)
+            if last is not None:
+                self.assertLessEqual(meas["peak_bytes"], last)
+            last = meas["peak_bytes"]
+
+    def test_recomputed_tensor_unpacked_twice(self):
+        # retain_graph: a second backward cannot take recomputed tensors
+        # again; the error says so instead of using wrong values
+        _need_cli(self)
+        _, _, plan = self.plan_at(self.fraction)
+        applied = mt.apply(self.model, plan)
+        with preserved(self.model):
+            loss = mt.default_loss(applied(*self.inputs))
+            loss.backward(retain_graph=True)
+            with self.assertRaises(RuntimeError) as cm:
+                loss.backward()
+        self.assertIn("unpacked twice", str(cm.exception))
 
     def test_fit_plan(self):
         # the plan fitting picks: predicted within the budget by what torch
