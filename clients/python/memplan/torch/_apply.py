@@ -68,7 +68,7 @@ class Mapping:
     def __init__(self):
         self.mode = "checkpoint"
         self.schedule = None  # the plan's schedule (mode "recompute")
-        self.random = set()   # memplan nodes that draw random numbers (from export)
+        self.random = set()   # memplan nodes whose RNG state mode "recompute" holds
         self.blocks = []      # backward-phase blocks: dicts rec, bwd (ids), region (set)
         self.seg = {}         # memplan id -> segment index (0 = first)
         self.pos = {}         # memplan id -> graph order position
@@ -165,15 +165,26 @@ def _read_plan(gm, plan):
     return m
 
 
-def recompute_mapping(gm, plan, random=()):
+def recompute_mapping(gm, plan, group_of, random_fx=()):
     """Mapping of `plan` for mode "recompute": the plan's blocks, its
-    forward order and its schedule, which is what runs."""
+    schedule (which is what runs) and the program that runs it
+    (_recompute._Program: the fx nodes in the plan's forward order, each
+    segment's recomputation). group_of: fx node name -> memplan id, from
+    export; random_fx: names of the fx nodes that draw random numbers.
+    random: the memplan nodes whose RNG state the applier holds."""
+    from ._recompute import _Program
     m = _read_plan(gm, plan)
     m.mode = "recompute"
     m.schedule = plan["schedule"]
-    m.random = set(random)
     for b in m.blocks:
         b["region"] = set(b["rec"])
+    order_key = {}
+    for st in m.schedule:
+        if st["op"] == "compute" and st["node"] not in order_key:
+            order_key[st["node"]] = len(order_key)
+    rec = {b["seg"]: set(b["rec"]) for b in m.blocks if b["rec"]}
+    m.program = _Program(gm, group_of, m.seg, rec, order_key, set(random_fx))
+    m.random = {m.program.group[n] for n in m.program.rng_heads}
     return m
 
 
@@ -317,17 +328,11 @@ class AppliedRecompute(torch.nn.Module):
     buffers. regions: per segment that recomputes, the memplan nodes it
     recomputes."""
 
-    def __init__(self, gm, mapping, group_of):
+    def __init__(self, gm, mapping):
         super().__init__()
-        from ._recompute import _Program
         self.mapping = mapping
         self.gm = gm
-        order_key = {}
-        for st in mapping.schedule:
-            if st["op"] == "compute" and st["node"] not in order_key:
-                order_key[st["node"]] = len(order_key)
-        rec = {b["seg"]: set(b["rec"]) for b in mapping.blocks if b["rec"]}
-        self.program = _Program(gm, group_of, mapping.seg, rec, order_key)
+        self.program = mapping.program
         self.regions = [sorted(b["rec"], key=lambda v: mapping.pos[v])
                         for b in mapping.blocks if b["rec"]]
         # what the forward pass keeps for later segments: every plan node
@@ -374,8 +379,8 @@ def apply(model, plan, graph=None, *, mode="recompute", example_inputs=None):
                                 "example_inputs")
             from ._export import export_full
             exp = export_full(model, example_inputs, measure=False)
-        mapping = recompute_mapping(exp.gm, plan, exp.random)
-        return AppliedRecompute(exp.gm, mapping, exp.group_of)
+        mapping = recompute_mapping(exp.gm, plan, exp.group_of, exp.random_fx)
+        return AppliedRecompute(exp.gm, mapping)
     if exp is not None:
         group_of, graph = exp.group_of, graph or exp.graph
     else:

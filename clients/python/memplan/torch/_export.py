@@ -22,7 +22,7 @@ max-pool indices, the copy ReLU6 in place saves): those count in the new
 node field saved_bytes, held from the (re)computation until the node's
 backward. Dropout stays recompute:true: memplan.torch.apply keeps the RNG
 state of each recomputed random node (the recording run notes which nodes
-draw random numbers: Export.random) and replays the same masks.
+draw random numbers: Export.random_fx) and replays the same masks.
 
 Weights, gradients, optimizer state. The graph models steady-state
 training with parameter gradients zeroed in place: parameters, buffers,
@@ -237,6 +237,7 @@ class Export:
         self.input_bytes = 0
         self.optimizer_step_peak = 0  # bytes optimizer.step() allocates at its peak
         self.random = set()      # group ids with an fx node that draws random numbers
+        self.random_fx = set()   # names of the fx nodes that draw random numbers
         self.notes = []
 
 
@@ -679,6 +680,7 @@ def _record_and_measure(gm, inputs, loss_fn, exp, reps, measure):
     _partial_reads(groups, order, exp)
     exp.groups = [groups[gid] for gid in order]
     exp.random = {exp.group_of[n.name] for n in rec.random if n.name in exp.group_of}
+    exp.random_fx = {n.name for n in rec.random}
     exp.placeholders = [(n.name, _mem.storage_bytes(_mem.tensors_in(rec.env[n])))
                         for n in placeholders]
     del loss, out

@@ -42,15 +42,15 @@ class Candidate:
         self.peak, self.time = peak, time
 
 
-def mapping_for(gm, plan, group_of, graph, mode="recompute", random=()):
+def mapping_for(gm, plan, group_of, graph, mode="recompute", random_fx=()):
     """The Mapping memplan.torch.apply builds for `plan` in `mode`."""
     if mode == "recompute":
-        return recompute_mapping(gm, plan, random)
+        return recompute_mapping(gm, plan, group_of, random_fx)
     return plan_mapping(gm, plan, group_of, graph)
 
 
 def candidates(graph, gm, group_of, predict, budgets, server=None, solver="auto",
-               mode="recompute", random=()):
+               mode="recompute", random_fx=()):
     """Candidates from the planner's answers at `budgets` (infeasible ones
     and repeats dropped), for the applier's `mode`. predict(graph, mapping)
     -> (peak, time, report)."""
@@ -63,7 +63,7 @@ def candidates(graph, gm, group_of, predict, budgets, server=None, solver="auto"
         if key in seen:
             continue
         seen.add(key)
-        m = mapping_for(gm, p, group_of, graph, mode, random)
+        m = mapping_for(gm, p, group_of, graph, mode, random_fx)
         pred = predict(graph, m)
         if pred is None:
             continue
@@ -110,7 +110,7 @@ def fit_plan(model, budget, *, graph=None, server=None, solver="auto", points=12
     plain = _planner.plan(graph, _planner.NO_BUDGET, solver="none", server=server)
     asked = grid(graph, plain["peak_bytes"], n=points, server=server, solver=solver) + [budget]
     cands = candidates(graph, exp.gm, exp.group_of, predict_applied, asked, server, solver,
-                       mode, exp.random)
+                       mode, exp.random_fx)
     for c in cands:  # the optimizer's step may top the backward pass
         c.peak = step_peak(exp, c.peak)
     best = choose(cands, budget)

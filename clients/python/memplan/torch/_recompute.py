@@ -43,15 +43,17 @@ held until that recipe is unpacked, so a recomputed value lives until the
 last backward that reads it, as in the plan's schedule. The recomputation's
 own autograd graph is discarded.
 
-Randomness. Before the forward of a recomputed fx node that draws random
-numbers, the CPU RNG state (and the CUDA one when the step runs on CUDA)
-is saved, and restored around that node's recomputation, so a recomputed
-dropout draws the same mask; the state in force before the recomputation is
-restored after it. Which nodes are random is found in the first forward
-pass with gradients (the RNG state before and after each recomputed fx
-node) and remembered. Each state held is a few kilobytes (the CPU one 5056
-bytes) from the node's forward to its segment's recomputation; the
-prediction counts them (_predict.py).
+Randomness. Export's recording run notes which fx nodes draw random
+numbers (the CPU RNG state changes). Before the forward of a recomputed fx
+node that draws, the CPU RNG state (and the CUDA one when the step runs on
+CUDA) is saved, and restored before that node's recomputation, so a
+recomputed dropout draws the same mask; the state in force before the
+recomputation is restored after it. A random node whose previous random
+node in run order is recomputed in the same segment needs no state of its
+own: the recomputation replays the draws in the same order (_rng_heads).
+Each state held is a few kilobytes (the CPU one 5056 bytes) from the node's
+forward to its segment's recomputation; the prediction counts them
+(_predict.py).
 
 Limits: each saved tensor is unpacked once (no retain_graph, no double
 backward through recomputed values); a boundary value modified in place
@@ -111,9 +113,6 @@ class _Rng:
         if self.cuda is not None:
             torch.cuda.set_rng_state(st[1], self.cuda)
 
-    @staticmethod
-    def same(a, b):
-        return all(torch.equal(x, y) for x, y in zip(a, b))
 
 
 class _Saved:
@@ -223,7 +222,7 @@ class _Program:
     memplan nodes and segments, each segment's recomputation (its fx nodes
     and boundary), and when each value's last reader runs."""
 
-    def __init__(self, gm, group_of, seg, rec_sets, order_key):
+    def __init__(self, gm, group_of, seg, rec_sets, order_key, random_fx=frozenset()):
         self.gm = gm
         graph_nodes = list(gm.graph.nodes)
         self.placeholders = [n for n in graph_nodes if n.op == "placeholder"]
@@ -256,8 +255,7 @@ class _Program:
             self.rec_last[s] = _last_uses(ns, set())
         self.fwd_last = _last_uses(self.order, set(), self.out_node)
         self.modules = {n: gm.get_submodule(n.target) for n in body if n.op == "call_module"}
-        # training flag -> fx nodes that draw random numbers, once probed
-        self.random = {}
+        self.rng_heads = _rng_heads(self.order, self.in_rec, random_fx)
 
     def call(self, n, env):
         args = fx.node.map_arg(n.args, lambda x: env[x])
@@ -274,6 +272,24 @@ class _Program:
                 v = getattr(v, a)
             return v
         raise RecomputeError("memplan.torch: unexpected fx node %s (%s)" % (n.name, n.op))
+
+
+def _rng_heads(order, in_rec, random_fx):
+    """The recomputed fx nodes whose RNG state must be saved: each random
+    one whose previous random fx node in run order is not a recomputed one
+    of the same segment. The recomputation runs a segment's fx nodes in run
+    order, so after recomputing that previous node the generator is where
+    it was at this node's forward already."""
+    heads = []
+    prev = None
+    for n in order:
+        if n.name not in random_fx:
+            continue
+        s = in_rec.get(n)
+        if s is not None and (prev is None or in_rec.get(prev) != s):
+            heads.append(n)
+        prev = n
+    return heads
 
 
 def _run_order(body, group, order_key):
@@ -408,31 +424,20 @@ def run(prog, args):
                         % (len(prog.placeholders), len(args)))
     grad = torch.is_grad_enabled()
     r = _Run(prog, _device_cuda(args, prog.gm)) if grad else None
-    mode = prog.gm.training  # dropout draws only in training mode
-    random = prog.random.get(mode)
-    probe = grad and random is None
-    found = set()
+    heads = set(prog.rng_heads)
     if r is not None:
         for p in prog.placeholders:
             _hand_over(prog, r, p, env)
 
     def body():
         for n in prog.order:
-            s = prog.in_rec.get(n)
-            st = None
-            if r is not None and s is not None and (probe or n in random):
-                st = r.rng.get()
+            if r is not None and n in heads:
+                r.segs[prog.in_rec[n]].states[n] = r.rng.get()
             out = prog.call(n, env)
             env[n] = out
             if r is not None:
                 if r.pending:
                     r.resolve(n, env, out)
-                if st is not None:
-                    if probe and r.rng.same(st, r.rng.get()):
-                        st = None
-                    else:
-                        found.add(n)
-                        r.segs[s].states[n] = st
                 _hand_over(prog, r, n, env)
             for d in prog.fwd_last.get(n, ()):
                 if d.op != "placeholder":
@@ -441,8 +446,6 @@ def run(prog, args):
     if r is not None:
         with torch.autograd.graph.saved_tensors_hooks(r.pack, lambda h: h.get()):
             body()
-        if probe:
-            prog.random[mode] = found
     else:
         body()
     return fx.node.map_arg(prog.out_node.args[0], lambda x: env[x])

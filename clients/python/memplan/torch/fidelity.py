@@ -110,7 +110,7 @@ def fidelity_many(model, example_inputs, fractions, *, name=None, batch=None, lo
     if fit:
         asked = _fit.grid(graph, plain["peak_bytes"], server=server, solver=solver) + budgets
         cands = _fit.candidates(graph, exp.gm, exp.group_of, predict_applied, asked, server,
-                                solver, mode, exp.random)
+                                solver, mode, exp.random_fx)
     done = {}  # schedule -> (row, grads_match), each plan applied and measured once
     out = []
     for f, budget in zip(fractions, budgets):
