@@ -1,7 +1,9 @@
-"""Tests of memplan.torch: export, apply and measure_peak on ResNet-18,
-MobileNet-V2 and a small transformer with dropout, the allocator trace
-against known allocation sequences, the fidelity record and the command
-line. Skipped when torch (or torchvision) cannot be imported.
+"""Tests of memplan.torch: export, apply (both modes: "recompute", which
+runs the plan's own schedule, and "checkpoint") and measure_peak on
+ResNet-18, MobileNet-V2 and a small transformer with dropout, a
+hand-written schedule run as written, the allocator trace against known
+allocation sequences, the fidelity record and the command line. Skipped
+when torch (or torchvision) cannot be imported.
 
 Planner-backed checks need a memplan CLI that reads saved_bytes
 ($MEMPLAN_CLI, default build/memplan); without one they are skipped with a
@@ -348,6 +350,54 @@ class TransformerTest(_ModelCase, unittest.TestCase):
         self.assertTrue(all(torch.equal(a, b) for a, b in zip(before, self.model.parameters())))
         self.assertTrue(all(p.grad is None for p in self.model.parameters()))
         self.assertTrue(torch.equal(rng, torch.get_rng_state()))
+
+
+class _TwoBranches(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin1 = torch.nn.Linear(64, 64)
+        self.lin2 = torch.nn.Linear(64, 64)
+        self.drop = torch.nn.Dropout(0.5)
+        self.lin4 = torch.nn.Linear(64, 64)
+        self.lin3 = torch.nn.Linear(64, 8)
+
+    def forward(self, x):
+        a = torch.relu(self.lin1(x))
+        b = self.drop(self.lin2(x))
+        b = self.lin4(b * b)
+        return self.lin3(a + b)
+
+
+class ScheduleTest(unittest.TestCase):
+    """Mode "recompute" runs a given schedule as written, here one whose
+    forward order is not the model's (the second branch is the first
+    segment) and that recomputes a dropout."""
+
+    def test_hand_written_schedule(self):
+        _need_cli(self)
+        with torch.random.fork_rng():
+            torch.manual_seed(0)
+            model = _TwoBranches()
+        x = torch.randn(256, 64)
+        exp = mt.export_full(model, (x,), reps=1)
+        self.assertEqual(exp.random_fx, {"drop"})
+        fwd = ["lin2", "drop", "mul", "lin4", "lin1", "relu", "add", "lin3", "loss"]
+        steps = [{"op": "compute", "node": v} for v in fwd]
+        steps += [{"op": "backward", "node": v} for v in ["loss", "lin3", "add", "relu", "lin1"]]
+        steps += [{"op": "recompute", "node": v} for v in ["lin2", "drop", "mul"]]
+        steps += [{"op": "backward", "node": v} for v in ["lin4", "mul", "drop", "lin2"]]
+        applied = mt.apply(model, {"feasible": True, "schedule": steps})
+        self.assertEqual([n.name for n in applied.program.order], fwd[:-1])
+        self.assertEqual(applied.regions, [["lin2", "drop", "mul"]])
+        self.assertEqual([n.name for n in applied.program.rng_heads], ["drop"])
+        self.assertTrue(grads_match(model, applied, (x,)))
+        sim = _planner.simulate(exp.graph, {"format": "memplan.schedule/1", "auto_free": True,
+                                            "steps": steps})
+        self.assertTrue(sim["valid"])
+        meas = mt.measure(applied, (x,), time_reps=0)
+        self.assertLess(abs(sim["peak_bytes"] - meas["peak_bytes"]), 0.01 * meas["peak_bytes"])
+        plain = mt.measure(model, (x,), time_reps=0)
+        self.assertLess(meas["peak_bytes"], plain["peak_bytes"])
 
 
 class FidelityTest(unittest.TestCase):
