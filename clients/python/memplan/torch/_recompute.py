@@ -60,7 +60,6 @@ backward through recomputed values); a boundary value modified in place
 after the forward read it raises an error at the recomputation.
 """
 
-
 import torch
 import torch.fx as fx
 
@@ -112,7 +111,6 @@ class _Rng:
         torch.set_rng_state(st[0])
         if self.cuda is not None:
             torch.cuda.set_rng_state(st[1], self.cuda)
-
 
 
 class _Saved:
