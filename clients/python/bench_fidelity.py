@@ -7,6 +7,7 @@ higher peak).
 
   /usr/bin/python3 clients/python/bench_fidelity.py [--json OUT] [--markdown]
                                                     [--models a,b] [--reps N]
+                                                    [--mode recompute|checkpoint]
 
 The planner is $MEMPLAN_CLI (default build/memplan). Budgets are constant
 memory + F x the dynamic part of plain backpropagation's predicted peak
@@ -14,8 +15,11 @@ memory + F x the dynamic part of plain backpropagation's predicted peak
 Rows "80%" apply the planner's answer at the budget (direct), rows "80%f"
 the plan chosen by fitting (memplan/torch/_fit.py); when a budget is
 infeasible, a "min" row applies the planner's answer at the least feasible
-budget it reports (its fraction in the same terms). "pred" is memplan's simulator on the schedule torch
-really runs, "plan" the planner's own figure for its own schedule. "err%"
+budget it reports (its fraction in the same terms). --mode is the applier
+(memplan.torch.apply's mode; default recompute, which runs the plan's own
+schedule). "pred" is memplan's simulator on the schedule torch really runs
+plus the RNG states the applier holds, "plan" the planner's own figure for
+its own schedule. "err%"
 is (pred - measured) / measured over the whole step's peak, "dyn%" the same
 over the part above constant memory, "plan%" the planner's figure's error
 over the whole step. A row whose |err%| exceeds 3 is marked MISS. "mono"
@@ -125,17 +129,20 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--json", default=None)
     ap.add_argument("--markdown", action="store_true", help="print the table in Markdown")
+    ap.add_argument("--mode", default="recompute", choices=("recompute", "checkpoint"))
     args = ap.parse_args()
     torch.set_num_threads(1)
     recs_all, rows = [], []
     hdr = ("%-16s %5s %7s %8s %8s %8s %7s %7s %7s %8s %8s %5s %4s %s" % COLS)
+    print("applier mode: %s" % args.mode)
     print(hdr)
     print("-" * len(hdr))
     for name in args.models.split(","):
         make, batch = MODELS[name]
         model, inputs = make(batch)
         t0 = time.time()
-        recs = fidelity_many(model, inputs, FRACTIONS, name=name, batch=batch, reps=args.reps)
+        recs = fidelity_many(model, inputs, FRACTIONS, name=name, batch=batch, reps=args.reps,
+                             mode=args.mode)
         recs_all.extend(recs)
         mrows = _rows_of(name, batch, recs)
         rows.extend(mrows)

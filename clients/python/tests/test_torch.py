@@ -1,7 +1,9 @@
-"""Tests of memplan.torch: export, apply and measure_peak on ResNet-18,
-MobileNet-V2 and a small transformer with dropout, the allocator trace
-against known allocation sequences, the fidelity record and the command
-line. Skipped when torch (or torchvision) cannot be imported.
+"""Tests of memplan.torch: export, apply (both modes: "recompute", which
+runs the plan's own schedule, and "checkpoint") and measure_peak on
+ResNet-18, MobileNet-V2 and a small transformer with dropout, a
+hand-written schedule run as written, the allocator trace against known
+allocation sequences, the fidelity record and the command line. Skipped
+when torch (or torchvision) cannot be imported.
 
 Planner-backed checks need a memplan CLI that reads saved_bytes
 ($MEMPLAN_CLI, default build/memplan); without one they are skipped with a
@@ -28,6 +30,7 @@ except ImportError as e:  # pragma: no cover - depends on the interpreter
 
 import memplan.torch as mt  # noqa: E402
 from memplan.torch import _mem, _planner  # noqa: E402
+from memplan.torch._export import preserved  # noqa: E402
 from memplan.torch._apply import _Checkpointed  # noqa: E402
 from memplan.torch.fidelity import fidelity, grads_match, predict_applied  # noqa: E402
 from memplan.torch.models import torchvision_model, transformer  # noqa: E402
@@ -177,13 +180,45 @@ class _ModelCase:
         self.assertEqual(p["const_bytes"], meas["resident_bytes"])
         self.assertLess(abs(_dyn_err(p["peak_bytes"], p["const_bytes"], meas)), 3.0)
 
-    def test_apply(self):
-        _need_cli(self)
+    def plan_at(self, fraction):
         p0 = _planner.plan(self.graph, _planner.NO_BUDGET, solver="none")
         c = p0["const_bytes"]
-        plan = _planner.plan(self.graph, int(c + self.fraction * (p0["peak_bytes"] - c)))
+        plan = _planner.plan(self.graph, int(c + fraction * (p0["peak_bytes"] - c)))
         self.assertTrue(plan["feasible"], plan.get("min_feasible_budget"))
+        return p0, c, plan
+
+    def test_apply(self):
+        # mode "recompute" (the default) runs the plan's own schedule: the
+        # planner's figure is the prediction, up to the RNG states kept
+        _need_cli(self)
+        p0, c, plan = self.plan_at(self.fraction)
         applied = mt.apply(self.model, plan)
+        self.assertIsInstance(applied, mt.AppliedRecompute)
+        redone = [s["node"] for s in plan["schedule"] if s["op"] == "recompute"]
+        self.assertTrue(redone, "the plan recomputes")
+        self.assertEqual(sorted(v for r in applied.regions for v in r), sorted(redone))
+        self.assertTrue(grads_match(self.model, applied, self.inputs))
+        meas = mt.measure(applied, self.inputs, time_reps=0)
+        self.assertLess(meas["peak_bytes"], p0["peak_bytes"])
+        pred = predict_applied(self.graph, applied.mapping)
+        self.assertLess(abs(_dyn_err(pred[0], c, meas)), 3.0)
+        self.assertLessEqual(pred[0] - plan["peak_bytes"],
+                             len(applied.mapping.random) * torch.get_rng_state().numel())
+        self.assertLess(abs(_dyn_err(plan["peak_bytes"], c, meas)), 3.0)
+        # a model instance that was never exported: storage groups from a
+        # recording run on example inputs
+        twin, _ = self.load()
+        twin.load_state_dict(self.model.state_dict())
+        with self.assertRaises(mt.PlanError):
+            mt.apply(twin, plan)
+        self.assertTrue(grads_match(twin, mt.apply(twin, plan, example_inputs=self.inputs),
+                                    self.inputs))
+
+    def test_apply_checkpoint_mode(self):
+        _need_cli(self)
+        p0, c, plan = self.plan_at(self.fraction)
+        applied = mt.apply(self.model, plan, mode="checkpoint")
+        self.assertIsInstance(applied, mt.Applied)
         self.assertTrue(applied.regions, "the plan recomputes, so something is checkpointed")
         self.assertTrue(applied.kept <= set(plan["checkpoints"]),
                         "regions keep only the plan's checkpoints")
@@ -195,7 +230,7 @@ class _ModelCase:
         # a model instance that was never exported: the fallback mapping
         twin, _ = self.load()
         twin.load_state_dict(self.model.state_dict())
-        self.assertTrue(grads_match(twin, mt.apply(twin, plan), self.inputs))
+        self.assertTrue(grads_match(twin, mt.apply(twin, plan, mode="checkpoint"), self.inputs))
         # the planner's own figure: torch frees at least as much
         self.assertLess(_dyn_err(plan["peak_bytes"], c, meas), 25.0)
         self.assertGreater(_dyn_err(plan["peak_bytes"], c, meas), -3.0)
@@ -234,16 +269,25 @@ class TransformerTest(_ModelCase, unittest.TestCase):
         # a plan that recomputes dropout: the applied step draws the same
         # masks (equal gradients), and only because the RNG state is kept
         _need_cli(self)
-        p0 = _planner.plan(self.graph, _planner.NO_BUDGET, solver="none")
-        c = p0["const_bytes"]
-        plan = _planner.plan(self.graph, int(c + self.fraction * (p0["peak_bytes"] - c)))
+        _, _, plan = self.plan_at(self.fraction)
         drops = {n["id"] for n in self.graph["nodes"] if n.get("op") == "Dropout"}
         redone = drops & {s["node"] for s in plan["schedule"] if s["op"] == "recompute"}
         self.assertTrue(redone, "the plan recomputes a dropout")
+        self.assertTrue(redone <= self.exp.random, "export notes that dropout draws")
         applied = mt.apply(self.model, plan)
+        self.assertTrue(grads_match(self.model, applied, self.inputs))
+        # one RNG state per run of recomputed random nodes of a segment
+        heads = applied.program.rng_heads
+        self.assertTrue(heads)
+        self.assertTrue({n.name for n in heads} <= redone)
+        self.assertLessEqual(len(heads), len(redone))
+        # the same recomputation without the RNG states: other masks
+        applied.program.rng_heads = []
+        self.assertFalse(grads_match(self.model, applied, self.inputs))
+        # mode "checkpoint" replays them too, and not without the RNG state
+        applied = mt.apply(self.model, plan, mode="checkpoint")
         self.assertTrue(redone <= {v for r in applied.regions for v in r})
         self.assertTrue(grads_match(self.model, applied, self.inputs))
-        # the same regions without the RNG state preserved: other masks
         from torch.utils.checkpoint import checkpoint
         ckpts = [m for m in applied.modules() if isinstance(m, _Checkpointed)]
         self.assertTrue(ckpts)
@@ -251,6 +295,32 @@ class TransformerTest(_ModelCase, unittest.TestCase):
             m.forward = (lambda *a, fn=m.fn: checkpoint(fn, *a, use_reentrant=False,
                                                         preserve_rng_state=False))
         self.assertFalse(grads_match(self.model, applied, self.inputs))
+
+    def test_direct_plans_are_monotone(self):
+        # the planner's answers, applied as they are: a smaller budget never
+        # measures a higher peak, and each measures the planner's figure
+        _need_cli(self)
+        last = None
+        for f in (0.9, 0.7, 0.5):
+            p0, c, plan = self.plan_at(f)
+            meas = mt.measure(mt.apply(self.model, plan), self.inputs, time_reps=0)
+            self.assertLess(abs(_dyn_err(plan["peak_bytes"], c, meas)), 3.0)
+            if last is not None:
+                self.assertLessEqual(meas["peak_bytes"], last)
+            last = meas["peak_bytes"]
+
+    def test_recomputed_tensor_unpacked_twice(self):
+        # retain_graph: a second backward cannot take recomputed tensors
+        # again; the error says so instead of using wrong values
+        _need_cli(self)
+        _, _, plan = self.plan_at(self.fraction)
+        applied = mt.apply(self.model, plan)
+        with preserved(self.model):
+            loss = mt.default_loss(applied(*self.inputs))
+            loss.backward(retain_graph=True)
+            with self.assertRaises(RuntimeError) as cm:
+                loss.backward()
+        self.assertIn("unpacked twice", str(cm.exception))
 
     def test_fit_plan(self):
         # the plan fitting picks: predicted within the budget by what torch
@@ -280,6 +350,54 @@ class TransformerTest(_ModelCase, unittest.TestCase):
         self.assertTrue(all(torch.equal(a, b) for a, b in zip(before, self.model.parameters())))
         self.assertTrue(all(p.grad is None for p in self.model.parameters()))
         self.assertTrue(torch.equal(rng, torch.get_rng_state()))
+
+
+class _TwoBranches(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin1 = torch.nn.Linear(64, 64)
+        self.lin2 = torch.nn.Linear(64, 64)
+        self.drop = torch.nn.Dropout(0.5)
+        self.lin4 = torch.nn.Linear(64, 64)
+        self.lin3 = torch.nn.Linear(64, 8)
+
+    def forward(self, x):
+        a = torch.relu(self.lin1(x))
+        b = self.drop(self.lin2(x))
+        b = self.lin4(b * b)
+        return self.lin3(a + b)
+
+
+class ScheduleTest(unittest.TestCase):
+    """Mode "recompute" runs a given schedule as written, here one whose
+    forward order is not the model's (the second branch is the first
+    segment) and that recomputes a dropout."""
+
+    def test_hand_written_schedule(self):
+        _need_cli(self)
+        with torch.random.fork_rng():
+            torch.manual_seed(0)
+            model = _TwoBranches()
+        x = torch.randn(256, 64)
+        exp = mt.export_full(model, (x,), reps=1)
+        self.assertEqual(exp.random_fx, {"drop"})
+        fwd = ["lin2", "drop", "mul", "lin4", "lin1", "relu", "add", "lin3", "loss"]
+        steps = [{"op": "compute", "node": v} for v in fwd]
+        steps += [{"op": "backward", "node": v} for v in ["loss", "lin3", "add", "relu", "lin1"]]
+        steps += [{"op": "recompute", "node": v} for v in ["lin2", "drop", "mul"]]
+        steps += [{"op": "backward", "node": v} for v in ["lin4", "mul", "drop", "lin2"]]
+        applied = mt.apply(model, {"feasible": True, "schedule": steps})
+        self.assertEqual([n.name for n in applied.program.order], fwd[:-1])
+        self.assertEqual(applied.regions, [["lin2", "drop", "mul"]])
+        self.assertEqual([n.name for n in applied.program.rng_heads], ["drop"])
+        self.assertTrue(grads_match(model, applied, (x,)))
+        sim = _planner.simulate(exp.graph, {"format": "memplan.schedule/1", "auto_free": True,
+                                            "steps": steps})
+        self.assertTrue(sim["valid"])
+        meas = mt.measure(applied, (x,), time_reps=0)
+        self.assertLess(abs(sim["peak_bytes"] - meas["peak_bytes"]), 0.01 * meas["peak_bytes"])
+        plain = mt.measure(model, (x,), time_reps=0)
+        self.assertLess(meas["peak_bytes"], plain["peak_bytes"])
 
 
 class FidelityTest(unittest.TestCase):

@@ -1,8 +1,9 @@
 """memplan.torch - plan the memory of a PyTorch training step with memplan.
 
 export() turns a model and example inputs into a memplan.graph/1 graph
-measured on this device; apply() runs a memplan plan on the model with
-torch.utils.checkpoint; fit_plan() picks the plan to apply at a budget by
+measured on this device; apply() runs a memplan plan on the model,
+recomputing exactly the plan's nodes when its schedule says (or, with
+mode="checkpoint", with torch.utils.checkpoint); fit_plan() picks the plan to apply at a budget by
 memplan's prediction of what torch will run; measure_peak() measures the
 real peak of one training step, counting the same things the prediction
 counts.
@@ -10,10 +11,12 @@ counts.
 
 from ._trace import TraceError, trace
 from ._export import default_loss, export, export_full, step_peak
-from ._apply import Applied, PlanError, apply, honest_schedule, plan_mapping
+from ._apply import (Applied, AppliedRecompute, PlanError, apply, honest_schedule,
+                     plan_mapping, recompute_mapping)
+from ._recompute import RecomputeError
 from ._measure import measure, measure_peak
 from ._fit import fit_plan
 
 __all__ = ["TraceError", "trace", "export", "export_full", "default_loss", "step_peak", "Applied",
-           "PlanError", "apply", "fit_plan", "honest_schedule", "plan_mapping", "measure",
-           "measure_peak"]
+           "AppliedRecompute", "PlanError", "RecomputeError", "apply", "fit_plan",
+           "honest_schedule", "plan_mapping", "recompute_mapping", "measure", "measure_peak"]

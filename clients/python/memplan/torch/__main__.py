@@ -3,6 +3,7 @@ well memplan predicts it.
 
   export   --model M --batch N --out graph.json
   fidelity --model M --batch N [--budget-fraction F] [--server URL]
+           [--mode recompute|checkpoint]
 
 M is torchvision:NAME (input N x 3 x S x S, S = --image-size, default 64)
 or FILE.py:FUNC, where FUNC(N) or FUNC() returns (model, example_inputs);
@@ -32,6 +33,8 @@ def _parser():
                            help="budget = constant memory + F x plain backprop's dynamic peak")
             p.add_argument("--server", default=None, help="memplan daemon URL")
             p.add_argument("--solver", default="auto")
+            p.add_argument("--mode", default="recompute", choices=("recompute", "checkpoint"),
+                           help="the applier (memplan.torch.apply's mode)")
     return ap
 
 
@@ -58,7 +61,7 @@ def main(argv=None):
                 f.write(text + "\n")
         return 0
     rec = fidelity(model, inputs, args.budget_fraction, name=args.model, batch=args.batch,
-                   server=args.server, solver=args.solver, reps=args.reps)
+                   server=args.server, solver=args.solver, reps=args.reps, mode=args.mode)
     print(json.dumps(rec, indent=1))
     return 0
 

@@ -1,5 +1,16 @@
-"""_apply.py - runs a memplan plan on a PyTorch model with
-torch.utils.checkpoint.
+"""_apply.py - runs a memplan plan on a PyTorch model: reads the plan's
+segments back from its schedule, and builds the module that runs it, in
+one of two modes.
+
+mode "recompute" (the default, _recompute.py): saved_tensors_hooks make
+autograd drop exactly the values the plan recomputes and recompute exactly
+the plan's recompute steps at the start of each segment's backward, so the
+step torch runs is the plan's own schedule and the planner's figure is the
+prediction (plus the RNG states kept for recomputed random ops).
+
+mode "checkpoint" (the older one): each segment that recomputes runs under
+torch.utils.checkpoint, non-reentrant, which does more than the plan says
+(below); honest_schedule() writes what it really runs.
 
 Reading the plan. memplan's recomputation plans are lower-set strategies:
 segments V_1..V_k; the forward pass computes them in order and keeps only
@@ -13,14 +24,14 @@ recompute after a backward, or at a backward of a node later in graph order
 than the one before. (Two segments without recomputation in a row may read
 as one; that changes nothing, since neither is checkpointed.)
 
-The mapping. torch.utils.checkpoint re-runs a whole function, kept outputs
-included, drops everything the function's ops save in the forward pass,
-and keeps the function's inputs until its backward is done. So for a
-segment that recomputes something, the checkpointed region is the smallest
-one that does what the plan says: the nodes the plan recomputes, the nodes
-whose backward reads a recomputed value (they must not save it in the
-forward pass), and the nodes on paths between those. The segment's other
-nodes run as usual, before or after the region: they are kept or not
+The checkpoint mapping. torch.utils.checkpoint re-runs a whole function,
+kept outputs included, drops everything the function's ops save in the
+forward pass, and keeps the function's inputs until its backward is done.
+So for a segment that recomputes something, the checkpointed region is the
+smallest one that does what the plan says: the nodes the plan recomputes,
+the nodes whose backward reads a recomputed value (they must not save it in
+the forward pass), and the nodes on paths between those. The segment's
+other nodes run as usual, before or after the region: they are kept or not
 needed, and what they save is what the plan holds for them. Segments with
 nothing to recompute (the last one always) run as usual. fx nodes that are
 not memplan nodes (views, in-place ops, sizes) go with the node whose
@@ -31,10 +42,9 @@ segment's nodes from its first recomputed one on in graph order.
 What torch really does then still differs from memplan's schedule: every
 region node is recomputed, also those the plan would not recompute (kept
 values, readers of recomputed values), and the region's inputs stay alive
-until its backward. honest_schedule() writes the
-schedule torch really follows (every region node recomputed unless its
-forward value is still alive) so that memplan's simulator can predict the
-applied step exactly.
+until its backward. honest_schedule() writes the schedule torch really
+follows in either mode (in mode "recompute" the plan's own) so that
+memplan's simulator can predict the applied step exactly.
 """
 
 import operator
@@ -56,6 +66,9 @@ class Mapping:
     """How a plan maps onto the traced model."""
 
     def __init__(self):
+        self.mode = "checkpoint"
+        self.schedule = None  # the plan's schedule (mode "recompute")
+        self.random = set()   # memplan nodes whose RNG state mode "recompute" holds
         self.blocks = []      # backward-phase blocks: dicts rec, bwd (ids), region (set)
         self.seg = {}         # memplan id -> segment index (0 = first)
         self.pos = {}         # memplan id -> graph order position
@@ -129,13 +142,8 @@ def _reach(start, edges):
     return seen
 
 
-def plan_mapping(gm, plan, group_of=None, graph=None):
-    """Mapping of `plan` (a memplan plan answer with a schedule) onto the
-    traced module gm. group_of: fx node name -> memplan id, from export
-    (views and in-place ops then follow their storage exactly). graph: the
-    exported graph; with it a region holds only what must be recomputed
-    (see _region_by_reads), without it a segment's nodes from its first
-    recomputed one on in graph order."""
+def _read_plan(gm, plan):
+    """A Mapping with the plan's blocks, segments and graph positions."""
     if not plan.get("feasible", True) and "schedule" not in plan:
         raise PlanError("memplan.torch.apply: the plan is infeasible and has no schedule")
     if "schedule" not in plan:
@@ -149,15 +157,52 @@ def plan_mapping(gm, plan, group_of=None, graph=None):
     for i in sorted(ids - set(m.pos)):  # the loss and other nodes outside the model
         m.pos[i] = len(m.pos)
     m.blocks = _blocks(plan["schedule"], m.pos)
-    gnodes = {n["id"]: n for n in graph["nodes"]} if graph is not None else None
     k = len(m.blocks)
-    unit_of = {}
     for bi, b in enumerate(m.blocks):
-        sg = k - 1 - bi
+        b["seg"] = k - 1 - bi
         for v in b["bwd"]:
-            m.seg[v] = sg
+            m.seg[v] = b["seg"]
+    return m
+
+
+def recompute_mapping(gm, plan, group_of, random_fx=()):
+    """Mapping of `plan` for mode "recompute": the plan's blocks, its
+    schedule (which is what runs) and the program that runs it
+    (_recompute._Program: the fx nodes in the plan's forward order, each
+    segment's recomputation). group_of: fx node name -> memplan id, from
+    export; random_fx: names of the fx nodes that draw random numbers.
+    random: the memplan nodes whose RNG state the applier holds."""
+    from ._recompute import _Program
+    m = _read_plan(gm, plan)
+    m.mode = "recompute"
+    m.schedule = plan["schedule"]
+    for b in m.blocks:
+        b["region"] = set(b["rec"])
+    order_key = {}
+    for st in m.schedule:
+        if st["op"] == "compute" and st["node"] not in order_key:
+            order_key[st["node"]] = len(order_key)
+    rec = {b["seg"]: set(b["rec"]) for b in m.blocks if b["rec"]}
+    m.program = _Program(gm, group_of, m.seg, rec, order_key, set(random_fx))
+    m.random = {m.program.group[n] for n in m.program.rng_heads}
+    return m
+
+
+def plan_mapping(gm, plan, group_of=None, graph=None):
+    """Mapping of `plan` (a memplan plan answer with a schedule) onto the
+    traced module gm for mode "checkpoint". group_of: fx node name ->
+    memplan id, from export (views and in-place ops then follow their
+    storage exactly). graph: the exported graph; with it a region holds only
+    what must be recomputed (see _region_by_reads), without it a segment's
+    nodes from its first recomputed one on in graph order."""
+    m = _read_plan(gm, plan)
+    nodes = [n for n in gm.graph.nodes if n.op not in ("placeholder", "get_attr", "output")]
+    gnodes = {n["id"]: n for n in graph["nodes"]} if graph is not None else None
+    unit_of = {}
+    for b in m.blocks:
+        sg = b["seg"]
+        for v in b["bwd"]:
             unit_of[v] = (sg, 0)
-        b["seg"] = sg
         region = set()
         if b["rec"] and gnodes is not None:
             region, after = _region_by_reads(b, gnodes)
@@ -277,16 +322,66 @@ class Applied(torch.nn.Module):
         return self.top(*args)
 
 
-def apply(model, plan, graph=None):
+class AppliedRecompute(torch.nn.Module):
+    """The model running a memplan plan in mode "recompute" (see
+    _recompute.py). It shares the original model's parameters and
+    buffers. regions: per segment that recomputes, the memplan nodes it
+    recomputes."""
+
+    def __init__(self, gm, mapping):
+        super().__init__()
+        self.mapping = mapping
+        self.gm = gm
+        self.program = mapping.program
+        self.regions = [sorted(b["rec"], key=lambda v: mapping.pos[v])
+                        for b in mapping.blocks if b["rec"]]
+        # what the forward pass keeps for later segments: every plan node
+        # not recomputed in its own segment
+        redone = {v for b in mapping.blocks for v in b["rec"]}
+        self.kept = {v for v in mapping.seg if v not in redone} & set(
+            s["node"] for s in mapping.schedule if s["op"] == "compute")
+
+    def forward(self, *args):
+        from ._recompute import run
+        return run(self.program, args)
+
+
+MODES = ("recompute", "checkpoint")
+
+
+def apply(model, plan, graph=None, *, mode="recompute", example_inputs=None):
     """An nn.Module that runs `plan` (memplan's plan answer, with its
-    schedule) on `model`: torch.fx splits the traced model at the plan's
+    schedule) on `model`, sharing the model's parameters; outputs and
+    gradients are the original model's.
+
+    mode "recompute" (default): autograd drops exactly what the plan
+    recomputes and the plan's recompute steps run at the start of each
+    segment's backward (_recompute.py): the step follows the plan's
+    schedule. It needs the model's storage groups: from memplan.torch.export
+    of this model in this process, or from a recording run on
+    `example_inputs`.
+
+    mode "checkpoint": torch.fx splits the traced model at the plan's
     segments and every segment that recomputes runs under
-    torch.utils.checkpoint (use_reentrant=False, preserve_rng_state=True).
-    Outputs and gradients are the original model's. The module shares the
-    model's parameters."""
+    torch.utils.checkpoint (use_reentrant=False, preserve_rng_state=True);
+    honest_schedule() says what that runs."""
+    if mode not in MODES:
+        raise ValueError("memplan.torch.apply: mode must be one of %s" % (MODES,))
     gm = trace(model)
     exp = _EXPORTS.get(id(model))
-    if exp is not None and exp.model_ref() is model:
+    if exp is None or exp.model_ref() is not model:
+        exp = None
+    if mode == "recompute":
+        if exp is None:
+            if example_inputs is None:
+                raise PlanError("memplan.torch.apply: mode 'recompute' needs the model's storage "
+                                "groups: export this model first (memplan.torch.export) or pass "
+                                "example_inputs")
+            from ._export import export_full
+            exp = export_full(model, example_inputs, measure=False)
+        mapping = recompute_mapping(exp.gm, plan, exp.group_of, exp.random_fx)
+        return AppliedRecompute(exp.gm, mapping)
+    if exp is not None:
         group_of, graph = exp.group_of, graph or exp.graph
     else:
         group_of = None
@@ -296,10 +391,13 @@ def apply(model, plan, graph=None):
 
 def honest_schedule(mapping, graph):
     """The schedule the applied module really runs, in memplan's schedule
-    format (auto_free): the forward pass in the module's order, and in each
+    format. Mode "recompute": the plan's own schedule. Mode "checkpoint"
+    (auto_free): the forward pass in the module's order, and in each
     checkpointed region's segment every region node recomputed (as
     torch.utils.checkpoint does) except those whose forward value is still
     alive because their own backward reads it."""
+    if mapping.mode == "recompute":
+        return {"format": "memplan.schedule/1", "steps": list(mapping.schedule)}
     nodes = {n["id"]: n for n in graph["nodes"]}
     acts = [n["id"] for n in graph["nodes"] if n.get("kind", "activation") == "activation"]
     fwd = sorted(acts, key=lambda v: (mapping.unit_of_id.get(v, (0, 0)), mapping.pos.get(v, 0)))

@@ -20,9 +20,9 @@ activation input (bwd_reads "inputs"), a parameter, buffer or data input
 (resident: ignored), or a buffer made by the op itself (a dropout mask,
 max-pool indices, the copy ReLU6 in place saves): those count in the new
 node field saved_bytes, held from the (re)computation until the node's
-backward. Dropout stays recompute:true: memplan.torch.apply re-runs a
-segment with torch.utils.checkpoint(preserve_rng_state=True), which replays
-the same masks.
+backward. Dropout stays recompute:true: memplan.torch.apply keeps the RNG
+state of each recomputed random node (the recording run notes which nodes
+draw random numbers: Export.random_fx) and replays the same masks.
 
 Weights, gradients, optimizer state. The graph models steady-state
 training with parameter gradients zeroed in place: parameters, buffers,
@@ -176,16 +176,21 @@ def _rec_of(out, saved):
 
 class _Recorder(fx.Interpreter):
     """Runs the traced model keeping every value alive (so storage addresses
-    stay unique) and records each node's outputs and saved tensors."""
+    stay unique) and records each node's outputs and saved tensors, and
+    which nodes draw random numbers (the CPU RNG state changes)."""
 
     def __init__(self, gm):
         super().__init__(gm, garbage_collect_values=False)
         self.recs = {}
+        self.random = set()
 
     def run_node(self, n):
         if n.op in ("placeholder", "get_attr", "output"):
             return super().run_node(n)
+        before = torch.get_rng_state()
         out, saved = _record_call(lambda: super(_Recorder, self).run_node(n))
+        if not torch.equal(before, torch.get_rng_state()):
+            self.random.add(n)
         self.recs[n] = _rec_of(out, saved)
         return out
 
@@ -231,6 +236,8 @@ class Export:
         self.state_bytes = 0
         self.input_bytes = 0
         self.optimizer_step_peak = 0  # bytes optimizer.step() allocates at its peak
+        self.random = set()      # group ids with an fx node that draws random numbers
+        self.random_fx = set()   # names of the fx nodes that draw random numbers
         self.notes = []
 
 
@@ -672,6 +679,8 @@ def _record_and_measure(gm, inputs, loss_fn, exp, reps, measure):
         _classify_saved(g, saved, owner)
     _partial_reads(groups, order, exp)
     exp.groups = [groups[gid] for gid in order]
+    exp.random = {exp.group_of[n.name] for n in rec.random if n.name in exp.group_of}
+    exp.random_fx = {n.name for n in rec.random}
     exp.placeholders = [(n.name, _mem.storage_bytes(_mem.tensors_in(rec.env[n])))
                         for n in placeholders]
     del loss, out

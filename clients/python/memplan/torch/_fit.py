@@ -1,5 +1,11 @@
-"""_fit.py - choosing the plan to apply when torch's checkpointing and
-memplan's schedule disagree.
+"""_fit.py - choosing the plan to apply by memplan's prediction of what
+torch runs.
+
+With the default applier (mode "recompute") torch runs the plan's own
+schedule, so the prediction of each candidate is the planner's figure (plus
+a few RNG states) and fitting only picks the fastest candidate that fits;
+the planner's answer at the budget itself is monotone already. Fitting
+matters for mode "checkpoint":
 
 memplan's planner assumes its own schedule: only the values a segment's
 backward needs are recomputed, and a node that is not recomputed keeps what
@@ -25,7 +31,7 @@ exported model at one budget.
 import json
 
 from . import _planner
-from ._apply import _EXPORTS, plan_mapping
+from ._apply import _EXPORTS, plan_mapping, recompute_mapping
 from ._export import step_peak
 from ._predict import predict_applied
 
@@ -36,9 +42,18 @@ class Candidate:
         self.peak, self.time = peak, time
 
 
-def candidates(graph, gm, group_of, predict, budgets, server=None, solver="auto"):
+def mapping_for(gm, plan, group_of, graph, mode="recompute", random_fx=()):
+    """The Mapping memplan.torch.apply builds for `plan` in `mode`."""
+    if mode == "recompute":
+        return recompute_mapping(gm, plan, group_of, random_fx)
+    return plan_mapping(gm, plan, group_of, graph)
+
+
+def candidates(graph, gm, group_of, predict, budgets, server=None, solver="auto",
+               mode="recompute", random_fx=()):
     """Candidates from the planner's answers at `budgets` (infeasible ones
-    and repeats dropped). predict(graph, mapping) -> (peak, time, report)."""
+    and repeats dropped), for the applier's `mode`. predict(graph, mapping)
+    -> (peak, time, report)."""
     out, seen = [], set()
     for b in sorted(set(int(x) for x in budgets)):
         p = _planner.plan(graph, b, solver=solver, server=server)
@@ -48,7 +63,7 @@ def candidates(graph, gm, group_of, predict, budgets, server=None, solver="auto"
         if key in seen:
             continue
         seen.add(key)
-        m = plan_mapping(gm, p, group_of, graph)
+        m = mapping_for(gm, p, group_of, graph, mode, random_fx)
         pred = predict(graph, m)
         if pred is None:
             continue
@@ -75,7 +90,8 @@ def choose(cands, budget):
     return min(fit, key=lambda c: (c.time, c.peak))
 
 
-def fit_plan(model, budget, *, graph=None, server=None, solver="auto", points=12):
+def fit_plan(model, budget, *, graph=None, server=None, solver="auto", points=12,
+             mode="recompute"):
     """The plan to apply to `model` (exported with memplan.torch.export in
     this process) under `budget` bytes, chosen by what torch will run: among
     the planner's answers at `points` budgets from the least feasible one to
@@ -84,7 +100,8 @@ def fit_plan(model, budget, *, graph=None, server=None, solver="auto", points=12
     memplan predicts within `budget`. The plan dict gains
     predicted_peak_bytes, predicted_time and asked_budget (the budget the
     planner was given); None when no answer fits. Plans come from the
-    daemon at `server` or the local CLI; predictions need the local CLI."""
+    daemon at `server` or the local CLI; predictions need the local CLI.
+    mode: the applier the plan is for (memplan.torch.apply's mode)."""
     exp = _EXPORTS.get(id(model))
     if exp is None or exp.model_ref() is not model:
         raise ValueError("memplan.torch.fit_plan: export this model first (memplan.torch.export)")
@@ -92,7 +109,8 @@ def fit_plan(model, budget, *, graph=None, server=None, solver="auto", points=12
     budget = int(budget)
     plain = _planner.plan(graph, _planner.NO_BUDGET, solver="none", server=server)
     asked = grid(graph, plain["peak_bytes"], n=points, server=server, solver=solver) + [budget]
-    cands = candidates(graph, exp.gm, exp.group_of, predict_applied, asked, server, solver)
+    cands = candidates(graph, exp.gm, exp.group_of, predict_applied, asked, server, solver,
+                       mode, exp.random_fx)
     for c in cands:  # the optimizer's step may top the backward pass
         c.peak = step_peak(exp, c.peak)
     best = choose(cands, budget)

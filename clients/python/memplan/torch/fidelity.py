@@ -10,19 +10,20 @@ away, so a budget fraction F means constant memory plus F times the
 dynamic part of plain backpropagation's predicted peak.
 
 Two predictions for the applied plan. `plan_peak_bytes` is the planner's
-own answer. torch.utils.checkpoint, though, re-runs a whole region (its
-kept outputs and the nodes the plan would not recompute, whose saved
-tensors it drops in the forward pass) and keeps each region's RNG state
-until the region's backward. `predicted_peak_bytes` is memplan's simulator
-on the schedule torch really runs plus those RNG states (_predict.py): the
-figure the measurement is compared with. Errors are
+own answer. `predicted_peak_bytes` is memplan's simulator on the schedule
+torch really runs plus the RNG states the applier holds (_predict.py): the
+figure the measurement is compared with. With the default applier (mode
+"recompute") that schedule is the plan's own, so the two differ only by
+those RNG states. With mode "checkpoint", torch.utils.checkpoint re-runs a
+whole region (its kept outputs and the nodes the plan would not recompute,
+whose saved tensors it drops in the forward pass) and keeps each region's
+RNG state until the region's backward, and the two differ more. Errors are
 (predicted - measured) / measured in percent, over the whole step
 (`error_pct`) and over the part above resident memory
 (`dynamic_error_pct`).
 
 Which plan is applied. `direct` is the planner's answer at the budget.
-Because torch frees more than that plan assumes, `planned` is the plan
-chosen by fitting (_fit.py): among the planner's answers at a grid of
+`planned` is the plan chosen by fitting (_fit.py): among the planner's answers at a grid of
 budgets, the fastest whose applied schedule fits the budget in memplan's
 simulator. Both are applied, measured and checked for equal gradients.
 """
@@ -84,7 +85,7 @@ def _row(pred_peak, pred_time, meas, const):
 
 
 def fidelity_many(model, example_inputs, fractions, *, name=None, batch=None, loss_fn=None,
-                  server=None, solver="auto", reps=3, fit=True):
+                  server=None, solver="auto", reps=3, fit=True, mode="recompute"):
     """Fidelity records for several budget fractions of one model, sharing
     the export, the plain measurement and the fitting candidates.
 
@@ -93,7 +94,8 @@ def fidelity_many(model, example_inputs, fractions, *, name=None, batch=None, lo
     or there is no local simulator). When the budget is infeasible,
     `at_min` is the planner's plan at the least feasible budget it reports,
     applied (and `grads_match_at_min`). `grads_match` is the applied
-    plan's (fitted), `grads_match_direct` the direct one's."""
+    plan's (fitted), `grads_match_direct` the direct one's. mode: the
+    applier's (memplan.torch.apply)."""
     inputs = as_tuple(example_inputs)
     exp = export_full(model, inputs, loss_fn, reps=reps)
     graph = exp.graph
@@ -108,11 +110,12 @@ def fidelity_many(model, example_inputs, fractions, *, name=None, batch=None, lo
     if fit:
         asked = _fit.grid(graph, plain["peak_bytes"], server=server, solver=solver) + budgets
         cands = _fit.candidates(graph, exp.gm, exp.group_of, predict_applied, asked, server,
-                                solver)
+                                solver, mode, exp.random_fx)
     done = {}  # schedule -> (row, grads_match), each plan applied and measured once
     out = []
     for f, budget in zip(fractions, budgets):
         rec = {"model": name or type(model).__name__, "batch": batch, "budget": budget,
+               "mode": mode,
                "budget_fraction": f, "const_bytes": const, "plain": dict(plain_row)}
         plan = _planner.plan(graph, budget, solver=solver, server=server)
         rec["solver_used"] = plan.get("solver_used")
@@ -120,7 +123,7 @@ def fidelity_many(model, example_inputs, fractions, *, name=None, batch=None, lo
         rec["direct"] = None
         if plan.get("feasible"):
             rec["direct"], gm_ok = _applied_row(model, inputs, graph, plan, budget, const, loss_fn,
-                                                reps, done)
+                                                reps, done, mode)
             rec["grads_match"] = rec["grads_match_direct"] = gm_ok
         else:
             rec["min_feasible_budget"] = plan.get("min_feasible_budget")
@@ -129,25 +132,25 @@ def fidelity_many(model, example_inputs, fractions, *, name=None, batch=None, lo
             pmin = _planner.plan(graph, least, solver=solver, server=server) if least else {}
             if pmin.get("feasible"):  # the nearest budget that works, measured too
                 rec["at_min"], rec["grads_match_at_min"] = _applied_row(
-                    model, inputs, graph, pmin, least, const, loss_fn, reps, done)
+                    model, inputs, graph, pmin, least, const, loss_fn, reps, done, mode)
         chosen = _fit.choose(cands, budget)
         if chosen is None:
             rec["planned"] = rec["direct"]
         else:
             rec["planned"], rec["grads_match"] = _applied_row(model, inputs, graph, chosen.plan,
                                                               chosen.asked, const, loss_fn, reps,
-                                                              done)
+                                                              done, mode)
             rec["feasible"] = True
         out.append(rec)
     return out
 
 
-def _applied_row(model, inputs, graph, plan, asked, const, loss_fn, reps, done):
+def _applied_row(model, inputs, graph, plan, asked, const, loss_fn, reps, done, mode):
     key = json.dumps(plan["schedule"])
     if key in done:
         row, ok = done[key]
         return dict(row), ok
-    applied = apply(model, plan)
+    applied = apply(model, plan, mode=mode)
     meas = measure(applied, inputs, loss_fn, time_reps=reps)
     pred = predict_applied(graph, applied.mapping)
     if pred is None:  # no local simulator: the planner's own figure
