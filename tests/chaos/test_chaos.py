@@ -46,6 +46,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import memplan_daemon  # noqa: E402
+
 ATTACK_SECONDS = 12.0
 P99_BOUND_S = float(os.environ.get("CHAOS_P99_BOUND", "2.0"))
 # Two workers drain about 6.7 plans a second; the fair queue gives the good
@@ -64,68 +67,12 @@ GRAPH = {"format": "memplan.graph/1", "name": "chaos", "nodes": [
     {"id": "d", "inputs": ["c"], "bytes": 1000, "time": 1}]}
 
 
-# ---- the daemon ----
-
-class Daemon:
-    def __init__(self, binary, workdir):
-        self.binary = binary
-        self.dir = workdir
-        self.proc = None
-        self.port = None
-
-    def start(self, delay_ms=0):
-        portfile = os.path.join(self.dir, "port")
-        if os.path.exists(portfile):
-            os.unlink(portfile)
-        env = dict(os.environ)
-        env.pop("MEMPLAN_TEST_PLAN_DELAY_MS", None)
-        if delay_ms:
-            env["MEMPLAN_TEST_PLAN_DELAY_MS"] = str(delay_ms)
-        argv = [self.binary, "--listen", "127.0.0.1:0", "--port-file", portfile,
-                "--data-dir", os.path.join(self.dir, "data"),
-                "--log-file", os.path.join(self.dir, "log")] + DAEMON_FLAGS
-        err = open(os.path.join(self.dir, "stderr"), "ab")
-        self.proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=err)
-        err.close()
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError("the daemon exited during start-up (see %s)" % self.dir)
-            try:
-                with open(portfile) as f:
-                    self.port = int(f.read())
-                if request(self.port, "GET", "/healthz")[0] == 200:
-                    return
-            except (OSError, ValueError):
-                pass
-            time.sleep(0.05)
-        raise RuntimeError("the daemon did not become healthy")
-
-    def kill(self, sig):
-        self.proc.send_signal(sig)
-        return self.proc.wait(timeout=60)
-
+# ---- the daemon (tests/memplan_daemon.py) ----
 
 def request(port, method, path, body=None, timeout=10.0, conn=None):
     """One exchange; (status, parsed JSON or None, seconds)."""
-    t0 = time.monotonic()
-    own = conn is None
-    if own:
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        data = json.dumps(body).encode() if body is not None else None
-        headers = {"Content-Type": "application/json"} if data is not None else {}
-        conn.request(method, path, body=data, headers=headers)
-        resp = conn.getresponse()
-        raw = resp.read()
-        try:
-            parsed = json.loads(raw) if raw else None
-        except ValueError:
-            parsed = None
-        return resp.status, parsed, time.monotonic() - t0
-    finally:
-        if own:
-            conn.close()
+    status, _, parsed, secs = memplan_daemon.request(port, method, path, body, timeout=timeout, conn=conn)
+    return status, parsed if not isinstance(parsed, str) else None, secs
 
 
 # ---- the hostile clients (each run as `test_chaos.py --attack ROLE PORT SECONDS`) ----
@@ -428,7 +375,7 @@ def main():
     binary = os.path.abspath(sys.argv[1])
     workdir = tempfile.mkdtemp(prefix="mp-chaos-")
     problems = []
-    daemon = Daemon(binary, workdir)
+    daemon = memplan_daemon.Daemon(workdir, DAEMON_FLAGS, binary=binary)
     try:
         daemon.start(delay_ms=300)
         attackers = {role: subprocess.Popen([sys.executable, os.path.abspath(__file__), "--attack", role,
@@ -471,7 +418,7 @@ def main():
         st, doc, _ = request(daemon.port, "GET", "/v1/status")
         pending = doc.get("queue_depth", 0) + doc.get("running", 0) if st == 200 and doc else -1
         daemon.kill(signal.SIGKILL)
-        daemon.start()
+        daemon.start(delay_ms=0)
         unfinished = []
         deadline = time.monotonic() + 60
         for plan_id in accepted:

@@ -9,10 +9,8 @@ import os
 import sys
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemon import Daemon, chain_graph, wait_until  # noqa: E402
-
-SERVER = os.environ.get("MEMPLAN_SERVER", "build/memplan-server")
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from memplan_daemon import Daemon, chain_graph, wait_until  # noqa: E402
 GRAPH = chain_graph(4, "fair")
 
 
@@ -25,7 +23,7 @@ def plan(budget, wait=None):
 
 class FairQueueTest(unittest.TestCase):
     def setUp(self):
-        self.d = Daemon(SERVER, ["--workers", "1", "--queue-size", "64", "--max-queued-per-client", "12"],
+        self.d = Daemon(None, ["--workers", "1", "--queue-size", "64", "--max-queued-per-client", "12"],
                         {"MEMPLAN_TEST_PLAN_DELAY_MS": "200"}).start()
 
     def tearDown(self):
@@ -75,7 +73,7 @@ class FairQueueTest(unittest.TestCase):
         asking client's: it counts in that client's --max-queued-per-client
         share, and takes that client's turn."""
         self.d.cleanup()
-        self.d = Daemon(SERVER, ["--workers", "1", "--queue-size", "64", "--max-queued-per-client", "4"],
+        self.d = Daemon(None, ["--workers", "1", "--queue-size", "64", "--max-queued-per-client", "4"],
                         {"MEMPLAN_TEST_PLAN_DELAY_MS": "1000"}).start()
         st, _, body = self.d.request("POST", "/v1/plans", plan(100, wait=30), {"X-Client-Id": "maps"})
         self.assertEqual((st, body["status"]), (200, "done"), body)

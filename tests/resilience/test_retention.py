@@ -9,10 +9,8 @@ import sys
 import time
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemon import Daemon, chain_graph, wait_until  # noqa: E402
-
-SERVER = os.environ.get("MEMPLAN_SERVER", "build/memplan-server")
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from memplan_daemon import Daemon, chain_graph, wait_until  # noqa: E402
 
 
 def listed(d, status="done"):
@@ -26,7 +24,7 @@ class RetentionTest(unittest.TestCase):
         self.d.cleanup()
 
     def test_age(self):
-        self.d = Daemon(SERVER, ["--workers", "1", "--retain-age", "2", "--sweep-interval", "0.2"],
+        self.d = Daemon(None, ["--workers", "1", "--retain-age", "2", "--sweep-interval", "0.2"],
                         {"MEMPLAN_TEST_PLAN_DELAY_MS": "400"}).start()
         old_body = {"graph": chain_graph(5, "old"), "budget": 10 ** 6}
         st, _, old = self.d.request("POST", "/v1/plans", old_body)
@@ -68,7 +66,7 @@ class RetentionTest(unittest.TestCase):
         self.assertIn('"msg":"retention sweep"', self.d.log_tail(100000))
 
     def test_bytes(self):
-        self.d = Daemon(SERVER, ["--workers", "2", "--retain-age", "0", "--retain-bytes", "300KiB",
+        self.d = Daemon(None, ["--workers", "2", "--retain-age", "0", "--retain-bytes", "300KiB",
                                  "--sweep-interval", "0.2", "--max-queued-per-client", "0"]).start()
         ids = []
         for i in range(60):  # about 10 KB of graph and result each
