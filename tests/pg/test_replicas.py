@@ -12,7 +12,7 @@ kill -9 of a replica that holds running plans, a long poll answered by a
 replica that did not run the plan, one computation for one submission sent
 to two replicas at once, readiness without a database, a restart of
 PostgreSQL, claims that take turns between clients, retention swept by two
-replicas of one database, and a full disk (a tablespace on a small tmpfs,
+replicas of one database, retention by size, and a full disk (a tablespace on a small tmpfs,
 skipped where tmpfs cannot be mounted). Everything is removed at the end,
 whatever happened.
 
@@ -385,6 +385,38 @@ class ReplicasTest(unittest.TestCase):
         until("ready again", lambda: http(rep.port, "GET", "/readyz")[0] == 200, 20)
         st, body = http(rep.port, "POST", "/v1/plans", {"graph": GRAPH, "budget": 5_555_000, "wait": 60})
         self.assertEqual((st, body["status"]), (200, "done"), body)
+        self.assertEqual(rep.stop(), 0)
+
+    def test_9_retention_by_bytes(self):
+        """--retain-bytes on PostgreSQL: past the bound (the rows' stored
+        sizes) the oldest finished plans go first, with their results and
+        graphs, and the newest stay."""
+        self.pg.sql("postgres", "CREATE DATABASE retention_bytes")
+        rep = Replica(self.tmp, "bytes", self.pg.uri("retention_bytes"), lease=LEASE_S,
+                      extra=["--retain-age", "0", "--retain-bytes", "60KiB", "--sweep-interval", "0.2",
+                             "--max-queued-per-client", "0"])
+        self.retired.append(rep)
+        ids = []
+        for _ in range(20):  # about 9 KB of graph and result each, stored as they are
+            st, body = http(rep.port, "POST", "/v1/plans", {"graph": random_graph(50), "budget": 10 ** 9, "wait": 30})
+            self.assertEqual((st, body["status"]), (200, "done"), body)
+            ids.append(body["id"])
+        time.sleep(0.5)
+
+        def kept():
+            st, body = http(rep.port, "GET", "/v1/plans?limit=100")
+            left = {p["id"] for p in body["plans"]}
+            return left if len(left) < len(ids) else None
+        left = until("the oldest plans to go", kept, 20, 0.1)
+        self.assertIn(ids[-1], left)
+        self.assertNotIn(ids[0], left)
+        first = min(ids.index(i) for i in left)
+        self.assertEqual(left, set(ids[first:]), "not the oldest first")
+        used = int(self.pg.sql("retention_bytes", "SELECT (SELECT coalesce(sum(pg_column_size(json)), 0) FROM graphs)"
+                                                  " + (SELECT coalesce(sum(pg_column_size(json)), 0) FROM results)")[0][0])
+        self.assertLess(used, 2 * 60 * 1024, "the store stays near its bound")
+        self.assertEqual(self.pg.sql("retention_bytes", "SELECT count(*) FROM results WHERE key NOT IN"
+                                                        " (SELECT result_key FROM jobs)"), [["0"]])
         self.assertEqual(rep.stop(), 0)
 
 
