@@ -191,7 +191,9 @@ void srv_jobs_store_event(srv_jobs_t *jobs, const char *channel, const char *pay
 /* Retention deleted these stored rows (job ids, result keys, graph
  * hashes): memory forgets what it kept of them (the cache's tags), so
  * that nothing is answered from a row the store no longer has. A shared
- * store's other replicas hear of them through srv_jobs_store_event. Any
+ * store's other replicas hear of them through srv_jobs_store_event. A
+ * reader that read a row just before the sweep deleted it can still put
+ * it in memory after this; that entry lasts until the LRU evicts it. Any
  * thread. */
 void srv_jobs_forget(srv_jobs_t *jobs, const char *const *keys, size_t n);
 
