@@ -197,9 +197,10 @@ test-python: $(CLI) $(SRV)
 test-deploy: $(SRV) $(CLI)
 	MEMPLAN_SERVER=$(CURDIR)/$(SRV) $(PYTHON) -m unittest discover -s tests/deploy -p 'test_*.py' -v
 
-# tests/chaos/test_chaos.py: slow clients, oversized bodies and a flood
-# against the built daemon while a well-behaved client is timed, then kill -9
-# and a restart that must finish every accepted plan (about 30 s).
+# tests/chaos/test_chaos.py: slow clients, oversized bodies, a flood and a
+# plan flood held to its per-client share (429) against the built daemon
+# while a well-behaved client is timed, then kill -9 and a restart that must
+# finish every accepted plan (about 30 s).
 test-chaos: $(SRV)
 	$(PYTHON) tests/chaos/test_chaos.py $(SRV)
 
@@ -220,7 +221,9 @@ test-docs: $(CLI) $(SRV)
 
 # Three replicas on one real PostgreSQL (started in a temporary directory,
 # loopback only, as the postgres user when run as root): kill -9, long polls
-# across replicas, deduplication, readiness, a restart of the database.
+# across replicas, deduplication, readiness, a restart of the database,
+# fair claims, retention swept by two replicas and by size, and a real full
+# disk (a tablespace on a small tmpfs; skipped where mount is refused).
 test-pg: $(SRV)
 	MEMPLAN_SERVER=$(CURDIR)/$(SRV) $(PYTHON) tests/pg/test_replicas.py
 

@@ -195,17 +195,49 @@ int srv_cache_put_blob(srv_cache_t *c, const char *key, srv_blob_t *blob) {
   return 0;
 }
 
-int srv_cache_put(srv_cache_t *c, const char *key, const char *value, size_t len) {
-  srv_blob_t *b = malloc(sizeof(*b) + len + 1);
+int srv_cache_put_tagged(srv_cache_t *c, const char *key, const char *tag, const char *value, size_t len) {
+  size_t tl = tag ? strlen(tag) + 1 : 0;
+  srv_blob_t *b = malloc(sizeof(*b) + len + 1 + tl);
   int rc;
   if (b == NULL) return SRV_ENOMEM;
   b->refs = 1;
   b->len = len;
   memcpy(b->data, value, len);
   b->data[len] = '\0';
+  b->tag = tag ? memcpy(b->data + len + 1, tag, tl) : NULL;
   rc = srv_cache_put_blob(c, key, b);
   srv_blob_unref(b);
   return rc;
+}
+
+int srv_cache_put(srv_cache_t *c, const char *key, const char *value, size_t len) {
+  return srv_cache_put_tagged(c, key, NULL, value, len);
+}
+
+static int srv__cmp_str(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+size_t srv_cache_drop_tags(srv_cache_t *c, const char *const *tags, size_t n) {
+  const char **sorted;
+  srv__entry_t *e, *next;
+  size_t dropped = 0;
+  if (n == 0) return 0;
+  if ((sorted = malloc(n * sizeof(*sorted))) == NULL) return 0;
+  memcpy(sorted, tags, n * sizeof(*sorted));
+  qsort(sorted, n, sizeof(*sorted), srv__cmp_str);
+  pthread_mutex_lock(&c->mu);
+  for (e = c->head; e; e = next) {
+    next = e->next;
+    if (e->value->tag && bsearch(&e->value->tag, sorted, n, sizeof(*sorted), srv__cmp_str)) {
+      srv__unlink(c, e);
+      srv__entry_free(e);
+      dropped++;
+    }
+  }
+  pthread_mutex_unlock(&c->mu);
+  free(sorted);
+  return dropped;
 }
 
 void srv_cache_stats(srv_cache_t *c, uint64_t *entries, uint64_t *bytes, uint64_t *max_bytes) {

@@ -7,7 +7,13 @@
  * the caller drops with srv_blob_unref (the hot path: a cached answer is
  * sent from the entry's own bytes, without a copy), srv_cache_get a
  * malloc'd copy the caller frees. Either way an entry evicted right after
- * a get is never a dangling pointer. */
+ * a get is never a dangling pointer.
+ *
+ * Tags: a value may carry a tag, the key of the stored row it was made
+ * from (a job id, a result key, a graph hash), which stays with the value
+ * under every key that shares it. When retention deletes the row,
+ * srv_cache_drop_tags drops every entry made from it, so that memory
+ * never answers with what the store no longer has. */
 #ifndef SRV_CACHE_H
 #define SRV_CACHE_H
 
@@ -17,9 +23,10 @@
 #include "server.h"
 
 typedef struct srv_blob_s {
-  unsigned refs;  /* atomic */
+  unsigned refs;    /* atomic */
   size_t len;
-  char data[];    /* len bytes and a NUL */
+  const char *tag;  /* NULL, or a string in the same allocation */
+  char data[];      /* len bytes and a NUL (then the tag) */
 } srv_blob_t;
 
 void srv_blob_unref(srv_blob_t *b);
@@ -37,6 +44,11 @@ int srv_cache_put_blob(srv_cache_t *c, const char *key, srv_blob_t *blob);
 /* Insert or replace; values larger than the whole cache are not kept.
  * 0 or SRV_ENOMEM. */
 int srv_cache_put(srv_cache_t *c, const char *key, const char *value, size_t len);
+/* srv_cache_put with the value tagged `tag` (NULL: none). */
+int srv_cache_put_tagged(srv_cache_t *c, const char *key, const char *tag, const char *value, size_t len);
+/* Drop every entry whose value is tagged with one of tags[0..n): a walk
+ * over the whole cache. Returns how many went. */
+size_t srv_cache_drop_tags(srv_cache_t *c, const char *const *tags, size_t n);
 void srv_cache_stats(srv_cache_t *c, uint64_t *entries, uint64_t *bytes, uint64_t *max_bytes);
 
 #endif

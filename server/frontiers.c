@@ -135,6 +135,7 @@ int srv_frontiers_get(srv_server_t *s, const srv_frontier_query_t *q, mp_graph_t
   memcpy(p.graph_hash, q->graph_hash, 65);
   p.solver = q->solver;
   p.swap = q->swap;
+  memcpy(p.client, q->client, sizeof(p.client));
   if (q->device)
     p.device = *q->device;
   else

@@ -33,6 +33,7 @@ typedef struct srv_frontier_query_s {
   uint64_t *budgets;         /* /v1/fit: the budgets to answer, taken over
                                 (freed even on failure); NULL: the whole frontier */
   size_t n_budgets;
+  char client[68];           /* who asks (srv_req_client): the queue's fairness and cap */
 } srv_frontier_query_t;
 
 /* A query whose frontier is being computed: what srv_frontiers_finish

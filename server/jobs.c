@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cache.h"
 #include "formats.h"
 #include "frontier.h"
 #include "frontier_json.h"
@@ -409,12 +410,20 @@ static void srv__poke(srv_jobs_t *jobs) {
   pthread_mutex_unlock(&jobs->mu);
 }
 
+void srv_jobs_forget(srv_jobs_t *jobs, const char *const *keys, size_t n) {
+  srv_cache_drop_tags(jobs->cfg.cache, keys, n);
+}
+
 void srv_jobs_store_event(srv_jobs_t *jobs, const char *channel, const char *payload) {
   char id[33];
   size_t n = strcspn(payload, " ");
   srv_job_t *job;
   if (strcmp(channel, SRV_STORE_CH_QUEUED) == 0) {
     srv__poke(jobs);
+    return;
+  }
+  if (strcmp(channel, SRV_STORE_CH_SWEPT) == 0) { /* a replica's retention deleted it */
+    srv_jobs_forget(jobs, &payload, 1);
     return;
   }
   if (n >= sizeof(id)) return;
@@ -651,6 +660,9 @@ static int srv__submit_shared(srv_jobs_t *jobs, const srv_plan_params_t *p, cons
     int rc;
     if ((rc = srv__existing(jobs, key, out, result, result_len, result_job_id)) != 0) return rc;
     pthread_mutex_unlock(&jobs->mu);
+    /* A full store takes no new work until a write finds room again (the
+     * upkeep probes it), as below. */
+    if (srv_store_health(jobs->cfg.store, NULL, 0) == SRV_ENOSPACE) return SRV_ENOSPACE;
     if ((job = srv__job_new(jobs, SRV_JOB_PLAN)) == NULL) return SRV_ENOMEM;
     job->p = *p;
     snprintf(job->key, sizeof(job->key), "%s", key);
@@ -659,12 +671,26 @@ static int srv__submit_shared(srv_jobs_t *jobs, const srv_plan_params_t *p, cons
                               graph && *graph ? (*graph)->n_nodes : 0, jobs->cfg.queue_size,
                               jobs->cfg.max_queued_per_client, joined);
     if (rc == 0) {
+      srv_job_t *claimed;
       srv_metrics_cache(jobs->cfg.metrics, 0);
       job->in_store = 1;
       job->remote = 1; /* until a worker here claims it */
       job->graph = graph ? *graph : NULL;
       if (graph) *graph = NULL;
       pthread_mutex_lock(&jobs->mu);
+      /* The row's notification may have let a worker here claim the plan
+       * (listing it, running) before this line: that one is the plan. A
+       * second object under the same id would end only when the store's
+       * notification came, while lookups could find the other one still
+       * running, and a waiter woken by the first would be shown the
+       * second's "running". */
+      if ((claimed = srv__active_by_id(jobs, job->id)) != NULL) {
+        claimed->refs++;
+        pthread_mutex_unlock(&jobs->mu);
+        srv__job_free(job);
+        *out = claimed;
+        return SRV_SUBMIT_QUEUED;
+      }
       srv__active_add(jobs, job);
       jobs->claim_gen++; /* the notification will say so too */
       pthread_cond_broadcast(&jobs->cv);
@@ -701,7 +727,7 @@ static int srv__submit(srv_jobs_t *jobs, srv_job_kind_t kind, const srv_plan_par
     pthread_mutex_unlock(&jobs->mu);
     return SRV_ENOSPACE;
   }
-  /* Frontiers come without a client (""): one turn of the ring, bounded by
+  /* A job without a client ("": recovered, internal) is bounded by
    * --queue-size only. */
   if (jobs->cfg.max_queued_per_client && p->client[0] &&
       srv__client_queued(jobs, p->client) >= jobs->cfg.max_queued_per_client) {
@@ -782,6 +808,9 @@ int srv_jobs_submit_frontier(srv_jobs_t *jobs, const srv_plan_params_t *fp, cons
   srv_plan_params_t p;
   memset(&p, 0, sizeof(p));
   snprintf(p.graph_hash, sizeof(p.graph_hash), "%s", fp->graph_hash);
+  /* Whoever asked: the computation takes its turn, and counts in the
+   * --max-queued-per-client share, as that client's. */
+  memcpy(p.client, fp->client, sizeof(p.client));
   p.solver = fp->solver;
   p.swap = fp->swap;
   p.device = fp->device;
@@ -1173,25 +1202,42 @@ static int srv__stopping(srv_jobs_t *jobs) {
   return s;
 }
 
-/* Record a shared store's plan as `st` (a final status, or queued to hand
- * it back), its result first when done. While the store cannot be reached
- * this retries (the lease is renewed meanwhile) for up to twice the lease
- * plus half a minute. 0, or SRV_ECONFLICT when the plan is no longer this
- * replica's (another one runs it, or ran it). */
-static int srv__finish_shared(srv_jobs_t *jobs, srv_job_t *job, srv_job_status_t st, const char *text,
-                              size_t len, const char *error_json) {
+/* Record a shared store's plan as *st (a final status, or queued to hand
+ * it back; code and msg the error of a failed or cancelled one), its
+ * result first when done. A result the store has no room for fails the
+ * plan (*st, code and msg then say so). While the store cannot be reached
+ * or has no room for the row's new version this retries (the lease is
+ * renewed meanwhile) for up to twice the lease plus half a minute. 0, or
+ * SRV_ECONFLICT when the plan is no longer this replica's (another one
+ * runs it, or ran it). */
+static int srv__finish_shared(srv_jobs_t *jobs, srv_job_t *job, srv_job_status_t *st, const char *text,
+                              size_t len, char *code, size_t code_len, char *msg, size_t msg_len) {
   double give_up = srv_mono_ms() + 2000.0 * jobs->cfg.lease_s + 30000.0, pause_ms = 100;
-  int stored = st != SRV_JOB_DONE, rc = SRV_ESTORE;
+  int stored = *st != SRV_JOB_DONE, rc = SRV_ESTORE;
+  char *ej = NULL;
   for (;;) {
-    if (!stored) stored = srv_results_put(jobs->cfg.cache, jobs->cfg.store, job->key, job->id, text, len) == 0;
+    if (!stored) {
+      rc = srv_results_put(jobs->cfg.cache, jobs->cfg.store, job->key, job->id, text, len);
+      if (rc == SRV_ENOSPACE) {
+        *st = SRV_JOB_FAILED;
+        srv__store_failure(jobs, rc, "the result could not be stored", code, code_len, msg, msg_len);
+      }
+      stored = rc == 0 || rc == SRV_ENOSPACE;
+    }
     if (stored) {
-      rc = srv_store_finish_job(jobs->cfg.store, job->id, jobs->owner, srv_job_status_name(st),
-                                st == SRV_JOB_QUEUED ? 0 : srv_now_ms(), error_json);
-      if (rc != SRV_ESTORE) return rc;
+      if (ej == NULL && (*st == SRV_JOB_FAILED || *st == SRV_JOB_CANCELLED)) ej = srv__error_json(code, msg);
+      rc = srv_store_finish_job(jobs->cfg.store, job->id, jobs->owner, srv_job_status_name(*st),
+                                *st == SRV_JOB_QUEUED ? 0 : srv_now_ms(), ej);
+      if (rc != SRV_ESTORE && rc != SRV_ENOSPACE) {
+        free(ej);
+        return rc;
+      }
     }
     /* Shutting down (or stopped past --grace): the lease brings it back. */
-    if (srv__stopping(jobs) || atomic_load(&job->stop) == SRV__STOP_SHUTDOWN || srv_mono_ms() + pause_ms > give_up)
+    if (srv__stopping(jobs) || atomic_load(&job->stop) == SRV__STOP_SHUTDOWN || srv_mono_ms() + pause_ms > give_up) {
+      free(ej);
       return SRV_ECONFLICT;
+    }
     {
       struct timespec ts = {(time_t)(pause_ms / 1000), (long)((long)pause_ms % 1000) * 1000000L};
       nanosleep(&ts, NULL);
@@ -1250,9 +1296,7 @@ static void srv__execute(srv_jobs_t *jobs, srv_job_t *job) {
   }
 
   if (shared) {
-    char *ej = st == SRV_JOB_FAILED || st == SRV_JOB_CANCELLED ? srv__error_json(code, msg) : NULL;
-    rc = srv__finish_shared(jobs, job, st, text, len, ej);
-    free(ej);
+    rc = srv__finish_shared(jobs, job, &st, text, len, code, sizeof(code), msg, sizeof(msg));
     free(text);
     if (rc != 0) {
       srv__lost(jobs, job);

@@ -114,8 +114,9 @@ int srv_jobs_submit_plan(srv_jobs_t *jobs, const srv_plan_params_t *p, const cha
                          size_t *result_len, char result_job_id[33]);
 
 /* Submit a frontier computation for p's graph_hash, solver, swap and
- * device under `key`, which must be srv_keys_frontier(p); the same
- * outcomes (no job row). */
+ * device under `key`, which must be srv_keys_frontier(p), on behalf of
+ * p->client (its turn in the ring and its --max-queued-per-client share,
+ * as for a plan); the same outcomes (no job row). */
 int srv_jobs_submit_frontier(srv_jobs_t *jobs, const srv_plan_params_t *p, const char *key,
                              mp_graph_t **graph, srv_job_t **job, char **result, size_t *result_len);
 
@@ -186,6 +187,15 @@ void srv_jobs_tick(srv_jobs_t *jobs, int recheck);
 /* A notification from the store (channel and payload as store.h says).
  * Any thread. */
 void srv_jobs_store_event(srv_jobs_t *jobs, const char *channel, const char *payload);
+
+/* Retention deleted these stored rows (job ids, result keys, graph
+ * hashes): memory forgets what it kept of them (the cache's tags), so
+ * that nothing is answered from a row the store no longer has. A shared
+ * store's other replicas hear of them through srv_jobs_store_event. A
+ * reader that read a row just before the sweep deleted it can still put
+ * it in memory after this; that entry lasts until the LRU evicts it. Any
+ * thread. */
+void srv_jobs_forget(srv_jobs_t *jobs, const char *const *keys, size_t n);
 
 /* Stop and join the workers, release every job. */
 void srv_jobs_free(srv_jobs_t *jobs);

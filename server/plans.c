@@ -5,7 +5,10 @@
  * Only final answers are kept in the LRU cache, and those never change:
  * "body|<SHA-256 of the request's bytes>" and "resp|<timeline>|<plan key>"
  * share one rendered answer, "view|<id>|<timeline>" holds a finished plan's
- * view. A cached answer is sent from the cache's own bytes (srv_blob_t). */
+ * view. A cached answer is sent from the cache's own bytes (srv_blob_t).
+ * Each is tagged with the stored row it shows (the plan key, the job id,
+ * the graph hash: cache.h), so that retention's sweep drops it with the
+ * row. */
 #include "plans.h"
 
 #include <stdio.h>
@@ -71,9 +74,10 @@ int srv_plans_lookup_body(srv_server_t *s, const char *body, size_t len, srv_pla
 
 /* Render the answer to a plan whose result jobs.c had (computed by job
  * `result_job`, "" when unknown), and keep it under resp_key and the body
- * key, one value under both. */
+ * key, one value under both, tagged with the plan key. */
 static int srv__answer_result(srv_server_t *s, const srv_plan_params_t *p, const char *result, size_t result_len,
-                              const char *result_job, const char *resp_key, srv_plan_submit_t *sub) {
+                              const char *result_job, const char *plan_key, const char *resp_key,
+                              srv_plan_submit_t *sub) {
   json_t *res = srv__result_json(result, result_len, p->timeline);
   json_t *o = json_object();
   srv_blob_t *blob;
@@ -91,7 +95,7 @@ static int srv__answer_result(srv_server_t *s, const srv_plan_params_t *p, const
   text = mp_json_dumps(o, JSON_COMPACT);
   json_decref(o);
   if (text == NULL) return SRV_ENOMEM;
-  srv_cache_put(s->cache, resp_key, text, strlen(text)); /* best effort */
+  srv_cache_put_tagged(s->cache, resp_key, plan_key, text, strlen(text)); /* best effort */
   if (sub->have_body_key && srv_cache_get_blob(s->cache, resp_key, &blob) == 0) {
     srv_cache_put_blob(s->cache, sub->body_key, blob); /* one value under both keys */
     srv_blob_unref(blob);
@@ -117,17 +121,17 @@ int srv_plans_submit(srv_server_t *s, const srv_plan_params_t *p, mp_graph_t **g
     if (sub->have_body_key) srv_cache_put_blob(s->cache, sub->body_key, sub->blob); /* best effort, shared */
     return SRV_SUBMIT_CACHED;
   }
-  /* Graphs are never removed from the store: one it holds is not rendered
-   * again for a new job row (the insert would be ignored), and a result
-   * computed before (srv_jobs_submit_plan answers SRV_SUBMIT_CACHED) was
-   * computed from a graph the store holds. */
+  /* A graph the store holds is not rendered again for a new job row (the
+   * insert would be ignored; the job row keeps it from retention), and a
+   * result computed before (srv_jobs_submit_plan answers
+   * SRV_SUBMIT_CACHED) needs no graph. */
   if (*graph && srv_graphs_render_new(s, *graph, p->graph_hash, &canon, &canon_len) != 0) return SRV_ENOMEM;
   rc = srv_jobs_submit_plan(s->jobs, p, plan_key, graph, canon, canon_len, &sub->job, &result, &result_len,
                             result_job);
   free(canon);
   if (rc == SRV_SUBMIT_CACHED) {
     sub->cache = "hit";
-    rc = srv__answer_result(s, p, result, result_len, result_job, resp_key, sub);
+    rc = srv__answer_result(s, p, result, result_len, result_job, plan_key, resp_key, sub);
     free(result);
     return rc;
   }
@@ -159,7 +163,7 @@ static json_t *srv__graph_name(srv_server_t *s, const char *hash) {
     json_decref(g);
     if (text == NULL) return NULL;
     len = strlen(text);
-    if (g) srv_cache_put(s->cache, key, text, len); /* best effort; not when the store failed */
+    if (g) srv_cache_put_tagged(s->cache, key, hash, text, len); /* best effort; not when the store failed */
   }
   name = len > 0 ? json_stringn(text, len) : json_sprintf("%.12s", hash);
   free(text);
@@ -198,7 +202,7 @@ static json_t *srv__result_summary(srv_server_t *s, const char *id) {
     json_decref(res);
   }
   if (sum && (text = mp_json_dumps(sum, JSON_COMPACT)) != NULL) {
-    srv_cache_put(s->cache, key, text, strlen(text)); /* best effort */
+    srv_cache_put_tagged(s->cache, key, id, text, strlen(text)); /* best effort */
     free(text);
   }
   return sum;
@@ -331,7 +335,7 @@ int srv_plans_view(srv_server_t *s, const char *id, int timeline, srv_plan_view_
   json_decref(view);
   if (v->text == NULL) return SRV_ENOMEM;
   v->len = strlen(v->text);
-  if (keep) srv_cache_put(s->cache, key, v->text, v->len); /* best effort */
+  if (keep) srv_cache_put_tagged(s->cache, key, id, v->text, v->len); /* best effort */
   return 0;
 }
 

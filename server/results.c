@@ -20,7 +20,7 @@ static void srv__cache_result(srv_cache_t *cache, const char *key, const char *j
   memcpy(buf, job_id, il);
   buf[il] = '\n';
   memcpy(buf + il + 1, text, len);
-  srv_cache_put(cache, key, buf, il + 1 + len);
+  srv_cache_put_tagged(cache, key, key, buf, il + 1 + len); /* retention drops it with the row */
   free(buf);
 }
 

@@ -162,7 +162,7 @@ static enum MHD_Result srv__failed(srv_req_t *r, int rc, const char *unreadable)
                                  "the server is shutting down and takes no new work");
   if (rc == SRV_ECLIENTFULL)
     return srv_respond_error_hdr(r, 429, "client_queue_full", "", "Retry-After", "5",
-                                 "this client already has its share of queued plans (--max-queued-per-client); "
+                                 "this client already has its share of queued work (--max-queued-per-client); "
                                  "retry when one has started");
   if (rc == SRV_ENOSPACE) return srv__store_full(r);
   if (rc == SRV_ENOMEM) return srv_respond_error(r, 500, "internal", "", "out of memory");
@@ -460,6 +460,7 @@ static enum MHD_Result srv__fit(srv_req_t *r) {
   q.device = &req.device;
   q.budgets = req.budgets; /* taken over */
   q.n_budgets = req.n_budgets;
+  srv_req_client(r, q.client);
   /* The worker stops the computation at --plan-timeout; wait a little
    * longer so the client hears the reason rather than a timeout. */
   ret = srv__frontier_run(r, &q, &g, r->srv->cfg.plan_timeout_s + 5);
@@ -495,6 +496,7 @@ static enum MHD_Result srv__graph_frontier(srv_req_t *r) {
   memcpy(q.graph_hash, r->params[0], 65);
   /* the swap solvers under the default device; POST /v1/fit takes a device */
   q.swap = mp_solver_swaps(q.solver);
+  srv_req_client(r, q.client);
   return srv__frontier_run(r, &q, NULL, wait);
 }
 

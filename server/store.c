@@ -78,12 +78,6 @@ int srv_store_probe(srv_store_t *st) {
   return st->ops->probe ? st->ops->probe(st) : srv_store_health(st, NULL, 0);
 }
 
-int srv_store_sweep(srv_store_t *st, double before_ms, double keep_after_ms, uint64_t max_bytes,
-                    srv_sweep_stats_t *out) {
-  memset(out, 0, sizeof(*out));
-  return st->ops->sweep ? st->ops->sweep(st, before_ms, keep_after_ms, max_bytes, out) : SRV_EINVAL;
-}
-
 /* ---- shared stores: SRV_EINVAL from a backend without them ---- */
 
 int srv_store_claim_job(srv_store_t *st, const char *owner, double lease_s, double now_ms, srv_job_row_t *row) {

@@ -61,11 +61,19 @@ typedef struct srv_job_row_s {
 
 void srv_job_row_clear(srv_job_row_t *row);
 
-/* What one retention sweep deleted, and the bytes in use after it. */
+/* What one retention sweep deleted, and the bytes in use after it.
+ * `skipped`: another replica of a shared store was sweeping it. */
 typedef struct srv_sweep_stats_s {
   uint64_t jobs, results, graphs;
   uint64_t bytes_used;
+  int skipped;
 } srv_sweep_stats_t;
+
+/* Called by a sweep with what one of its statements deleted: job ids,
+ * result keys or graph hashes (`what` is "jobs", "results" or "graphs";
+ * the strings are borrowed for the call), so that memory forgets them
+ * too (cache.h's tags). */
+typedef void (*srv_sweep_deleted_fn)(void *arg, const char *what, const char *const *keys, size_t n);
 
 /* What srv_store_renew_leases says of one job. */
 enum { SRV_LEASE_KEPT = 0, SRV_LEASE_CANCEL = 1, SRV_LEASE_LOST = 2 };
@@ -78,6 +86,7 @@ typedef void (*srv_store_event_fn)(void *arg, const char *channel, const char *p
 #define SRV_STORE_CH_QUEUED "memplan_queued"
 #define SRV_STORE_CH_DONE "memplan_done"
 #define SRV_STORE_CH_CANCEL "memplan_cancel"
+#define SRV_STORE_CH_SWEPT "memplan_swept"
 
 typedef struct srv_store_ops_s {
   const char *name; /* "sqlite", "postgresql" */
@@ -98,8 +107,18 @@ typedef struct srv_store_ops_s {
   int (*put_result)(srv_store_t *st, const char *key, const char *json, size_t len, const char *job_id);
   int (*get_result)(srv_store_t *st, const char *key, char **json, size_t *len, char *job_id);
   int (*probe)(srv_store_t *st);
-  int (*sweep)(srv_store_t *st, double before_ms, double keep_after_ms, uint64_t max_bytes,
-               srv_sweep_stats_t *out);
+  /* retention (NULL in a backend without it): the primitives the sweep of
+   * store_sweep.c runs on. begin: 0 with *h, 1 when another replica holds
+   * the sweep, SRV_ESTORE. exec: one statement whose only parameter ($1,
+   * if any) is t, returning the deleted keys in its first column, each
+   * batch of them given to fn; the rows it deleted, or -1. value: one
+   * number ($1 = t), `def` when NULL or failed. bytes: the live data. */
+  int (*sweep_begin)(srv_store_t *st, void **h);
+  long long (*sweep_exec)(srv_store_t *st, void *h, const char *sql, double t, const char *what,
+                          srv_sweep_deleted_fn fn, void *arg);
+  double (*sweep_value)(srv_store_t *st, void *h, const char *sql, double t, double def);
+  uint64_t (*sweep_bytes)(srv_store_t *st, void *h);
+  void (*sweep_end)(srv_store_t *st, void *h);
   /* shared */
   int (*claim_job)(srv_store_t *st, const char *owner, double lease_s, double now_ms, srv_job_row_t *row);
   int (*renew_leases)(srv_store_t *st, const char *owner, double lease_s, const char (*ids)[33], size_t n,
@@ -131,24 +150,30 @@ const char *srv_store_kind(srv_store_t *st);
 int srv_store_shared(srv_store_t *st);
 /* 0 when the store answered its last request, else SRV_ESTORE with why
  * in `reason`, or SRV_ENOSPACE when its last write failed for want of room
- * (a full disk) and no write has succeeded since. Reads state only: no
- * round trip. Writes that fail for want of room return SRV_ENOSPACE. */
+ * (a full disk: SQLITE_FULL; PostgreSQL's SQLSTATE class 53, disk_full,
+ * out_of_memory, configuration_limit_exceeded, but not
+ * too_many_connections) and no write that adds rows (with PostgreSQL: no
+ * probe) has succeeded since.
+ * Reads state only: no round trip. Writes that fail for want of room
+ * return SRV_ENOSPACE. */
 int srv_store_health(srv_store_t *st, char *reason, size_t len);
 
 /* A full store (health SRV_ENOSPACE): try whether it can grow again (a
- * write of 64 KiB, rolled back) and, when it can, leave the full state.
+ * write of 64 KiB, deleted again) and, when it can, leave the full state.
  * 0 when it has room, SRV_ENOSPACE, SRV_ESTORE. Any thread; blocking. */
 int srv_store_probe(srv_store_t *st);
-/* Retention: delete finished jobs that finished before before_ms (0: no
- * age limit), then while the live data exceeds max_bytes (0: no limit) the
- * oldest finished jobs, a batch at a time, but none that finished after
- * keep_after_ms (what was just computed is read now); with them every
- * result and graph no remaining job refers to and not newer than what was
- * deleted. Never a queued or running job, nor what one refers to.
+/* Retention (store_sweep.c): delete finished jobs that finished before
+ * before_ms (0: no age limit), then while the live data exceeds max_bytes
+ * (0: no limit) the oldest finished jobs, a batch at a time, but none that
+ * finished after keep_after_ms (what was just computed is read now); with
+ * them every result and graph no remaining job refers to and not newer
+ * than what was deleted. Never a queued or running job, nor what one
+ * refers to. `deleted` (may be NULL) hears every key deleted. A shared
+ * store is swept by one replica at a time (out->skipped for the others).
  * SRV_EINVAL when the backend has no retention. Blocking: the upkeep runs
  * it off the loop. */
 int srv_store_sweep(srv_store_t *st, double before_ms, double keep_after_ms, uint64_t max_bytes,
-                    srv_sweep_stats_t *out);
+                    srv_sweep_deleted_fn deleted, void *arg, srv_sweep_stats_t *out);
 
 /* Record an accepted job and, when graph_json is not NULL, its graph, in
  * one transaction. Fills row->seq. 0 or SRV_ESTORE. A shared store also

@@ -24,7 +24,14 @@
  *
  * The schema is created and migrated by the first connection of each
  * process, under an advisory lock, so replicas starting together migrate
- * once; each migration is idempotent and recorded in schema_version. */
+ * once; each migration is idempotent and recorded in schema_version.
+ *
+ * A statement that fails for want of room (SQLSTATE class 53: a full disk
+ * under the tablespace, out of memory, temp_file_limit) puts the store in
+ * the full state srv_store_health reports, as SQLITE_FULL does the
+ * embedded store: new work gets 507 until the upkeep's probe, every
+ * second, finds room again. Retention (the sweep,
+ * store_sweep.c) runs on one replica at a time, below. */
 #include "store.h"
 
 #include <libpq-fe.h>
@@ -55,12 +62,16 @@ typedef struct srv__pg_s {
   double backoff_ms;
   atomic_int migrated;
   atomic_int healthy;
+  atomic_int full;    /* a write failed for want of room (SQLSTATE class 53) */
   char reason[256];
+  char full_reason[256];
   PGconn *listen;     /* store_watch.c's connection, outside the pool */
 } srv__pg_t;
 
-/* The advisory lock migrations hold ("memplan" in ASCII). */
+/* The advisory lock migrations hold ("memplan" in ASCII), and the one a
+ * replica holds while it sweeps (one more). */
 #define SRV__PG_LOCK "7876826844192110"
+#define SRV__PG_SWEEP_LOCK "7876826844192111"
 
 static const char *const srv__migrations[] = {
   /* 1: graphs, jobs (with their leases) and results */
@@ -84,6 +95,15 @@ static const char *const srv__migrations[] = {
   /* 2: who submitted each job, for the claims' fairness between clients */
   "ALTER TABLE jobs ADD COLUMN IF NOT EXISTS client TEXT NOT NULL DEFAULT '';"
   "CREATE INDEX IF NOT EXISTS jobs_by_client ON jobs(client, status);",
+  /* 3: retention (the sweep finds finished jobs by their end, and what a
+   * job refers to), the full store's probe, and room in each page of jobs
+   * for its rows' next versions, so that a plan's end is recorded in place
+   * even when the disk has no room for new pages */
+  "CREATE INDEX IF NOT EXISTS jobs_by_finish ON jobs(finished_ms);"
+  "CREATE INDEX IF NOT EXISTS jobs_by_result ON jobs(result_key);"
+  "CREATE INDEX IF NOT EXISTS jobs_by_graph ON jobs(graph_hash);"
+  "CREATE TABLE IF NOT EXISTS probe (b BYTEA);"
+  "ALTER TABLE jobs SET (fillfactor = 50);",
 };
 #define SRV__NMIGRATIONS ((int)(sizeof(srv__migrations) / sizeof(srv__migrations[0])))
 
@@ -206,6 +226,41 @@ static void srv__set_health(srv__pg_t *pg, int ok, const char *why) {
     srv_log(SRV_LOG_INFO, "store available", NULL);
 }
 
+/* A write failed for want of room (`why`, the server's message): new work
+ * is refused until the probe finds room (srv__room). A small row that
+ * still fits in a page's free space proves nothing of room, so unlike the
+ * embedded store's, other writes that succeed meanwhile do not end it. */
+static void srv__set_full(srv__pg_t *pg, const char *why) {
+  int was;
+  pthread_mutex_lock(&pg->mu);
+  snprintf(pg->full_reason, sizeof(pg->full_reason), "%s", why);
+  was = atomic_exchange(&pg->full, 1);
+  pthread_mutex_unlock(&pg->mu);
+  if (!was)
+    srv_log(SRV_LOG_ERROR, "the store is full: new work is refused until it has room",
+            json_pack("{s:s}", "error", why));
+}
+
+/* The probe found room. */
+static void srv__room(srv__pg_t *pg) {
+  if (atomic_exchange(&pg->full, 0)) srv_log(SRV_LOG_INFO, "the store has room again: new work is taken", NULL);
+}
+
+/* The error of a failed statement: SRV_ENOSPACE (and the full state) when
+ * the server lacks room or memory (SQLSTATE class 53, "insufficient
+ * resources": disk_full 53100, out_of_memory 53200,
+ * configuration_limit_exceeded 53400 such as temp_file_limit), except
+ * too_many_connections (53300), which is about connections, not room;
+ * else SRV_ESTORE. */
+static int srv__failure(srv__pg_t *pg, PGresult *r, const char *why) {
+  const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+  if (state && strncmp(state, "53", 2) == 0 && strcmp(state, "53300") != 0) {
+    srv__set_full(pg, why);
+    return SRV_ENOSPACE;
+  }
+  return SRV_ESTORE;
+}
+
 /* A connection from the pool, opening one when none is idle (waiting when
  * the pool is at its bound). 0, or SRV_ESTORE when the server cannot be
  * reached (or is backing off). */
@@ -271,7 +326,8 @@ static void srv__give(srv__pg_t *pg, srv__conn_t cn, int broken) {
 }
 
 /* Run one statement with text parameters (fmts may mark binary ones, of
- * lens bytes): 0 with *res (the caller clears it), or SRV_ESTORE. `retry`:
+ * lens bytes): 0 with *res (the caller clears it), SRV_ENOSPACE (the
+ * server has no room: srv__failure), or SRV_ESTORE. `retry`:
  * the statement is safe to repeat, so a connection found broken is
  * replaced and the statement run once more. */
 static int srv__exec(srv__pg_t *pg, const char *what, const char *sql, int n, const char *const *vals,
@@ -299,10 +355,13 @@ static int srv__exec(srv__pg_t *pg, const char *what, const char *sql, int n, co
       continue;
     }
     srv__one_line(why, sizeof(why), r ? PQresultErrorMessage(r) : PQerrorMessage(cn.c));
-    PQclear(r);
-    srv__give(pg, cn, 0);
-    srv_log(SRV_LOG_ERROR, "store error", json_pack("{s:s,s:s}", "op", what, "error", why));
-    return SRV_ESTORE;
+    {
+      int rc = srv__failure(pg, r, why);
+      PQclear(r);
+      srv__give(pg, cn, 0);
+      srv_log(SRV_LOG_ERROR, "store error", json_pack("{s:s,s:s}", "op", what, "error", why));
+      return rc;
+    }
   }
   srv__set_health(pg, 0, why);
   srv_log(SRV_LOG_WARN, "store error", json_pack("{s:s,s:s}", "op", what, "error", why));
@@ -345,14 +404,33 @@ static void srv__num(char *buf, size_t n, double x) { snprintf(buf, n, "%.17g", 
 
 static int srv__pg_health(srv_store_t *base, char *reason, size_t len) {
   srv__pg_t *pg = (srv__pg_t *)base;
-  if (atomic_load(&pg->healthy)) {
+  int healthy = atomic_load(&pg->healthy), full = atomic_load(&pg->full);
+  if (healthy && !full) {
     if (len) reason[0] = '\0';
     return 0;
   }
   pthread_mutex_lock(&pg->mu);
-  snprintf(reason, len, "%s", pg->reason);
+  if (len) snprintf(reason, len, "%s", healthy ? pg->full_reason : pg->reason);
   pthread_mutex_unlock(&pg->mu);
-  return SRV_ESTORE;
+  return healthy ? SRV_ENOSPACE : SRV_ESTORE;
+}
+
+/* Insert 64 KiB that does not compress (so that it takes new pages of the
+ * probe table's TOAST), then truncate the table, which gives its files
+ * back (so that the next probe needs new pages again): when that works,
+ * the store has room again. */
+static int srv__pg_probe(srv_store_t *base) {
+  srv__pg_t *pg = (srv__pg_t *)base;
+  PGresult *r;
+  int rc = srv__exec(pg, "probe",
+                     "INSERT INTO probe(b) SELECT decode(string_agg(md5(random()::text), ''), 'hex')"
+                     " FROM generate_series(1, 4096)",
+                     0, NULL, NULL, NULL, 1, &r);
+  if (rc != 0) return rc;
+  PQclear(r);
+  srv__room(pg);
+  if (srv__exec(pg, "probe", "TRUNCATE probe", 0, NULL, NULL, NULL, 1, &r) == 0) PQclear(r);
+  return 0;
 }
 
 static int srv__pg_accept_job(srv_store_t *base, srv_job_row_t *row, const char *graph_json, size_t graph_len,
@@ -365,6 +443,10 @@ static int srv__pg_accept_job(srv_store_t *base, srv_job_row_t *row, const char 
       "WITH g AS (INSERT INTO graphs(hash, json, nodes, created_ms)"
       "   SELECT $3, $12::text, $13::bigint, $10::float8 WHERE $12::text IS NOT NULL"
       "   ON CONFLICT (hash) DO NOTHING),"
+      /* A graph already stored is used again now: the sweep, which deletes
+       * graphs by age, must see it young (a sweep deleting it meanwhile
+       * waits for this row and then finds it so). */
+      " t AS (UPDATE graphs SET created_ms = $10::float8 WHERE hash = $3 AND created_ms < $10::float8),"
       " ins AS (INSERT INTO jobs(id, status, graph_hash, result_key, budget, solver, objective, accounting,"
       "   timeline, created_ms, request_id, client)"
       "   SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9::integer, $10::float8, $11, $15"
@@ -411,7 +493,7 @@ static int srv__pg_accept_job(srv_store_t *base, srv_job_row_t *row, const char 
     const char *key[1];
     int inserted;
     /* Not repeated on a broken connection: it may have committed. */
-    if (srv__exec(pg, "accept job", sql, 16, vals, lens, fmts, 0, &r) != 0) return SRV_ESTORE;
+    if ((rc = srv__exec(pg, "accept job", sql, 16, vals, lens, fmts, 0, &r)) != 0) return rc;
     inserted = PQntuples(r) == 1;
     if (inserted) row->seq = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
     PQclear(r);
@@ -461,13 +543,13 @@ static int srv__pg_update_job(srv_store_t *base, const char *id, const char *sta
   vals[2] = finished;
   vals[3] = error_json;
   vals[4] = id;
-  if (srv__exec(pg, "update job",
+  if ((rc = srv__exec(pg, "update job",
                 "UPDATE jobs SET status = $1,"
                 " started_ms = CASE WHEN $2::float8 > 0 THEN $2::float8 ELSE started_ms END,"
                 " finished_ms = CASE WHEN $3::float8 > 0 THEN $3::float8 ELSE finished_ms END,"
                 " error = $4 WHERE id = $5",
-                5, vals, NULL, NULL, 1, &r) != 0)
-    return SRV_ESTORE;
+                5, vals, NULL, NULL, 1, &r)) != 0)
+    return rc;
   rc = atoi(PQcmdTuples(r)) > 0 ? 0 : SRV_ENOTFOUND;
   PQclear(r);
   return rc;
@@ -564,7 +646,7 @@ static int srv__pg_put_graph(srv_store_t *base, const char *hash, const char *js
   srv__pg_t *pg = (srv__pg_t *)base;
   char nodes[32], now[40];
   const char *vals[4];
-  int lens[4] = {0}, fmts[4] = {0};
+  int lens[4] = {0}, fmts[4] = {0}, rc;
   PGresult *r;
   if (len > INT32_MAX) return SRV_ESTORE;
   snprintf(nodes, sizeof(nodes), "%zu", n_nodes);
@@ -575,11 +657,11 @@ static int srv__pg_put_graph(srv_store_t *base, const char *hash, const char *js
   fmts[1] = 1;
   vals[2] = nodes;
   vals[3] = now;
-  if (srv__exec(pg, "put graph",
+  if ((rc = srv__exec(pg, "put graph",
                 "INSERT INTO graphs(hash, json, nodes, created_ms) VALUES ($1, $2::text, $3::bigint, $4::float8)"
                 " ON CONFLICT (hash) DO NOTHING",
-                4, vals, lens, fmts, 1, &r) != 0)
-    return SRV_ESTORE;
+                4, vals, lens, fmts, 1, &r)) != 0)
+    return rc;
   PQclear(r);
   return 0;
 }
@@ -642,11 +724,11 @@ static int srv__pg_put_result(srv_store_t *base, const char *key, const char *js
   vals[2] = job_id ? job_id : "";
   vals[3] = now;
   /* Written once: the same key is the same plan, whoever computed it. */
-  if (srv__exec(pg, "put result",
+  if ((rc = srv__exec(pg, "put result",
                 "INSERT INTO results(key, json, job_id, created_ms) VALUES ($1, $2::text, $3, $4::float8)"
                 " ON CONFLICT (key) DO NOTHING RETURNING 1",
-                4, vals, lens, fmts, 1, &r) != 0)
-    return SRV_ESTORE;
+                4, vals, lens, fmts, 1, &r)) != 0)
+    return rc;
   rc = PQntuples(r) == 1 ? 0 : 1;
   PQclear(r);
   return rc;
@@ -752,7 +834,7 @@ static int srv__pg_finish_job(srv_store_t *base, const char *id, const char *own
   vals[4] = error_json;
   /* Safe to repeat: once done, the owner test fails and the caller reads
    * the row. */
-  if (srv__exec(pg, "finish job",
+  if ((rc = srv__exec(pg, "finish job",
                 "WITH u AS (UPDATE jobs SET status = $3,"
                 "   finished_ms = CASE WHEN $4::float8 > 0 THEN $4::float8 ELSE finished_ms END,"
                 "   error = $5, owner = NULL, lease_until = NULL"
@@ -760,8 +842,8 @@ static int srv__pg_finish_job(srv_store_t *base, const char *id, const char *own
                 " SELECT pg_notify(CASE WHEN status = 'queued' THEN '" SRV_STORE_CH_QUEUED "'"
                 "   ELSE '" SRV_STORE_CH_DONE "' END, CASE WHEN status = 'queued' THEN id ELSE id || ' ' || status END)"
                 " FROM u",
-                5, vals, NULL, NULL, 1, &r) != 0)
-    return SRV_ESTORE;
+                5, vals, NULL, NULL, 1, &r)) != 0)
+    return rc;
   rc = PQntuples(r) == 1 ? 0 : SRV_ECONFLICT;
   PQclear(r);
   return rc;
@@ -807,6 +889,110 @@ static int srv__pg_cancel_job(srv_store_t *base, const char *id, double finished
   return SRV_ESTORE;
 }
 
+/* ---- retention: the primitives of store_sweep.c ----
+ *
+ * One replica sweeps at a time: the one that takes the advisory lock
+ * SRV__PG_SWEEP_LOCK (pg_try_advisory_lock) on the connection it holds for
+ * the whole sweep; the others skip their turn, and take it at a later
+ * interval when that replica has stopped (the server lets the lock go with
+ * the connection). Two sweeps at once would do no harm (a row is deleted
+ * once, and deletes of one row wait on each other) but the work twice.
+ * Every key deleted is also notified (memplan_swept), so that every
+ * replica's memory forgets it. */
+
+static int srv__pg_sweep_begin(srv_store_t *base, void **h) {
+  srv__pg_t *pg = (srv__pg_t *)base;
+  srv__conn_t *cn = malloc(sizeof(*cn));
+  PGresult *r;
+  int got;
+  if (cn == NULL) return SRV_ENOMEM;
+  if (srv__take(pg, cn) != 0) {
+    free(cn);
+    return SRV_ESTORE;
+  }
+  r = PQexec(cn->c, "SELECT pg_try_advisory_lock(" SRV__PG_SWEEP_LOCK ")");
+  if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
+    PQclear(r);
+    srv__give(pg, *cn, PQstatus(cn->c) == CONNECTION_BAD);
+    free(cn);
+    return SRV_ESTORE;
+  }
+  got = PQgetvalue(r, 0, 0)[0] == 't';
+  PQclear(r);
+  if (!got) {
+    srv__give(pg, *cn, 0);
+    free(cn);
+    return 1;
+  }
+  *h = cn;
+  return 0;
+}
+
+static void srv__pg_sweep_end(srv_store_t *base, void *h) {
+  srv__pg_t *pg = (srv__pg_t *)base;
+  srv__conn_t *cn = h;
+  char ignored[8];
+  srv__exec_simple(cn->c, "SELECT pg_advisory_unlock(" SRV__PG_SWEEP_LOCK ")", ignored, sizeof(ignored));
+  srv__give(pg, *cn, PQstatus(cn->c) == CONNECTION_BAD);
+  free(cn);
+}
+
+/* One statement of the sweep on its connection ($1 = t when it has it):
+ * its rows, or NULL (logged; a full store noted). */
+static PGresult *srv__sweep_run(srv__pg_t *pg, srv__conn_t *cn, const char *sql, double t) {
+  char tv[40], why[256];
+  const char *vals[1] = {tv};
+  PGresult *r;
+  srv__num(tv, sizeof(tv), t);
+  r = PQexecParams(cn->c, sql, strstr(sql, "$1") ? 1 : 0, NULL, vals, NULL, NULL, 0);
+  if (r && PQresultStatus(r) == PGRES_TUPLES_OK) return r;
+  srv__one_line(why, sizeof(why), r ? PQresultErrorMessage(r) : PQerrorMessage(cn->c));
+  srv__failure(pg, r, why);
+  PQclear(r);
+  srv_log(SRV_LOG_ERROR, "store error", json_pack("{s:s,s:s}", "op", "sweep", "error", why));
+  return NULL;
+}
+
+static long long srv__pg_sweep_exec(srv_store_t *base, void *h, const char *sql, double t, const char *what,
+                                    srv_sweep_deleted_fn fn, void *arg) {
+  srv__pg_t *pg = (srv__pg_t *)base;
+  char wrapped[1024];
+  const char **keys;
+  PGresult *r;
+  long long n;
+  int i;
+  snprintf(wrapped, sizeof(wrapped), "WITH d AS (%s) SELECT k, pg_notify('" SRV_STORE_CH_SWEPT "', k) FROM d", sql);
+  if ((r = srv__sweep_run(pg, h, wrapped, t)) == NULL) return -1;
+  n = PQntuples(r);
+  if (fn && n > 0 && (keys = malloc((size_t)n * sizeof(*keys))) != NULL) {
+    for (i = 0; i < (int)n; i++) keys[i] = PQgetvalue(r, i, 0);
+    fn(arg, what, keys, (size_t)n);
+    free(keys);
+  }
+  PQclear(r);
+  return n;
+}
+
+static double srv__pg_sweep_value(srv_store_t *base, void *h, const char *sql, double t, double def) {
+  PGresult *r = srv__sweep_run((srv__pg_t *)base, h, sql, t);
+  double v = def;
+  if (r && PQntuples(r) == 1 && !PQgetisnull(r, 0, 0)) v = strtod(PQgetvalue(r, 0, 0), NULL);
+  PQclear(r);
+  return v;
+}
+
+/* The live data: the rows' sizes as the server stores them (compressed
+ * JSON included), not the tables' files, which keep the room of deleted
+ * rows for new ones (autovacuum) and so do not shrink. */
+static uint64_t srv__pg_sweep_bytes(srv_store_t *base, void *h) {
+  return (uint64_t)srv__pg_sweep_value(
+      base, h,
+      "SELECT (SELECT coalesce(sum(pg_column_size(json) + pg_column_size(hash)), 0) + 32 * count(*) FROM graphs)"
+      " + (SELECT coalesce(sum(pg_column_size(json) + pg_column_size(key)), 0) + 32 * count(*) FROM results)"
+      " + (SELECT coalesce(sum(pg_column_size(j.*)), 0) FROM jobs j)",
+      0, 0);
+}
+
 /* ---- the listening connection ---- */
 
 static int srv__pg_listen_open(srv_store_t *base, int *fd, char *err, size_t errlen) {
@@ -814,7 +1000,8 @@ static int srv__pg_listen_open(srv_store_t *base, int *fd, char *err, size_t err
   PGconn *c = srv__connect(pg, err, errlen);
   if (c == NULL) return SRV_ESTORE;
   if (srv__exec_simple(c,
-                       "LISTEN " SRV_STORE_CH_QUEUED "; LISTEN " SRV_STORE_CH_DONE "; LISTEN " SRV_STORE_CH_CANCEL,
+                       "LISTEN " SRV_STORE_CH_QUEUED "; LISTEN " SRV_STORE_CH_DONE "; LISTEN " SRV_STORE_CH_CANCEL
+                       "; LISTEN " SRV_STORE_CH_SWEPT,
                        err, errlen) != 0 ||
       PQsetnonblocking(c, 1) != 0) {
     PQfinish(c);
@@ -886,6 +1073,7 @@ int srv_store_pg_open(const char *uri, unsigned pool, srv_store_t **out, char *e
   pg->backoff_ms = 100;
   atomic_init(&pg->migrated, 0);
   atomic_init(&pg->healthy, 1);
+  atomic_init(&pg->full, 0);
   pthread_mutex_init(&pg->mu, NULL);
   pthread_cond_init(&pg->cv, NULL);
   /* Connect (and migrate) now when the server is there; when it is not,
@@ -910,6 +1098,12 @@ static const srv_store_ops_t srv__pg_ops = {
   .has_graph = srv__pg_has_graph,
   .put_result = srv__pg_put_result,
   .get_result = srv__pg_get_result,
+  .probe = srv__pg_probe,
+  .sweep_begin = srv__pg_sweep_begin,
+  .sweep_exec = srv__pg_sweep_exec,
+  .sweep_value = srv__pg_sweep_value,
+  .sweep_bytes = srv__pg_sweep_bytes,
+  .sweep_end = srv__pg_sweep_end,
   .claim_job = srv__pg_claim_job,
   .renew_leases = srv__pg_renew_leases,
   .finish_job = srv__pg_finish_job,

@@ -10,9 +10,10 @@
  * A write that fails with SQLITE_FULL (the disk, or the test cap below)
  * puts the store in the full state that srv_store_health reports: new work
  * is refused (507) until a write succeeds again, which the upkeep's probe
- * tries every second. The retention sweep deletes finished jobs and what
- * only they refer to; SQLite reuses the freed pages, so the file stops
- * growing but does not shrink.
+ * tries every second. The retention sweep (store_sweep.c, on the
+ * primitives at the end of this file) deletes finished jobs and what only
+ * they refer to; SQLite reuses the freed pages, so the file stops growing
+ * but does not shrink.
  *
  * Test hook: MEMPLAN_TEST_STORE_MAX_PAGES_FILE names a file holding a page
  * count, applied as PRAGMA max_page_count at open and at every probe, so
@@ -540,30 +541,64 @@ static int srv__sq_probe(srv_store_t *base) {
   return rc;
 }
 
-/* ---- retention ---- */
+/* ---- retention: the primitives of store_sweep.c ---- */
 
-#define SRV__FINISHED "status IN ('done','failed','cancelled') AND finished_ms > 0"
+/* One process owns the store: nothing to take. */
+static int srv__sq_sweep_begin(srv_store_t *base, void **h) {
+  (void)base;
+  *h = NULL;
+  return 0;
+}
 
-/* Run `sql` (one statement, ?1 bound to `t` when it has a parameter) in
- * its own transaction; the rows it changed, or -1. */
-static long long srv__sweep_exec(srv__sqlite_t *st, const char *sql, double t) {
+static void srv__sq_sweep_end(srv_store_t *base, void *h) {
+  (void)base;
+  (void)h;
+}
+
+/* Run `sql` ($1 bound to `t` when it has a parameter) in its own
+ * transaction, handing the keys it returns to fn; the rows it changed, or
+ * -1. The keys are handed over after the lock is let go. */
+static long long srv__sq_sweep_exec(srv_store_t *base, void *h, const char *sql, double t, const char *what,
+                                    srv_sweep_deleted_fn fn, void *arg) {
+  srv__sqlite_t *st = (srv__sqlite_t *)base;
   sqlite3_stmt *s = NULL;
-  long long n = -1;
+  char **keys = NULL;
+  size_t n = 0, cap = 0, i;
+  long long rows = -1;
+  int step;
+  (void)h;
   pthread_mutex_lock(&st->mu);
   if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) == SQLITE_OK) {
     if (sqlite3_bind_parameter_count(s) > 0) sqlite3_bind_double(s, 1, t);
-    if (sqlite3_step(s) == SQLITE_DONE) n = sqlite3_changes(st->db);
+    long long seen = 0;
+    /* A row per key deleted (memory short of room for a key: its entry
+     * stays in memory, the row goes all the same). */
+    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+      const unsigned char *k = sqlite3_column_text(s, 0);
+      char **nk;
+      seen++;
+      if (n == cap && (nk = realloc(keys, (cap ? cap * 2 : 64) * sizeof(*keys))) != NULL) {
+        keys = nk;
+        cap = cap ? cap * 2 : 64;
+      }
+      if (n < cap && k && (keys[n] = strdup((const char *)k)) != NULL) n++;
+    }
+    if (step == SQLITE_DONE) rows = seen;
   }
-  if (n < 0) srv__log_db(st, "sweep");
+  if (rows < 0) srv__log_db(st, "sweep");
   sqlite3_finalize(s);
   pthread_mutex_unlock(&st->mu);
-  return n;
+  if (fn && n) fn(arg, what, (const char *const *)keys, n);
+  for (i = 0; i < n; i++) free(keys[i]);
+  free(keys);
+  return rows;
 }
 
-/* One number from a query (?1 = t), or `def` when it gives NULL or fails. */
-static double srv__sweep_value(srv__sqlite_t *st, const char *sql, double t, double def) {
+static double srv__sq_sweep_value(srv_store_t *base, void *h, const char *sql, double t, double def) {
+  srv__sqlite_t *st = (srv__sqlite_t *)base;
   sqlite3_stmt *s = NULL;
   double v = def;
+  (void)h;
   pthread_mutex_lock(&st->mu);
   if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) == SQLITE_OK) {
     if (sqlite3_bind_parameter_count(s) > 0) sqlite3_bind_double(s, 1, t);
@@ -574,75 +609,14 @@ static double srv__sweep_value(srv__sqlite_t *st, const char *sql, double t, dou
   return v;
 }
 
-/* Finished jobs that finished at or before `upto`, a batch at a time, then
- * the results and graphs no job refers to, created at or before it. -1
- * when the store failed. */
-static int srv__sweep_upto(srv__sqlite_t *st, double upto, srv_sweep_stats_t *o) {
-  long long n;
-  do {
-    n = srv__sweep_exec(st,
-                        "DELETE FROM jobs WHERE seq IN (SELECT seq FROM jobs WHERE " SRV__FINISHED
-                        " AND finished_ms <= ?1 ORDER BY finished_ms LIMIT 500)",
-                        upto);
-    if (n < 0) return -1;
-    o->jobs += (uint64_t)n;
-  } while (n > 0);
-  if ((n = srv__sweep_exec(st,
-                           "DELETE FROM results WHERE created_ms <= ?1 AND key NOT IN"
-                           " (SELECT result_key FROM jobs)",
-                           upto)) < 0)
-    return -1;
-  o->results += (uint64_t)n;
-  if ((n = srv__sweep_exec(st,
-                           "DELETE FROM graphs WHERE created_ms <= ?1 AND hash NOT IN"
-                           " (SELECT graph_hash FROM jobs)",
-                           upto)) < 0)
-    return -1;
-  o->graphs += (uint64_t)n;
-  return 0;
-}
-
-static uint64_t srv__bytes_used(srv__sqlite_t *st) {
-  return (uint64_t)srv__sweep_value(
-      st,
+/* The pages in use: SQLite reuses freed pages, so the file's size is not
+ * the measure. */
+static uint64_t srv__sq_sweep_bytes(srv_store_t *base, void *h) {
+  return (uint64_t)srv__sq_sweep_value(
+      base, h,
       "SELECT ((SELECT page_count FROM pragma_page_count()) - (SELECT freelist_count FROM pragma_freelist_count()))"
       " * (SELECT page_size FROM pragma_page_size())",
       0, 0);
-}
-
-static int srv__sq_sweep(srv_store_t *base, double before_ms, double keep_after_ms, uint64_t max_bytes,
-                         srv_sweep_stats_t *o) {
-  srv__sqlite_t *st = (srv__sqlite_t *)base;
-  if (before_ms > 0 && srv__sweep_upto(st, before_ms, o) != 0) return SRV_ESTORE;
-  while (max_bytes > 0 && (o->bytes_used = srv__bytes_used(st)) > max_bytes) {
-    uint64_t before = o->jobs + o->results + o->graphs;
-    /* The oldest eighth of the finished jobs (1 to 256 at a time, so as
-     * not to overshoot the bound by much); without any, the oldest results
-     * and graphs nothing refers to. */
-    double finished = srv__sweep_value(st, "SELECT count(*) FROM jobs WHERE " SRV__FINISHED, 0, 0), upto;
-    char sql[256];
-    long batch = (long)(finished / 8);
-    snprintf(sql, sizeof(sql),
-             "SELECT MAX(finished_ms) FROM (SELECT finished_ms FROM jobs WHERE " SRV__FINISHED
-             " ORDER BY finished_ms LIMIT %ld)",
-             batch < 1 ? 1L : batch > 256 ? 256L : batch);
-    upto = srv__sweep_value(st, sql, 0, -1);
-    if (upto < 0)
-      upto = srv__sweep_value(st,
-                              "SELECT MAX(created_ms) FROM (SELECT created_ms FROM results WHERE key NOT IN"
-                              " (SELECT result_key FROM jobs) ORDER BY created_ms LIMIT 64)",
-                              0, -1);
-    if (upto < 0)
-      upto = srv__sweep_value(st,
-                              "SELECT MAX(created_ms) FROM (SELECT created_ms FROM graphs WHERE hash NOT IN"
-                              " (SELECT graph_hash FROM jobs) ORDER BY created_ms LIMIT 64)",
-                              0, -1);
-    if (upto > keep_after_ms) upto = keep_after_ms;
-    if (upto < 0 || srv__sweep_upto(st, upto, o) != 0) break;
-    if (o->jobs + o->results + o->graphs == before) break;
-  }
-  o->bytes_used = srv__bytes_used(st);
-  return 0;
 }
 
 static const srv_store_ops_t srv__sqlite_ops = {
@@ -661,5 +635,9 @@ static const srv_store_ops_t srv__sqlite_ops = {
   .put_result = srv__sq_put_result,
   .get_result = srv__sq_get_result,
   .probe = srv__sq_probe,
-  .sweep = srv__sq_sweep,
+  .sweep_begin = srv__sq_sweep_begin,
+  .sweep_exec = srv__sq_sweep_exec,
+  .sweep_value = srv__sq_sweep_value,
+  .sweep_bytes = srv__sq_sweep_bytes,
+  .sweep_end = srv__sq_sweep_end,
 };

@@ -26,6 +26,13 @@ struct srv_upkeep_s {
   int do_sweep;
 };
 
+/* The sweep deleted rows: memory forgets them. */
+static void srv__forget(void *arg, const char *what, const char *const *keys, size_t n) {
+  srv_upkeep_t *u = arg;
+  (void)what;
+  srv_jobs_forget(u->jobs, keys, n);
+}
+
 static void srv__upkeep_work(uv_work_t *req) {
   srv_upkeep_t *u = req->data;
   srv_sweep_stats_t o;
@@ -35,12 +42,14 @@ static void srv__upkeep_work(uv_work_t *req) {
     double t0 = srv_mono_ms();
     /* A plan lives one sweep interval at least, whatever the bytes. */
     double keep_after = srv_now_ms() - u->cfg->sweep_interval_s * 1000.0;
-    int rc = srv_store_sweep(u->store, before, keep_after, u->cfg->retain_bytes, &o);
+    int rc = srv_store_sweep(u->store, before, keep_after, u->cfg->retain_bytes, srv__forget, u, &o);
     if (rc == 0 && o.jobs + o.results + o.graphs > 0)
       srv_log(SRV_LOG_INFO, "retention sweep",
               json_pack("{s:I,s:I,s:I,s:I,s:f}", "jobs", (json_int_t)o.jobs, "results", (json_int_t)o.results,
                         "graphs", (json_int_t)o.graphs, "bytes_used", (json_int_t)(o.bytes_used & INT64_MAX),
                         "dur_ms", srv_mono_ms() - t0));
+    else if (rc == 0 && o.skipped)
+      srv_log(SRV_LOG_DEBUG, "retention sweep skipped: another replica is sweeping", NULL);
     else if (rc != 0 && rc != SRV_EINVAL)
       srv_log(SRV_LOG_WARN, "retention sweep failed", NULL);
   }

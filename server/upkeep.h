@@ -9,10 +9,12 @@
  *     full) the retention sweep (srv_store_sweep) deletes finished plans
  *     older than --retain-age, then the oldest ones while the store's live
  *     data exceeds --retain-bytes, with the results and graphs only they
- *     referred to.
+ *     referred to, and what memory kept of them (srv_jobs_forget).
  *
- * Every backend gets the first two; the sweep needs the backend's
- * retention (the embedded SQLite store has it). */
+ * Every backend has all three. With PostgreSQL every replica runs the
+ * timer, but one at a time sweeps (store_pg.c's advisory lock; the others
+ * skip their turn), and the others forget what it deleted when its
+ * notification comes. */
 #ifndef SRV_UPKEEP_H
 #define SRV_UPKEEP_H
 

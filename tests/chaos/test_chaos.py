@@ -16,11 +16,18 @@ behind another):
                time, more than --max-inflight-body-bytes holds (503 or 400)
   flood        16 keep-alive connections from one address sending GETs,
                404s and bad JSON as fast as they can
+  plan-flood   4 keep-alive connections from one address submitting new
+               plans as fast as they can: past its share of the queue
+               (--max-queued-per-client 8) it must get 429
+               client_queue_full, and only that
 
 The well-behaved client (127.0.0.1) submits a small plan (202), reads it
-back, asks /healthz and /v1/status, in a loop; every answer is checked and
-timed. The daemon holds each job 300 ms (MEMPLAN_TEST_PLAN_DELAY_MS), so
-plans are still queued or running when it is killed.
+back, asks /healthz and /v1/status, in a loop, a plan every half second,
+which its turn of the fair queue keeps up with; every answer is checked
+and timed, and none may be refused. The daemon holds each job 300 ms
+(MEMPLAN_TEST_PLAN_DELAY_MS), so plans (the plan flood's at least) are
+still queued or running when it is killed; every plan accepted, the good
+client's and the flood's, must finish after the restart.
 
 Usage: test_chaos.py SERVER_BINARY   (standard library only; loopback only;
 every loop is bounded by a deadline). One summary line at the end; exit
@@ -39,12 +46,16 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import memplan_daemon  # noqa: E402
+
 ATTACK_SECONDS = 12.0
 P99_BOUND_S = float(os.environ.get("CHAOS_P99_BOUND", "2.0"))
-# The good client submits faster than two workers drain (the plans pile up
-# to be pending at the kill): no cap per client, so it is never refused.
+# Two workers drain about 6.7 plans a second; the fair queue gives the good
+# client half of that against the plan flood, which is capped at 8 queued.
+GOOD_PLAN_PERIOD_S = 0.5
 DAEMON_FLAGS = [
-    "--workers", "2", "--http-threads", "2", "--queue-size", "10000", "--max-queued-per-client", "0",
+    "--workers", "2", "--http-threads", "2", "--queue-size", "10000", "--max-queued-per-client", "8",
     "--max-connections", "256", "--max-connections-per-ip", "64",
     "--header-timeout", "2", "--min-body-rate", "1KiB", "--request-timeout", "10",
     "--max-body-bytes", "1MiB", "--max-inflight-body-bytes", "4MiB",
@@ -56,68 +67,12 @@ GRAPH = {"format": "memplan.graph/1", "name": "chaos", "nodes": [
     {"id": "d", "inputs": ["c"], "bytes": 1000, "time": 1}]}
 
 
-# ---- the daemon ----
-
-class Daemon:
-    def __init__(self, binary, workdir):
-        self.binary = binary
-        self.dir = workdir
-        self.proc = None
-        self.port = None
-
-    def start(self, delay_ms=0):
-        portfile = os.path.join(self.dir, "port")
-        if os.path.exists(portfile):
-            os.unlink(portfile)
-        env = dict(os.environ)
-        env.pop("MEMPLAN_TEST_PLAN_DELAY_MS", None)
-        if delay_ms:
-            env["MEMPLAN_TEST_PLAN_DELAY_MS"] = str(delay_ms)
-        argv = [self.binary, "--listen", "127.0.0.1:0", "--port-file", portfile,
-                "--data-dir", os.path.join(self.dir, "data"),
-                "--log-file", os.path.join(self.dir, "log")] + DAEMON_FLAGS
-        err = open(os.path.join(self.dir, "stderr"), "ab")
-        self.proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=err)
-        err.close()
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError("the daemon exited during start-up (see %s)" % self.dir)
-            try:
-                with open(portfile) as f:
-                    self.port = int(f.read())
-                if request(self.port, "GET", "/healthz")[0] == 200:
-                    return
-            except (OSError, ValueError):
-                pass
-            time.sleep(0.05)
-        raise RuntimeError("the daemon did not become healthy")
-
-    def kill(self, sig):
-        self.proc.send_signal(sig)
-        return self.proc.wait(timeout=60)
-
+# ---- the daemon (tests/memplan_daemon.py) ----
 
 def request(port, method, path, body=None, timeout=10.0, conn=None):
     """One exchange; (status, parsed JSON or None, seconds)."""
-    t0 = time.monotonic()
-    own = conn is None
-    if own:
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        data = json.dumps(body).encode() if body is not None else None
-        headers = {"Content-Type": "application/json"} if data is not None else {}
-        conn.request(method, path, body=data, headers=headers)
-        resp = conn.getresponse()
-        raw = resp.read()
-        try:
-            parsed = json.loads(raw) if raw else None
-        except ValueError:
-            parsed = None
-        return resp.status, parsed, time.monotonic() - t0
-    finally:
-        if own:
-            conn.close()
+    status, _, parsed, secs = memplan_daemon.request(port, method, path, body, timeout=timeout, conn=conn)
+    return status, parsed if not isinstance(parsed, str) else None, secs
 
 
 # ---- the hostile clients (each run as `test_chaos.py --attack ROLE PORT SECONDS`) ----
@@ -315,8 +270,49 @@ def attack_flood(port, seconds):
     return stats
 
 
+def attack_plan_flood(port, seconds):
+    """4 keep-alive connections from 127.0.0.9 submitting new plans as fast
+    as they go: the answers by status, the 429s' error codes, and the ids of
+    the plans accepted."""
+    stats = {"codes_429": {}, "accepted": []}
+    lock = threading.Lock()
+    deadline = time.monotonic() + seconds
+    budgets = iter(range(10 ** 6, 10 ** 7))
+
+    def worker():
+        conn = None
+        while time.monotonic() < deadline:
+            if conn is None:
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10, source_address=("127.0.0.9", 0))
+            with lock:
+                budget = next(budgets)
+            try:
+                status, doc, _ = request(port, "POST", "/v1/plans", {"graph": GRAPH, "budget": budget}, conn=conn)
+                key = str(status)
+            except (OSError, http.client.HTTPException):
+                key, doc = "error", None
+                conn.close()
+                conn = None
+            with lock:
+                stats[key] = stats.get(key, 0) + 1
+                if key == "202":
+                    stats["accepted"].append(doc["id"])
+                elif key == "429":
+                    code = (doc or {}).get("error", {}).get("code", "?")
+                    stats["codes_429"][code] = stats["codes_429"].get(code, 0) + 1
+        if conn is not None:
+            conn.close()
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return stats
+
+
 ATTACKS = {"slow-heads": attack_slow_heads, "slow-bodies": attack_slow_bodies,
-           "big-bodies": attack_big_bodies, "flood": attack_flood}
+           "big-bodies": attack_big_bodies, "flood": attack_flood, "plan-flood": attack_plan_flood}
 
 
 # ---- the well-behaved client ----
@@ -327,6 +323,7 @@ def good_client(port, seconds, accepted, latencies, failures):
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     budget = 7000
     while time.monotonic() < deadline:
+        t0 = time.monotonic()
         budget += 1  # a new plan each time (the budget is part of its key)
         steps = [("POST", "/v1/plans", {"graph": GRAPH, "budget": budget, "solver": "exact"}),
                  ("GET", None, None), ("GET", "/healthz", None), ("GET", "/v1/status", None)]
@@ -359,7 +356,7 @@ def good_client(port, seconds, accepted, latencies, failures):
                 ok = status == 200 and doc and "queue_depth" in doc
             if not ok:
                 failures.append("%s %s: %s %s" % (method, path, status, json.dumps(doc)[:200]))
-        time.sleep(0.02)
+        time.sleep(max(0.02, GOOD_PLAN_PERIOD_S - (time.monotonic() - t0)))
     conn.close()
 
 
@@ -378,7 +375,7 @@ def main():
     binary = os.path.abspath(sys.argv[1])
     workdir = tempfile.mkdtemp(prefix="mp-chaos-")
     problems = []
-    daemon = Daemon(binary, workdir)
+    daemon = memplan_daemon.Daemon(workdir, DAEMON_FLAGS, binary=binary)
     try:
         daemon.start(delay_ms=300)
         attackers = {role: subprocess.Popen([sys.executable, os.path.abspath(__file__), "--attack", role,
@@ -409,12 +406,19 @@ def main():
             problems.append("oversized bodies were answered %s" % big)
         if reports.get("flood", {}).get("error", 0):
             problems.append("the flood saw connection errors: %s" % reports.get("flood"))
+        plan_flood = reports.get("plan-flood", {})
+        if not plan_flood.get("accepted") or not plan_flood.get("429") or \
+                set(plan_flood) - {"202", "429", "accepted", "codes_429"} or \
+                set(plan_flood.get("codes_429", {})) != {"client_queue_full"}:
+            problems.append("the plan flood was not held to its share (202s, then 429 client_queue_full "
+                            "only): %s" % {k: v for k, v in plan_flood.items() if k != "accepted"})
+        accepted += plan_flood.get("accepted", [])
 
         # kill -9 with plans queued and running, restart: every accepted plan finishes
         st, doc, _ = request(daemon.port, "GET", "/v1/status")
         pending = doc.get("queue_depth", 0) + doc.get("running", 0) if st == 200 and doc else -1
         daemon.kill(signal.SIGKILL)
-        daemon.start()
+        daemon.start(delay_ms=0)
         unfinished = []
         deadline = time.monotonic() + 60
         for plan_id in accepted:
@@ -438,6 +442,7 @@ def main():
             if any(w in f.read() for w in ("ERROR: AddressSanitizer", "runtime error:", "LeakSanitizer")):
                 problems.append("a sanitizer report in %s/stderr" % workdir)
 
+        plan_flood.pop("accepted", None)
         summary = ("chaos: %d answers to the good client, p50 %.3f s, p99 %.3f s, worst %.3f s (bound %.1f s); "
                    "%d plans accepted, %d pending at kill -9, all finished after the restart: %s; attacks %s"
                    % (len(latencies), p50, p99, worst, P99_BOUND_S, len(accepted), pending,

@@ -326,7 +326,8 @@ class ContractTest(unittest.TestCase):
 
     def test_5_client_cap(self):
         """--max-queued-per-client 1 with every job held: a client's second
-        waiting plan is 429 with Retry-After; another client's is taken."""
+        waiting plan is 429 with Retry-After, and so is a frontier or a fit
+        it asks for; another client's plan is taken."""
         d = Daemon("--workers", "1", "--max-queued-per-client", "1", delay_ms=60000)
         try:
             g = chain(2, 2)
@@ -338,6 +339,10 @@ class ContractTest(unittest.TestCase):
                                 expect=429)
             self.assertEqual(e["error"]["code"], "client_queue_full")
             self.assertTrue(hdrs["retry-after"].isdigit())
+            # A frontier computation is the asking client's: it counts too.
+            d.call("GET", "/v1/graphs/%s/frontier" % a["graph_hash"], headers={"X-Client-Id": "a"}, expect=429)
+            d.call("POST", "/v1/fit", {"graph_hash": a["graph_hash"], "budgets": [10 ** 6]},
+                   headers={"X-Client-Id": "a"}, expect=429)
             d.call("POST", "/v1/plans", {"graph": g, "budget": 3}, headers={"X-Client-Id": "b"}, expect=202)
         finally:
             d.stop()

@@ -4,11 +4,12 @@ tests/pg/test_replicas.py and tests/bench/pg_bench.py (standard library only).
 Postgres: created in a temporary directory with initdb, listening on
 127.0.0.1 and a socket in that directory only, run as the `postgres` user
 when this runs as root (PostgreSQL refuses root). Replica: the built daemon
-(MEMPLAN_SERVER) on a free port with --store pointing at it.
+(MEMPLAN_SERVER) on a free port with --store pointing at it, started at
+once (tests/memplan_daemon.py's Daemon).
 """
 
 import glob
-import json
+from http.client import HTTPException
 import os
 import pathlib
 import pwd
@@ -16,12 +17,10 @@ import re
 import signal
 import socket
 import subprocess
-import time
-import urllib.error
-import urllib.request
+import sys
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-SERVER = os.environ.get("MEMPLAN_SERVER", str(ROOT / "build" / "memplan-server"))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from memplan_daemon import ROOT, SERVER, Daemon, request, until  # noqa: E402,F401  (until: for the tests)
 
 
 def pg_bindir():
@@ -44,33 +43,11 @@ def free_port():
 
 def http(port, method, path, body=None, timeout=90, headers=None):
     """(status, JSON body or text) of one request; (0, None) when nothing answers."""
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request("http://127.0.0.1:%d%s" % (port, path), data=data, method=method,
-                                 headers=headers or {})
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as f:
-            raw = f.read()
-            status = f.status
-    except urllib.error.HTTPError as e:
-        raw = e.read()
-        status = e.code
-    except (urllib.error.URLError, ConnectionError, socket.timeout):
+        status, _, parsed, _ = request(port, method, path, body, headers, timeout)
+    except (OSError, HTTPException):
         return 0, None
-    try:
-        return status, json.loads(raw)
-    except ValueError:
-        return status, raw.decode(errors="replace")
-
-
-def until(what, cond, seconds=30.0, step=0.05):
-    """cond()'s first true value, polled; AssertionError after `seconds`."""
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        value = cond()
-        if value:
-            return value
-        time.sleep(step)
-    raise AssertionError("timed out after %g s waiting for %s" % (seconds, what))
+    return status, parsed
 
 
 class Postgres:
@@ -142,60 +119,21 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-class Replica:
-    """memplan-server on a free port, its files in tmp/name."""
+class Replica(Daemon):
+    """memplan-server on a free port, its files in tmp/name, on `store`."""
 
     def __init__(self, tmp, name, store, lease=2, workers=2, delay_ms=0, extra=()):
-        self.dir = os.path.join(tmp, name)
-        os.makedirs(self.dir, exist_ok=True)
-        self.log = os.path.join(self.dir, "log")
-        port_file = os.path.join(self.dir, "port")
-        if os.path.exists(port_file):
-            os.unlink(port_file)
-        env = dict(os.environ)
-        env.pop("MEMPLAN_TEST_PLAN_DELAY_MS", None)
-        if delay_ms:
-            env["MEMPLAN_TEST_PLAN_DELAY_MS"] = str(delay_ms)
-        self.proc = subprocess.Popen(
-            [SERVER, "--listen", "127.0.0.1:0", "--port-file", port_file, "--data-dir", os.path.join(self.dir, "data"),
-             "--log-file", self.log, "--workers", str(workers), "--store", store, "--store-lease", str(lease),
-             "--grace", "5"] + list(extra),
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        until("%s's port file" % name, lambda: os.path.exists(port_file) or self.proc.poll() is not None, 30)
-        if self.proc.poll() is not None:
-            raise AssertionError("%s exited with %s:\n%s" % (name, self.proc.returncode, self.log_text()))
-        self.port = int(pathlib.Path(port_file).read_text())
-        self.killed = False
-
-    def alive(self):
-        return self.proc.poll() is None
-
-    def log_text(self):
-        try:
-            return pathlib.Path(self.log).read_text(errors="replace")
-        except OSError:
-            return ""
+        super().__init__(os.path.join(tmp, name),
+                         ["--workers", str(workers), "--store", store, "--store-lease", str(lease), "--grace", "5"]
+                         + list(extra), delay_ms=delay_ms)
+        self.start()
 
     def kill9(self):
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait()
-        self.killed = True
+        self.kill(signal.SIGKILL)
 
     def stop(self):
         """SIGTERM and wait: the exit status (None when it had to be killed)."""
-        if self.proc.poll() is not None:
-            return self.proc.returncode
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            return self.proc.wait(30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            return None
-
-    def sanitizer_report(self):
-        text = self.log_text()
-        return "AddressSanitizer" in text or "LeakSanitizer" in text or "runtime error:" in text
+        return super().stop(check=False, timeout=30)
 
     def status(self):
         body = http(self.port, "GET", "/v1/status")[1]

@@ -11,7 +11,10 @@ The tests run in order (their names are numbered) on the same cluster:
 kill -9 of a replica that holds running plans, a long poll answered by a
 replica that did not run the plan, one computation for one submission sent
 to two replicas at once, readiness without a database, a restart of
-PostgreSQL, and claims that take turns between clients. Everything is removed at the end, whatever happened.
+PostgreSQL, claims that take turns between clients, retention swept by two
+replicas of one database, retention by size, and a full disk (a tablespace on a small tmpfs,
+skipped where tmpfs cannot be mounted). Everything is removed at the end,
+whatever happened.
 
 Run: make test-pg (or MEMPLAN_SERVER=build/memplan-server python3 tests/pg/test_replicas.py).
 """
@@ -19,7 +22,9 @@ Run: make test-pg (or MEMPLAN_SERVER=build/memplan-server python3 tests/pg/test_
 import atexit
 import json
 import os
+import pwd
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -52,6 +57,7 @@ class ReplicasTest(unittest.TestCase):
         cls.pg = Postgres(cls.tmp)
         cls.replicas = []
         cls.retired = []
+        cls.mounts = []
         atexit.register(cls._cleanup)  # also when the run is interrupted
         cls.addClassCleanup(cls._cleanup)
         cls.pg.init()
@@ -71,6 +77,9 @@ class ReplicasTest(unittest.TestCase):
         cls.replicas, cls.retired = [], []
         if getattr(cls, "pg", None) is not None:
             cls.pg.stop("immediate")
+        for m in getattr(cls, "mounts", []):
+            subprocess.run(["umount", "-l", m], capture_output=True)
+        cls.mounts = []
         if getattr(cls, "tmp", None) and os.path.isdir(cls.tmp):
             if bad or os.environ.get("MEMPLAN_PG_KEEP"):
                 sys.stderr.write("test_replicas: %s (logs kept in %s)\n" % ("; ".join(bad) or "kept", cls.tmp))
@@ -250,6 +259,173 @@ class ReplicasTest(unittest.TestCase):
         # Six workers in the cluster: at most the six running when it came
         # (and one claimed in the same instant) went before it.
         self.assertLessEqual(before, 7, (before, sorted(started), small["started_ms"]))
+
+    def test_7_retention_on_two_replicas(self):
+        """Both replicas run the sweep (--retain-age 2): one at a time holds
+        it (an advisory lock), every finished plan past its age goes once
+        (the rows each sweep reports add up to the rows deleted), no queued
+        or running plan goes, and what each replica kept in memory of a
+        deleted plan goes with it (its view, its cached answer), on the
+        replica that swept and on the other."""
+        self.pg.sql("postgres", "CREATE DATABASE retention")
+        flags = ["--retain-age", "2", "--sweep-interval", "0.3", "--max-queued-per-client", "0"]
+        pair = [Replica(self.tmp, "ret%d" % i, self.pg.uri("retention"), lease=LEASE_S, delay_ms=300, extra=flags)
+                for i in range(2)]
+        self.retired.extend(pair)
+        old_body = {"graph": GRAPH, "budget": 4_242_000, "wait": 60}
+        st, old = http(pair[0].port, "POST", "/v1/plans", old_body)
+        self.assertEqual((st, old["status"]), (200, "done"), old)
+        # Memory on both replicas: the finished plan's view, and the answer
+        # to the same body again (cache "hit").
+        for r in pair:
+            st, view = http(r.port, "GET", "/v1/plans/" + old["id"])
+            self.assertEqual((st, view["status"]), (200, "done"), view)
+            st, again = http(r.port, "POST", "/v1/plans", old_body)
+            self.assertEqual((st, again.get("cache")), (200, "hit"), again)
+        # Queued and running plans outlive any age: 24 of them on four
+        # workers take 1.8 s and more, and each is seen done in its turn.
+        queued = [self.submit(pair[i % 2])["id"] for i in range(24)]
+        seen = set()
+
+        def old_gone_and_all_seen():
+            for i in queued:
+                if i not in seen:
+                    st, body = http(pair[0].port, "GET", "/v1/plans/" + i)
+                    if st == 200 and body["status"] == "done":
+                        seen.add(i)
+            gone = all(http(r.port, "GET", "/v1/plans/" + old["id"])[0] == 404 for r in pair)
+            return gone and len(seen) == len(queued)
+        until("the old plan to go and every queued plan to be seen done", old_gone_and_all_seen, 60, 0.05)
+        # The same body again is a new plan (or joins it, or once that is
+        # done is answered with it), never the deleted one.
+        fresh = set()
+        for r in pair:
+            st, again = http(r.port, "POST", "/v1/plans", dict(old_body, wait=0))
+            self.assertIn(st, (200, 202), again)
+            self.assertNotEqual(again["id"], old["id"], "replica %d answered a deleted plan from memory" % r.port)
+            fresh.add(again["id"])
+        # Every plan goes in the end; the sweeps' reports add up to it.
+        until("every plan to be swept",
+              lambda: self.pg.sql("retention", "SELECT count(*) FROM jobs WHERE status IN ('queued','running')")
+              == [["0"]] and self.pg.sql("retention", "SELECT count(*) FROM jobs") == [["0"]], 60, 0.2)
+        swept = 0
+        for r in pair:
+            for line in r.log_text().splitlines():
+                rec = json.loads(line)
+                self.assertNotIn(rec.get("msg"), ("retention sweep failed", "store error"), line)
+                if rec.get("msg") == "retention sweep":
+                    swept += rec["jobs"]
+        # The old plan, the 24, and the old body's new plan.
+        self.assertEqual(swept, 1 + len(queued) + len(fresh), "a plan deleted twice or not counted")
+        for r in pair:
+            self.assertEqual(r.stop(), 0)
+
+    def test_8_full_disk(self):
+        """A real full disk: the database's tablespace on a small tmpfs,
+        filled by a table of random bytes. New work gets 507 store_full
+        with PostgreSQL's reason, /readyz says store_full, the plans
+        already accepted end (done, or failed with store_full), none stays
+        queued or running; when the filler goes, the upkeep's probe finds
+        room and new plans are done again."""
+        space = os.path.join(self.tmp, "small")
+        os.makedirs(space)
+        mount = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m,mode=0700", "tmpfs", space],
+                               capture_output=True, text=True)
+        if mount.returncode != 0:
+            raise unittest.SkipTest("cannot mount a tmpfs here (%s): the full disk needs one"
+                                    % mount.stderr.strip())
+        ReplicasTest.mounts.append(space)
+        pw = pwd.getpwnam("postgres") if os.geteuid() == 0 else None
+        if pw:
+            os.chown(space, pw.pw_uid, pw.pw_gid)
+        self.pg.sql("postgres", "CREATE TABLESPACE small LOCATION '%s'" % space)
+        self.pg.sql("postgres", "CREATE DATABASE full_disk TABLESPACE small")
+        rep = Replica(self.tmp, "full", self.pg.uri("full_disk"), lease=LEASE_S, workers=1, delay_ms=3000)
+        self.retired.append(rep)
+        # Plans of graphs with random ids: their results (schedules naming
+        # every node) need pages of their own too.
+        accepted = []
+        for _ in range(3):
+            st, body = http(rep.port, "POST", "/v1/plans", {"graph": random_graph(400), "budget": 10 ** 9})
+            self.assertEqual(st, 202, body)
+            accepted.append(body["id"])
+        # Fill the tablespace: rows of 1 MiB, then 64 KiB, then 8 KiB of
+        # random bytes (stored as they are), each size until it fails.
+        self.pg.sql("full_disk", "CREATE TABLE filler (b BYTEA)")
+        for chunks in (32768, 2048, 256):
+            for _ in range(100):
+                out = self.pg.run("psql", "-h", "127.0.0.1", "-p", str(self.pg.port), "-U", "postgres", "-d",
+                                  "full_disk", "-AtX", "-c",
+                                  "INSERT INTO filler SELECT decode(string_agg(md5(random()::text), ''), 'hex')"
+                                  " FROM generate_series(1, %d)" % chunks, check=False)
+                if out.returncode != 0:
+                    self.assertIn("No space left on device", out.stderr)
+                    break
+        st, body = http(rep.port, "POST", "/v1/plans", {"graph": random_graph(4000), "budget": 10 ** 9})
+        self.assertEqual(st, 507, body)
+        self.assertEqual(body["error"]["code"], "store_full")
+        self.assertIn("No space left on device", body["error"]["message"])
+        st, ready = http(rep.port, "GET", "/readyz")
+        self.assertEqual((st, ready["status"]), (503, "store_full"), ready)
+        self.assertIn("No space left on device", ready["reason"])
+        st, body = http(rep.port, "POST", "/v1/plans", {"graph": GRAPH, "budget": 5_555_000})
+        self.assertEqual((st, body["error"]["code"]), (507, "store_full"), body)
+        # The accepted plans end: done, or failed with the reason.
+        views = [self.final(rep, i) for i in accepted]
+        self.assertTrue(any(v["status"] == "failed" for v in views), "no plan met the full disk: %s" % views)
+        for v in views:
+            self.assertIn(v["status"], ("done", "failed"), v)
+            if v["status"] == "failed":
+                self.assertEqual(v["error"]["code"], "store_full", v)
+                self.assertIn("No space left on device", v["error"]["message"])
+        plans = rep.status()["plans"]
+        self.assertEqual(plans["queued"] + plans["running"], 0, plans)
+        # Room again.
+        self.pg.sql("full_disk", "DROP TABLE filler")
+        until("ready again", lambda: http(rep.port, "GET", "/readyz")[0] == 200, 20)
+        st, body = http(rep.port, "POST", "/v1/plans", {"graph": GRAPH, "budget": 5_555_000, "wait": 60})
+        self.assertEqual((st, body["status"]), (200, "done"), body)
+        self.assertEqual(rep.stop(), 0)
+
+    def test_9_retention_by_bytes(self):
+        """--retain-bytes on PostgreSQL: past the bound (the rows' stored
+        sizes) the oldest finished plans go first, with their results and
+        graphs, and the newest stay."""
+        self.pg.sql("postgres", "CREATE DATABASE retention_bytes")
+        rep = Replica(self.tmp, "bytes", self.pg.uri("retention_bytes"), lease=LEASE_S,
+                      extra=["--retain-age", "0", "--retain-bytes", "60KiB", "--sweep-interval", "0.2",
+                             "--max-queued-per-client", "0"])
+        self.retired.append(rep)
+        ids = []
+        for _ in range(20):  # about 9 KB of graph and result each, stored as they are
+            st, body = http(rep.port, "POST", "/v1/plans", {"graph": random_graph(50), "budget": 10 ** 9, "wait": 30})
+            self.assertEqual((st, body["status"]), (200, "done"), body)
+            ids.append(body["id"])
+        time.sleep(0.5)
+
+        def kept():
+            st, body = http(rep.port, "GET", "/v1/plans?limit=100")
+            left = {p["id"] for p in body["plans"]}
+            return left if len(left) < len(ids) else None
+        left = until("the oldest plans to go", kept, 20, 0.1)
+        self.assertIn(ids[-1], left)
+        self.assertNotIn(ids[0], left)
+        first = min(ids.index(i) for i in left)
+        self.assertEqual(left, set(ids[first:]), "not the oldest first")
+        used = int(self.pg.sql("retention_bytes", "SELECT (SELECT coalesce(sum(pg_column_size(json)), 0) FROM graphs)"
+                                                  " + (SELECT coalesce(sum(pg_column_size(json)), 0) FROM results)")[0][0])
+        self.assertLess(used, 2 * 60 * 1024, "the store stays near its bound")
+        self.assertEqual(self.pg.sql("retention_bytes", "SELECT count(*) FROM results WHERE key NOT IN"
+                                                        " (SELECT result_key FROM jobs)"), [["0"]])
+        self.assertEqual(rep.stop(), 0)
+
+
+def random_graph(n):
+    """A chain of n nodes with random ids: its JSON does not compress, so it
+    needs room of its own in the store."""
+    ids = [os.urandom(24).hex() for _ in range(n)]
+    return {"format": "memplan.graph/1", "name": "random", "nodes": [
+        dict({"id": ids[i], "bytes": 1000, "time": 1}, **({"inputs": [ids[i - 1]]} if i else {})) for i in range(n)]}
 
 
 if __name__ == "__main__":

@@ -2,17 +2,15 @@
 client that has queued many plans does not delay another client's plan by
 more than the plan running and one more of its own, and a client past
 --max-queued-per-client gets 429 with Retry-After while others are still
-served. Real daemon, every job held 200 ms (MEMPLAN_TEST_PLAN_DELAY_MS) so
+served; frontier computations count as the asking client's. Real daemon, every job held 200 ms (MEMPLAN_TEST_PLAN_DELAY_MS) so
 the queue's order is visible in the plans' start times."""
 
 import os
 import sys
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemon import Daemon, chain_graph, wait_until  # noqa: E402
-
-SERVER = os.environ.get("MEMPLAN_SERVER", "build/memplan-server")
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from memplan_daemon import Daemon, chain_graph, wait_until  # noqa: E402
 GRAPH = chain_graph(4, "fair")
 
 
@@ -25,7 +23,7 @@ def plan(budget, wait=None):
 
 class FairQueueTest(unittest.TestCase):
     def setUp(self):
-        self.d = Daemon(SERVER, ["--workers", "1", "--queue-size", "64", "--max-queued-per-client", "12"],
+        self.d = Daemon(None, ["--workers", "1", "--queue-size", "64", "--max-queued-per-client", "12"],
                         {"MEMPLAN_TEST_PLAN_DELAY_MS": "200"}).start()
 
     def tearDown(self):
@@ -69,6 +67,39 @@ class FairQueueTest(unittest.TestCase):
         # Without X-Client-Id the client is its address: another client yet.
         st, _, body = self.d.request("POST", "/v1/plans", plan(7778))
         self.assertEqual(st, 202, body)
+
+    def test_frontiers_are_the_clients(self):
+        """A frontier computation (the frontier route, /v1/fit) is the
+        asking client's: it counts in that client's --max-queued-per-client
+        share, and takes that client's turn."""
+        self.d.cleanup()
+        self.d = Daemon(None, ["--workers", "1", "--queue-size", "64", "--max-queued-per-client", "4"],
+                        {"MEMPLAN_TEST_PLAN_DELAY_MS": "1000"}).start()
+        st, _, body = self.d.request("POST", "/v1/plans", plan(100, wait=30), {"X-Client-Id": "maps"})
+        self.assertEqual((st, body["status"]), (200, "done"), body)
+        graph = body["graph_hash"]
+        # Keep the worker busy, then queue frontiers of every solver.
+        st, _, _ = self.d.request("POST", "/v1/plans", plan(101), {"X-Client-Id": "busy"})
+        self.assertEqual(st, 202)
+        codes = []
+        for solver in ("exact", "approx", "chain", "memonger", "sqrt", "swap", "hybrid", "layrub", "auto"):
+            st, hdrs, body = self.d.request("GET", "/v1/graphs/%s/frontier?solver=%s" % (graph, solver),
+                                            headers={"X-Client-Id": "maps"})
+            codes.append(st)
+            if st == 429:
+                self.assertEqual(body["error"]["code"], "client_queue_full")
+                self.assertTrue(hdrs.get("retry-after"))
+        self.assertEqual(codes[:4], [202] * 4, codes)
+        self.assertIn(429, codes, "frontiers are not counted in the client's share")
+        # A plan of that client is refused too, while another client's is not.
+        st, _, body = self.d.request("POST", "/v1/plans", plan(102), {"X-Client-Id": "maps"})
+        self.assertEqual((st, body["error"]["code"]), (429, "client_queue_full"), body)
+        st, _, body = self.d.request("POST", "/v1/plans", plan(103), {"X-Client-Id": "other"})
+        self.assertEqual(st, 202, body)
+        # A fit is the client's too.
+        st, _, body = self.d.request("POST", "/v1/fit", {"graph_hash": graph, "budgets": [10 ** 6],
+                                                          "solver": "auto"}, {"X-Client-Id": "maps"})
+        self.assertEqual((st, body["error"]["code"]), (429, "client_queue_full"), body)
 
 
 if __name__ == "__main__":

@@ -1,17 +1,16 @@
-"""Retention (server/upkeep.c, store_sqlite.c): the sweep deletes finished
-plans past --retain-age, and the oldest finished plans while the store's
-live data is over --retain-bytes, with the results and graphs only they
-referred to; it never deletes a queued or running plan."""
+"""Retention (server/upkeep.c, store_sweep.c, store_sqlite.c): the sweep
+deletes finished plans past --retain-age, and the oldest finished plans
+while the store's live data is over --retain-bytes, with the results and
+graphs only they referred to, and what memory kept of them (a plan's view,
+the cached answer to its body); it never deletes a queued or running plan."""
 
 import os
 import sys
 import time
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemon import Daemon, chain_graph, wait_until  # noqa: E402
-
-SERVER = os.environ.get("MEMPLAN_SERVER", "build/memplan-server")
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from memplan_daemon import Daemon, chain_graph, wait_until  # noqa: E402
 
 
 def listed(d, status="done"):
@@ -25,11 +24,18 @@ class RetentionTest(unittest.TestCase):
         self.d.cleanup()
 
     def test_age(self):
-        self.d = Daemon(SERVER, ["--workers", "1", "--retain-age", "2", "--sweep-interval", "0.2"],
+        self.d = Daemon(None, ["--workers", "1", "--retain-age", "2", "--sweep-interval", "0.2"],
                         {"MEMPLAN_TEST_PLAN_DELAY_MS": "400"}).start()
-        st, _, old = self.d.request("POST", "/v1/plans", {"graph": chain_graph(5, "old"), "budget": 10 ** 6})
+        old_body = {"graph": chain_graph(5, "old"), "budget": 10 ** 6}
+        st, _, old = self.d.request("POST", "/v1/plans", old_body)
         self.assertEqual(st, 202, old)
         self.assertTrue(wait_until(lambda: old["id"] in listed(self.d), 20))
+        # What memory keeps of it: its view, and the answer to the same
+        # body again (the body's and the plan key's cached answer).
+        st, _, view = self.d.request("GET", "/v1/plans/" + old["id"])
+        self.assertEqual((st, view["status"]), (200, "done"), view)
+        st, _, again = self.d.request("POST", "/v1/plans", old_body)
+        self.assertEqual((st, again["id"], again["cache"]), (200, old["id"], "hit"), again)
         # Queued and running plans outlive any age: eight in a row take
         # 3.2 s, longer than --retain-age.
         queued = []
@@ -38,13 +44,18 @@ class RetentionTest(unittest.TestCase):
                                          {"graph": chain_graph(5, "new%d" % i), "budget": 10 ** 6})
             self.assertEqual(st, 202, body)
             queued.append(body["id"])
-        # The old plan, its result and its graph go once 2 s have passed
-        # (the plan was never read by id, so no view of it is cached).
+        # The old plan, its result and its graph go once 2 s have passed,
+        # and what memory kept of them with them: its view is gone, and the
+        # same body again is a new plan.
         self.assertTrue(wait_until(lambda: old["id"] not in listed(self.d), 20), self.d.log_tail())
         st, _, body = self.d.request("GET", "/v1/plans/" + old["id"])
         self.assertEqual(st, 404, body)
         st, _, body = self.d.request("GET", "/v1/graphs/" + old["graph_hash"])
         self.assertEqual(st, 404, body)
+        st, _, body = self.d.request("POST", "/v1/plans", old_body)
+        self.assertEqual(st, 202, body)
+        self.assertNotEqual(body["id"], old["id"])
+        queued.append(body["id"])
         # Each of them is seen done (and deleted 2 s later in its turn).
         seen = set()
 
@@ -55,7 +66,7 @@ class RetentionTest(unittest.TestCase):
         self.assertIn('"msg":"retention sweep"', self.d.log_tail(100000))
 
     def test_bytes(self):
-        self.d = Daemon(SERVER, ["--workers", "2", "--retain-age", "0", "--retain-bytes", "300KiB",
+        self.d = Daemon(None, ["--workers", "2", "--retain-age", "0", "--retain-bytes", "300KiB",
                                  "--sweep-interval", "0.2", "--max-queued-per-client", "0"]).start()
         ids = []
         for i in range(60):  # about 10 KB of graph and result each

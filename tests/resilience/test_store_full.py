@@ -16,15 +16,13 @@ import sys
 import time
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemon import Daemon, chain_graph, wait_until  # noqa: E402
-
-SERVER = os.environ.get("MEMPLAN_SERVER", "build/memplan-server")
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from memplan_daemon import Daemon, chain_graph, wait_until  # noqa: E402
 
 
 class StoreFullTest(unittest.TestCase):
     def setUp(self):
-        self.d = Daemon(SERVER, ["--workers", "1", "--max-queued-per-client", "0", "--queue-size", "200"],
+        self.d = Daemon(None, ["--workers", "1", "--max-queued-per-client", "0", "--queue-size", "200"],
                         {"MEMPLAN_TEST_PLAN_DELAY_MS": "100"})
         self.cap = os.path.join(self.d.dir, "max_pages")
         with open(self.cap, "w") as f:
