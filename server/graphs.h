@@ -1,7 +1,8 @@
 /* graphs.h - the graph service: the graphs the daemon keeps, for the route
  * handlers and the plan and frontier services. A graph is stored once, as
- * its canonical native JSON under its hash, and never removed; a request
- * may then name it by hash instead of sending it again.
+ * its canonical native JSON under its hash; a request may then name it by
+ * hash instead of sending it again. Only the retention sweep removes a
+ * graph (server/store_sweep.c), and only once no kept job refers to it.
  *
  * Every call borrows the server's store; none keeps a pointer. */
 #ifndef SRV_GRAPHS_H
