@@ -9,7 +9,7 @@ Waiting: Client.plan submits with the daemon's long poll (``wait`` in the
 body), then polls GET /v1/plans/{id}?wait=... until the plan is final, so a
 plan costs a handful of requests however long it runs. The frontier route
 is a job too (202 while it is computed): Client.frontier long-polls it
-with ?wait=. /v1/fit holds the connection while the frontier is computed
+with ?wait=. /v1/fit holds the connection while its plans are computed
 (the daemon waits up to its --plan-timeout); ``compute_timeout`` bounds
 both.
 
