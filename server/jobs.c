@@ -1127,7 +1127,7 @@ static srv_job_status_t srv__run(srv_jobs_t *jobs, srv_job_t *job, char **text, 
     }
     snprintf(code, code_len, "deadline_exceeded");
     snprintf(msg, msg_len, "the %s passed the deadline of %g s (--plan-timeout) and was stopped",
-             job->kind == SRV_JOB_PLAN ? "plan" : "frontier", jobs->cfg.plan_timeout_s);
+             job->kind == SRV_JOB_PLAN ? "plan" : job->budgets ? "fit" : "frontier", jobs->cfg.plan_timeout_s);
     return SRV_JOB_FAILED;
   }
   snprintf(code, code_len, "planner_%s", mp_err_name(rc));
@@ -1294,7 +1294,8 @@ static void srv__execute(srv_jobs_t *jobs, srv_job_t *job) {
   }
   srv_log(st == SRV_JOB_FAILED ? SRV_LOG_WARN : SRV_LOG_INFO, "job finished",
           json_pack("{s:s,s:s,s:s,s:s,s:s,s:f}", "job_id", job->id, "kind",
-                    job->kind == SRV_JOB_PLAN ? "plan" : "frontier", "graph_hash", job->p.graph_hash, "status",
+                    job->kind == SRV_JOB_PLAN ? "plan" : job->budgets ? "fit" : "frontier", "graph_hash",
+                    job->p.graph_hash, "status",
                     srv_job_status_name(st), "reason", msg, "dur_ms", srv_mono_ms() - t0));
 
   pthread_mutex_lock(&jobs->mu);
