@@ -251,8 +251,9 @@ class Client:
     def fit(self, graph, budgets, solver=None, timeout=None, **options):
         """POST /v1/fit: does ``graph`` (or a graph hash) fit each budget, and
         at what cost. ``budgets`` is one budget or a list; ``options`` are
-        swap and device. Answered from the graph's frontier, which the
-        daemon computes once (``timeout``: default compute_timeout)."""
+        swap and device. Each budget is answered with what plan returns
+        there; the daemon plans them once per graph, options and budget
+        list (``timeout``: default compute_timeout)."""
         body = graph_fields(graph)
         body["budgets"] = budget_list(budgets)
         body.update(self._fields(dict(options, solver=solver)))
