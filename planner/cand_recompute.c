@@ -122,6 +122,7 @@ static int mp__dp_at(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
   d.objective = o->objective;
   d.accounting = o->accounting;
   d.budget = o->budget;
+  if (o->reuse != NULL) return mp__reuse_solve(o, &d, dr, err);
   return mp_dp_solve(g, &d, dr, err);
 }
 

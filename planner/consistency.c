@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fit.h"
 #include "frontier.h"
 
 typedef struct {
@@ -19,6 +20,8 @@ typedef struct {
   uint64_t peak;
   double cost;
   uint64_t least; /* min_feasible_budget when infeasible */
+  mp_solver_t solver_used;
+  int exact;
 } mp__ans_t;
 
 typedef struct {
@@ -65,9 +68,42 @@ static int mp__ans(mp__ck_t *k, uint64_t b, mp__ans_t *ans, mp_error_t *err) {
                          : r.sim.time_recompute;
   if (ans->cost < 0) ans->cost = 0; /* as frontier_swap.c rounds it */
   ans->least = r.feasible ? 0 : r.min_feasible_budget;
+  ans->solver_used = r.solver_used;
+  ans->exact = r.exact;
   mp_plan_result_free(&r);
   k->a[k->n++] = *ans;
   k->out->n_plans++;
+  return 0;
+}
+
+/* mp_fit at every budget planned so far: each answer must be the plan's. */
+static int mp__fit_check(mp__ck_t *k, mp_error_t *err) {
+  mp_fit_t fit;
+  uint64_t *bs;
+  size_t i, n = k->n;
+  int rc;
+  if ((bs = malloc((n ? n : 1) * sizeof(*bs))) == NULL) return mp_error_set(err, MP_ENOMEM, "", "out of memory");
+  for (i = 0; i < n; i++) bs[i] = k->a[i].budget;
+  rc = mp_fit(k->g, &k->o, bs, n, &fit, err);
+  free(bs);
+  if (rc != 0) return rc;
+  for (i = 0; i < n; i++) {
+    const mp__ans_t *a = &k->a[i];
+    const mp_fit_answer_t *f = &fit.answers[i];
+    double c = k->migrate ? f->extra_time : f->recompute;
+    if (f->feasible != a->feasible || (!a->feasible && f->min_feasible_budget != a->least)) {
+      mp__note(k, &k->out->fit_feasible, "fit and plan disagree on fitting", a->budget);
+      continue;
+    }
+    if (f->solver_used != a->solver_used || f->exact != a->exact)
+      mp__note(k, &k->out->fit_peak, "fit and plan name different solvers", a->budget);
+    if (!a->feasible) continue;
+    if (a->cost > c) mp__note(k, &k->out->fit_promise, "plan above the fit", a->budget);
+    if (a->cost != c) mp__note(k, &k->out->fit_cost, "fit and plan costs differ", a->budget);
+    if (f->peak_bytes != a->peak) mp__note(k, &k->out->fit_peak, "fit and plan peaks differ", a->budget);
+  }
+  k->out->n_fit = n;
+  mp_fit_free(&fit);
   return 0;
 }
 
@@ -129,19 +165,6 @@ int mp_consistency_check(const mp_graph_t *g, const mp_plan_options_t *o, const 
   out->n_points = f.n_points;
   if (least != 0 && f.n_points > 0 && f.points[0].budget != least)
     mp__note(&k, &out->point_least, "the frontier's first point", f.points[0].budget);
-  for (i = 0; i < n; i++) {
-    long p = mp_frontier_lookup(&f, bs[i]);
-    double c;
-    if ((rc = mp__ans(&k, bs[i], &a, err)) != 0) goto out;
-    if ((p >= 0) != a.feasible) {
-      mp__note(&k, &out->fit_feasible, "fit and plan disagree on fitting", bs[i]);
-      continue;
-    }
-    if (p < 0) continue;
-    c = f.migrate ? f.points[p].extra_time : f.points[p].recompute;
-    if (a.cost > c && !mp__same(a.cost, c)) mp__note(&k, &out->fit_promise, "plan above the fit", bs[i]);
-    if (!mp__same(a.cost, c)) mp__note(&k, &out->fit_cost, "fit and plan costs differ", bs[i]);
-  }
   for (i = 0; i < f.n_points; i++) {
     /* every point of a short frontier, else 16 spread over it */
     size_t j = f.n_points <= 16 ? i : i * (f.n_points - 1) / 15;
@@ -155,6 +178,9 @@ int mp_consistency_check(const mp_graph_t *g, const mp_plan_options_t *o, const 
     if (a.cost > c && !mp__same(a.cost, c)) mp__note(&k, &out->point_promise, "plan above its point", f.points[j].budget);
     if (!mp__same(a.cost, c)) mp__note(&k, &out->point_cost, "point and plan costs differ", f.points[j].budget);
   }
+  /* mp_fit (what /v1/fit and `memplan fit` answer) at every budget
+   * planned, against the plans */
+  if ((rc = mp__fit_check(&k, err)) != 0) goto out;
   out->n_budgets = k.n;
   rc = 0;
 out:

@@ -8,10 +8,13 @@
  *             exists at m - 1; or answers that name different m;
  *   closure   a plan at B peaking at P < B while the plan at P fits worse
  *             (more extra time) or not at all;
- *   fit       a budget where the frontier lookup (what /v1/fit answers)
- *             and the plan disagree on whether it fits (fit_feasible), or
- *             where the plan costs more than the frontier promises
- *             (fit_promise), or costs differently (fit_cost);
+ *   fit       a budget where mp_fit (what /v1/fit and `memplan fit`
+ *             answer, fit.h) and the plan disagree on whether it fits or
+ *             on the least budget they name (fit_feasible), where the plan
+ *             costs more than the fit says (fit_promise) or differently
+ *             (fit_cost), or where their peaks or solvers differ
+ *             (fit_peak); every budget planned for the other checks is
+ *             asked of mp_fit at once, and costs compare exactly;
  *   frontier  a frontier point whose budget does not plan (point_feasible),
  *             where the plan costs more than the point (point_promise), or
  *             costs differently (point_cost); the first point lies below
@@ -42,7 +45,8 @@ typedef struct mp_consistency_s {
   size_t n_plans;         /* mp_plan calls */
   size_t n_points;        /* frontier points */
   size_t monotone, least, closure;
-  size_t fit_feasible, fit_promise, fit_cost;
+  size_t n_fit;           /* budgets asked of mp_fit */
+  size_t fit_feasible, fit_promise, fit_cost, fit_peak;
   size_t point_feasible, point_promise, point_cost, point_least;
   char first[200];        /* the first violation found, "" when none */
 } mp_consistency_t;

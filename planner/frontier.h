@@ -10,7 +10,10 @@
  * simulated ones from above (tests/unit/test_plan.c checks this on every
  * shipped graph), and the last point is plain backpropagation at its
  * simulated peak with no recomputation. For memonger and sqrt the points
- * are their simulated candidate plans, Pareto-filtered.
+ * are their simulated candidate plans, Pareto-filtered. So a DP solver's
+ * point is not always what mp_plan() returns at its budget (plan may find
+ * less); mp_fit() (fit.h), not a lookup here, answers "what does plan
+ * return at these budgets" (docs/algorithms.md, Frontiers, says why).
  *
  * Data migration (swap, hybrid, layrub; frontier_swap.c): the cost of a
  * point is its extra time, total - forward - backward (recomputation plus

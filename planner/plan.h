@@ -94,6 +94,10 @@ typedef struct mp_plan_options_s {
    * pinned host peak fits device.host_bytes too. */
   int swap;
   mp_device_t device;
+  /* Private to the planner: the DP sessions a series of plans on one graph
+   * shares (mp_fit, mp_frontier; fit.h). Callers leave it NULL
+   * (mp_plan_options_init does); it never changes an answer. */
+  struct mp__reuse_s *reuse;
 } mp_plan_options_t;
 
 /* auto solver, time objective, default accounting, budget UINT64_MAX. */

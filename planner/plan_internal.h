@@ -90,6 +90,32 @@ int mp__cand_chen(const mp_graph_t *g, const mp_plan_options_t *o, double t0, in
  * the prefix DP's (dp_chain.h). 0 and 1 keep the old `exact` flag's sense. */
 typedef enum { MP__FAMILY_APPROX = 0, MP__FAMILY_EXACT = 1, MP__FAMILY_CHAIN = 2 } mp__family_t;
 
+/* ---- Reuse across budgets (fit.c) ---------------------------------------
+ *
+ * A series of plans on one graph with the same options but the budget
+ * (mp_fit, the DP frontiers) shares one DP session per family (dp.h), which
+ * returns exactly what a fresh solve returns. mp__cand_portfolio's DP solves
+ * go through mp__reuse_solve when o->reuse is set. */
+typedef struct mp__reuse_s mp__reuse_t;
+
+/* A reuse record for plans on g (borrowed until mp__reuse_free); NULL when
+ * out of memory. */
+mp__reuse_t *mp__reuse_new(const mp_graph_t *g);
+void mp__reuse_free(mp__reuse_t *u);
+
+/* The session the reuse record keeps for d's family (made now from d when
+ * none is), or NULL with *rc set: 0 when a session made under other options
+ * is kept (the caller solves afresh), else the error of making it. */
+mp_dp_session_t *mp__reuse_session(mp__reuse_t *u, const mp_dp_options_t *d, int *rc, mp_error_t *err);
+
+/* The family's DP (exact = 1: the exact family with its fallback; 0:
+ * approx) at o->budget, from the session the reuse record keeps for the
+ * family, made on first use from `d` (mp__dp_options_from's, with o's
+ * objective and accounting). A session made under other options or a
+ * deadline is not used: a fresh mp_dp_solve answers. */
+int mp__reuse_solve(const mp_plan_options_t *o, const mp_dp_options_t *d, mp_dp_result_t *dr,
+                    mp_error_t *err);
+
 /* The DP options a plan request implies: the family's exactness and the
  * request's limits (lower sets, window, deadline, cancellation, threads);
  * objective, accounting and budget are left at their defaults. */

@@ -1,5 +1,5 @@
-/* fit_json.c - a frontier read back from JSON and the fit answer computed
- * from it; see fit_json.h. */
+/* fit_json.c - the fit answer as JSON, and a frontier read back from JSON;
+ * see fit_json.h. */
 #include "fit_json.h"
 
 #include <stdio.h>
@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "json_util.h"
+#include "plan_json.h"
 
 /* A byte count written by mp_json_u64: an integer, or a real past 2^63. */
 static uint64_t mp__bytes(const json_t *v) {
@@ -52,23 +53,22 @@ int mp_frontier_from_json(const json_t *v, mp_frontier_t *f) {
 }
 
 /* The entry of one budget. */
-static json_t *mp__fit_entry(const mp_frontier_t *f, uint64_t budget) {
-  long k = mp_frontier_lookup(f, budget);
+static json_t *mp__fit_entry(const mp_fit_t *f, const mp_fit_answer_t *a) {
   json_t *e = json_object();
   if (e == NULL) return NULL;
-  if (mp_json_set(e, "budget", mp_json_u64(budget)) || mp_json_set(e, "fits", json_boolean(k >= 0))) goto fail;
-  if (k >= 0) {
-    const mp_frontier_point_t *q = &f->points[k];
-    /* The point's budget is the memory the plan needs at most: an upper
-     * bound on its simulated peak. */
-    if (mp_json_set(e, "overhead_pct", mp_json_number(q->overhead_pct)) ||
-        mp_json_set(e, "recompute", mp_json_number(q->recompute)) || mp_json_set(e, "peak", mp_json_u64(q->budget)))
+  if (mp_json_set(e, "budget", mp_json_u64(a->budget)) || mp_json_set(e, "fits", json_boolean(a->feasible)) ||
+      mp_json_set(e, "solver_used", json_string(mp_solver_name(a->solver_used))) ||
+      mp_json_set(e, "exact", json_boolean(a->exact)))
+    goto fail;
+  if (a->feasible) {
+    if (mp_json_set(e, "overhead_pct", mp_json_number(a->overhead_pct)) ||
+        mp_json_set(e, "recompute", mp_json_number(a->recompute)) || mp_json_set(e, "peak", mp_json_u64(a->peak_bytes)))
       goto fail;
-    if (f->migrate && (mp_json_set(e, "extra_time", mp_json_number(q->extra_time)) ||
-                       mp_json_set(e, "stall", mp_json_number(q->stall)) ||
-                       mp_json_set(e, "host_peak_bytes", mp_json_u64(q->host_peak_bytes))))
+    if (f->migrate && (mp_json_set(e, "extra_time", mp_json_number(a->extra_time)) ||
+                       mp_json_set(e, "stall", mp_json_number(a->stall)) ||
+                       mp_json_set(e, "host_peak_bytes", mp_json_u64(a->host_peak_bytes))))
       goto fail;
-  } else if (f->n_points > 0 && mp_json_set(e, "min_budget", mp_json_u64(f->points[0].budget))) {
+  } else if (a->min_feasible_budget > 0 && mp_json_set(e, "min_budget", mp_json_u64(a->min_feasible_budget))) {
     goto fail;
   }
   return e;
@@ -77,32 +77,32 @@ fail:
   return NULL;
 }
 
-/* Copy key `k` of `from` into `to` when it is there. */
-static int mp__copy(json_t *to, const json_t *from, const char *k) {
-  json_t *v = json_object_get(from, k);
-  return v ? json_object_set(to, k, v) : 0;
-}
-
-int mp_fit_to_json(const json_t *frontier, const uint64_t *budgets, size_t n_budgets, json_t **out) {
-  mp_frontier_t f;
-  json_t *o = NULL, *arr;
+json_t *mp_fit_result_to_json(const mp_fit_t *f, const char *graph_hash) {
+  json_t *o = json_object(), *arr = json_array();
   size_t i;
-  int rc;
-  *out = NULL;
-  if ((rc = mp_frontier_from_json(frontier, &f)) != 0) return rc;
-  rc = MP_ENOMEM;
-  if ((o = json_object()) == NULL || mp__copy(o, frontier, "graph_hash") || mp__copy(o, frontier, "solver") ||
-      mp__copy(o, frontier, "solver_used") || mp__copy(o, frontier, "exact") ||
-      mp__copy(o, frontier, "peak_no_recompute") || (f.migrate && mp__copy(o, frontier, "device")) ||
-      mp_json_set(o, "budgets", arr = json_array()))
-    goto out;
-  for (i = 0; i < n_budgets; i++)
-    if (json_array_append_new(arr, mp__fit_entry(&f, budgets[i])) != 0) goto out;
-  *out = o;
-  o = NULL;
-  rc = 0;
-out:
+  int exact = f->n > 0;
+  for (i = 0; i < f->n; i++) exact = exact && f->answers[i].exact;
+  if (o == NULL || arr == NULL || mp_json_set(o, "graph_hash", json_string(graph_hash ? graph_hash : "")) ||
+      mp_json_set(o, "solver", json_string(mp_solver_name(f->solver))) ||
+      mp_json_set(o, "solver_used", json_string(mp_solver_name(f->n ? f->answers[0].solver_used : f->solver))) ||
+      mp_json_set(o, "exact", json_boolean(exact)) ||
+      mp_json_set(o, "peak_no_recompute", mp_json_u64(f->peak_no_recompute)))
+    goto fail;
+  if (f->migrate) {
+    /* the device with its time unit resolved for the graph, as a frontier's */
+    mp_device_t d = f->device;
+    d.time_unit_s = f->time_unit_s;
+    if (mp_json_set(o, "device", mp_device_to_json(&d, NULL))) goto fail;
+  }
+  if (mp_json_set(o, "budgets", arr)) {
+    arr = NULL;
+    goto fail;
+  }
+  for (i = 0; i < f->n; i++)
+    if (json_array_append_new(arr, mp__fit_entry(f, &f->answers[i])) != 0) goto fail;
+  return o;
+fail:
+  if (arr != NULL && json_object_get(o, "budgets") != arr) json_decref(arr);
   json_decref(o);
-  mp_frontier_free(&f);
-  return rc;
+  return NULL;
 }

@@ -1,7 +1,6 @@
-/* frontiers.c - the frontier service (see frontiers.h): the graph an
- * inline fit brings is stored, the frontier is looked up or computed by
- * jobs.c, and the answer is rendered: the whole frontier for the frontier
- * route, the point that applies at each budget for /v1/fit. */
+/* frontiers.c - the frontier and fit service (see frontiers.h): the graph
+ * an inline fit brings is stored, the frontier or the fit is looked up or
+ * computed by jobs.c, and the answer is rendered with where it came from. */
 #include "frontiers.h"
 
 #include <stdio.h>
@@ -9,8 +8,8 @@
 #include <string.h>
 
 #include "cache.h"
-#include "fit_json.h"
-#include "frontier.h"
+#include <openssl/evp.h>
+
 #include "graphs.h"
 #include "json_util.h"
 #include "results.h"
@@ -20,43 +19,59 @@ struct srv_frontier_s {
   char key[256];
   char graph_hash[65];
   mp_solver_t solver;
-  uint64_t *budgets;  /* NULL for the frontier route */
-  size_t n_budgets;
+  int fit;            /* a fit's (budgets given), else the frontier route's */
   const char *cache;
 };
 
 void srv_frontier_free(void *p) {
   srv_frontier_t *f = p;
   if (f == NULL) return;
-  free(f->budgets);
   free(f);
 }
 
-/* A fit from the frontier text (proto/fit_json.c, as `memplan fit`
- * answers), with where the frontier came from. */
-static int srv__fit_json(const srv_frontier_t *c, const char *text, size_t len, json_t **answer) {
-  json_t *fr = json_loadb(text, len, 0, NULL);
-  int rc = fr ? mp_fit_to_json(fr, c->budgets, c->n_budgets, answer) : MP_EINVAL;
-  json_decref(fr);
-  if (rc == MP_ENOMEM) return SRV_ENOMEM;
-  if (rc != 0) return SRV_EBADRESULT;
-  if (mp_json_set(*answer, "cache", json_string(c->cache)) != 0) {
-    json_decref(*answer);
-    *answer = NULL;
-    return SRV_ENOMEM;
-  }
-  return 0;
-}
-
-/* The answer from the frontier text: a fit, or the frontier itself. */
+/* The answer from the result text (a fit's or a frontier's), with where
+ * it came from. */
 static int srv__answer(const srv_frontier_t *c, const char *text, size_t len, json_t **answer) {
   json_t *fr;
   *answer = NULL;
-  if (c->budgets) return srv__fit_json(c, text, len, answer);
   fr = json_loadb(text, len, 0, NULL);
-  if (fr == NULL) return SRV_EBADRESULT;
-  json_object_set_new(fr, "cache", json_string(c->cache));
+  if (fr == NULL || !json_is_object(fr)) {
+    json_decref(fr);
+    return SRV_EBADRESULT;
+  }
+  if (json_object_set_new(fr, "cache", json_string(c->cache)) != 0) {
+    json_decref(fr);
+    return SRV_ENOMEM;
+  }
   *answer = fr;
+  return 0;
+}
+
+/* The key of a fit: "fit|" and the SHA-256 of the frontier key of the same
+ * graph, solver, swap and device (which holds the planner version) and the
+ * budgets in the asked order, which is the answer's order. 0 or -1. */
+static int srv__fit_key(const char *frontier_key, const uint64_t *budgets, size_t n, char key[256]) {
+  static const char hex[] = "0123456789abcdef";
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned mdlen = 0, i;
+  EVP_MD_CTX *x = EVP_MD_CTX_new();
+  size_t k;
+  int ok = x != NULL && EVP_DigestInit_ex(x, EVP_sha256(), NULL) == 1 &&
+           EVP_DigestUpdate(x, frontier_key, strlen(frontier_key) + 1) == 1;
+  for (k = 0; ok && k < n; k++) {
+    char b[24];
+    int len = snprintf(b, sizeof(b), "%llu,", (unsigned long long)budgets[k]);
+    ok = EVP_DigestUpdate(x, b, (size_t)len) == 1;
+  }
+  ok = ok && EVP_DigestFinal_ex(x, md, &mdlen) == 1 && mdlen == 32;
+  EVP_MD_CTX_free(x);
+  if (!ok) return -1;
+  memcpy(key, "fit|", 4);
+  for (i = 0; i < mdlen; i++) {
+    key[4 + 2 * i] = hex[md[i] >> 4];
+    key[5 + 2 * i] = hex[md[i] & 15];
+  }
+  key[4 + 2 * mdlen] = '\0';
   return 0;
 }
 
@@ -99,7 +114,7 @@ void srv_frontiers_job_finished(srv_server_t *s, srv_job_t *job) {
   free(text);
 }
 
-int srv_frontier_is_fit(const srv_frontier_t *f) { return f->budgets != NULL; }
+int srv_frontier_is_fit(const srv_frontier_t *f) { return f->fit; }
 
 json_t *srv_frontiers_pending(const srv_frontier_t *f, srv_job_t *job) {
   srv_job_snapshot_t snap;
@@ -115,7 +130,8 @@ int srv_frontiers_get(srv_server_t *s, const srv_frontier_query_t *q, mp_graph_t
                       srv_frontier_outcome_t *out) {
   srv_frontier_t *c;
   srv_plan_params_t p;
-  char *text = NULL;
+  uint64_t *budgets = q->budgets; /* ours until the job takes them */
+  char fit_key[256], *text = NULL;
   size_t len = 0;
   int rc;
 
@@ -124,13 +140,12 @@ int srv_frontiers_get(srv_server_t *s, const srv_frontier_query_t *q, mp_graph_t
    * next time. A graph the store has already is not rendered again. */
   if ((graph && *graph && srv_graphs_keep(s, *graph, q->graph_hash) != 0) ||
       (c = calloc(1, sizeof(*c))) == NULL) {
-    free(q->budgets);
+    free(budgets);
     return SRV_ENOMEM;
   }
   memcpy(c->graph_hash, q->graph_hash, 65);
   c->solver = q->solver;
-  c->budgets = q->budgets;
-  c->n_budgets = q->n_budgets;
+  c->fit = budgets != NULL;
   memset(&p, 0, sizeof(p));
   memcpy(p.graph_hash, q->graph_hash, 65);
   p.solver = q->solver;
@@ -141,11 +156,20 @@ int srv_frontiers_get(srv_server_t *s, const srv_frontier_query_t *q, mp_graph_t
   else
     mp_device_init(&p.device);
   srv_keys_frontier(&p, c->key);
+  if (c->fit && srv__fit_key(c->key, budgets, q->n_budgets, fit_key) != 0) {
+    free(budgets);
+    srv_frontier_free(c);
+    return SRV_ENOMEM;
+  }
+  if (c->fit) memcpy(c->key, fit_key, sizeof(fit_key));
   if (srv__failed_recently(s, c->key, out)) {
+    free(budgets);
     srv_frontier_free(c);
     return SRV_FRONTIER_FAILED;
   }
-  rc = srv_jobs_submit_frontier(s->jobs, &p, c->key, graph, &out->job, &text, &len);
+  rc = srv_jobs_submit_frontier(s->jobs, &p, c->key, c->fit ? &budgets : NULL, q->n_budgets, graph, &out->job,
+                                &text, &len);
+  free(budgets); /* NULL when the job took them */
   if (rc < 0) {
     srv_frontier_free(c);
     return rc;

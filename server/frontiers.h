@@ -1,13 +1,16 @@
-/* frontiers.h - the frontier service behind POST /v1/fit and
+/* frontiers.h - the frontier and fit service behind POST /v1/fit and
  * GET /v1/graphs/{hash}/frontier: everything between a parsed request and
  * its answer, so that the route handlers (routes.c) only parse and answer.
  *
  * A frontier is computed once per (graph, solver, swap, device) by jobs.c
- * and kept (memory, then the store); a fit is answered from it, one point
- * per budget (mp_frontier_lookup). srv_frontiers_get answers from what is
- * kept or starts (or joins) the computation; srv_frontiers_finish answers
- * once it is over; srv_frontiers_pending describes it meanwhile (the
- * frontier route's 202). A computation that failed is remembered for
+ * and kept (memory, then the store). A fit is the plans at its budgets
+ * (mp_fit: each budget answered with what POST /v1/plans returns there),
+ * computed by jobs.c once per (graph, solver, swap, device, budgets in
+ * their order) and kept under a key of its own ("fit|" and a SHA-256 of
+ * the frontier key and the budgets). srv_frontiers_get answers from what
+ * is kept or starts (or joins) the computation; srv_frontiers_finish
+ * answers once it is over; srv_frontiers_pending describes it meanwhile
+ * (the frontier route's 202). A computation that failed is remembered for
  * SRV_FRONTIER_FAIL_S seconds (srv_frontiers_job_finished), so that
  * clients polling the route hear why instead of starting it again.
  *

@@ -25,6 +25,8 @@
 
 #include "cache.h"
 #include "formats.h"
+#include "fit.h"
+#include "fit_json.h"
 #include "frontier.h"
 #include "frontier_json.h"
 #include "keys.h"
@@ -49,6 +51,8 @@ struct srv_job_s {
   char id[33];
   char key[256];
   srv_plan_params_t p;       /* for frontiers: graph_hash, solver, swap and device only */
+  uint64_t *budgets;         /* a fit (a frontier-kind job): the budgets to plan at (owned) */
+  size_t n_budgets;
   double created_ms;
   /* guarded by owner->mu */
   srv_job_status_t status;
@@ -131,6 +135,7 @@ int srv_job_status_parse(const char *name) {
 static void srv__job_free(srv_job_t *job) {
   mp_graph_free(job->graph);
   free(job->pending_error);
+  free(job->budgets);
   free(job);
 }
 
@@ -712,7 +717,8 @@ static int srv__submit_shared(srv_jobs_t *jobs, const srv_plan_params_t *p, cons
 
 static int srv__submit(srv_jobs_t *jobs, srv_job_kind_t kind, const srv_plan_params_t *p, const char *key,
                        mp_graph_t **graph, const char *graph_json, size_t graph_json_len, srv_job_t **out,
-                       char **result, size_t *result_len, char *result_job_id) {
+                       char **result, size_t *result_len, char *result_job_id, uint64_t **budgets,
+                       size_t n_budgets) {
   srv_job_t *job;
   int rc;
 
@@ -744,6 +750,11 @@ static int srv__submit(srv_jobs_t *jobs, srv_job_kind_t kind, const srv_plan_par
   }
   srv_metrics_cache(jobs->cfg.metrics, 0);
   job->p = *p;
+  if (budgets) {
+    job->budgets = *budgets;
+    job->n_budgets = n_budgets;
+    *budgets = NULL;
+  }
   snprintf(job->key, sizeof(job->key), "%s", key);
   if (kind == SRV_JOB_FRONTIER) job->id[0] = 'f'; /* never a plan id: plans are pure hex */
   job->graph = graph ? *graph : NULL;
@@ -800,11 +811,12 @@ int srv_jobs_submit_plan(srv_jobs_t *jobs, const srv_plan_params_t *p, const cha
                          const char *graph_json, size_t graph_json_len, srv_job_t **job, char **result,
                          size_t *result_len, char result_job_id[33]) {
   return srv__submit(jobs, SRV_JOB_PLAN, p, key, graph, graph_json, graph_json_len, job, result, result_len,
-                     result_job_id);
+                     result_job_id, NULL, 0);
 }
 
 int srv_jobs_submit_frontier(srv_jobs_t *jobs, const srv_plan_params_t *fp, const char *key,
-                             mp_graph_t **graph, srv_job_t **job, char **result, size_t *result_len) {
+                             uint64_t **budgets, size_t n_budgets, mp_graph_t **graph, srv_job_t **job,
+                             char **result, size_t *result_len) {
   srv_plan_params_t p;
   memset(&p, 0, sizeof(p));
   snprintf(p.graph_hash, sizeof(p.graph_hash), "%s", fp->graph_hash);
@@ -816,7 +828,8 @@ int srv_jobs_submit_frontier(srv_jobs_t *jobs, const srv_plan_params_t *fp, cons
   p.device = fp->device;
   /* A frontier's graph is already in the store when it came by hash; a
    * graph sent inline is stored by the caller (routes.c). */
-  return srv__submit(jobs, SRV_JOB_FRONTIER, &p, key, graph, NULL, 0, job, result, result_len, NULL);
+  return srv__submit(jobs, SRV_JOB_FRONTIER, &p, key, graph, NULL, 0, job, result, result_len, NULL, budgets,
+                     n_budgets);
 }
 
 /* ---- recording a plan's state in the store (embedded store) ----
@@ -1104,6 +1117,12 @@ static srv_job_status_t srv__run(srv_jobs_t *jobs, srv_job_t *job, char **text, 
     rc = mp_plan(g, &o, &r, &err);
     if (rc == 0) out = mp_plan_result_to_json_ex(g, &r, job->p.graph_hash, &job->p.device, 1, 1);
     mp_plan_result_free(&r);
+  } else if (job->budgets) {
+    mp_fit_t f;
+    memset(&f, 0, sizeof(f));
+    rc = mp_fit(g, &o, job->budgets, job->n_budgets, &f, &err);
+    if (rc == 0) out = mp_fit_result_to_json(&f, job->p.graph_hash);
+    mp_fit_free(&f);
   } else {
     mp_frontier_t f;
     memset(&f, 0, sizeof(f));
@@ -1137,7 +1156,7 @@ static srv_job_status_t srv__run(srv_jobs_t *jobs, srv_job_t *job, char **text, 
     }
     snprintf(code, code_len, "deadline_exceeded");
     snprintf(msg, msg_len, "the %s passed the deadline of %g s (--plan-timeout) and was stopped",
-             job->kind == SRV_JOB_PLAN ? "plan" : "frontier", jobs->cfg.plan_timeout_s);
+             job->kind == SRV_JOB_PLAN ? "plan" : job->budgets ? "fit" : "frontier", jobs->cfg.plan_timeout_s);
     return SRV_JOB_FAILED;
   }
   snprintf(code, code_len, "planner_%s", mp_err_name(rc));
@@ -1319,7 +1338,8 @@ static void srv__execute(srv_jobs_t *jobs, srv_job_t *job) {
   }
   srv_log(st == SRV_JOB_FAILED ? SRV_LOG_WARN : SRV_LOG_INFO, "job finished",
           json_pack("{s:s,s:s,s:s,s:s,s:s,s:f}", "job_id", job->id, "kind",
-                    job->kind == SRV_JOB_PLAN ? "plan" : "frontier", "graph_hash", job->p.graph_hash, "status",
+                    job->kind == SRV_JOB_PLAN ? "plan" : job->budgets ? "fit" : "frontier", "graph_hash",
+                    job->p.graph_hash, "status",
                     srv_job_status_name(st), "reason", msg, "dur_ms", srv_mono_ms() - t0));
 
   pthread_mutex_lock(&jobs->mu);

@@ -1,16 +1,15 @@
 /* cmd_fit.c - `memplan fit GRAPH --budgets B1,B2,...`: for each budget,
- * whether the graph fits and at what cost, read off the graph's frontier
- * (proto/fit_json.h), as POST /v1/fit answers it. Exit 1 when a budget
- * does not fit (the answer is still printed). With --server the daemon
- * answers from its cached frontier. */
+ * whether the graph fits and at what cost: what `memplan plan` returns at
+ * that budget (mp_fit, proto/fit_json.h), as POST /v1/fit answers it. Exit
+ * 1 when a budget does not fit (the answer is still printed). With
+ * --server the daemon answers. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "fit_json.h"
-#include "frontier.h"
-#include "frontier_json.h"
+#include "fit.h"
 #include "json_util.h"
 #include "plan_json.h"
 #include "units.h"
@@ -77,7 +76,7 @@ nomem:
 int mp_cli_fit(int argc, char **argv) {
   mp_cli_opts_t o;
   mp_plan_options_t po;
-  mp_frontier_t f;
+  mp_fit_t f;
   mp_cli_server_t srv;
   mp_graph_t *g = NULL;
   mp_error_t err;
@@ -116,16 +115,12 @@ int mp_cli_fit(int argc, char **argv) {
   if (online) {
     if ((rc = mp__fit_online(&srv, &po, g, hash, budgets, n, &answer)) != 0) goto out;
   } else {
-    json_t *fj;
-    if ((rc = mp_frontier(g, &po, &f, &err)) != 0) {
+    if ((rc = mp_fit(g, &po, budgets, n, &f, &err)) != 0) {
       if (err.code == 0) mp_error_set(&err, rc, "", "out of memory");
       rc = mp_cli_report(o.pos[0], &err);
       goto out;
     }
-    fj = mp_frontier_to_json(&f, hash);
-    rc = fj ? mp_fit_to_json(fj, budgets, n, &answer) : MP_ENOMEM;
-    json_decref(fj);
-    if (rc != 0) {
+    if ((answer = mp_fit_result_to_json(&f, hash)) == NULL) {
       fprintf(stderr, "memplan: out of memory\n");
       rc = MP_CLI_EXIT_INTERNAL;
       goto out;
@@ -139,7 +134,7 @@ int mp_cli_fit(int argc, char **argv) {
   answer = NULL;
 out:
   json_decref(answer);
-  mp_frontier_free(&f);
+  mp_fit_free(&f);
   mp_graph_free(g);
   mp_cli_server_close(&srv);
   free(budgets);

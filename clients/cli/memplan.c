@@ -7,7 +7,7 @@
  *                    (recomputing, or with --swap / the swap solvers also moving
  *                    activations to host memory under the device flags)
  *   memplan frontier GRAPH [--plot F.svg]  every budget's answer, as a curve
- *   memplan fit      GRAPH --budgets B,... which budgets fit, read off the frontier
+ *   memplan fit      GRAPH --budgets B,... which budgets fit: plan's answer at each
  *
  * plan, fit and frontier can also ask a running memplan-server (--server
  * URL or $MEMPLAN_URL) and print the same answer (remote.c).
@@ -39,7 +39,7 @@ static void usage(FILE *f) {
       "  plan     GRAPH --budget B          plan recomputation under a memory budget\n"
       "  frontier GRAPH                     the memory/time frontier (every budget's answer)\n"
       "  fit      GRAPH --budgets B1,B2,... for each budget: does it fit, at what overhead\n"
-      "                                     (read off the frontier; exit 1 if one does not)\n"
+      "                                     (what plan returns there; exit 1 if one does not)\n"
       "  version                            print the version\n"
       "\n"
       "graph options (every command):\n"

@@ -17,13 +17,13 @@ void mp_bench_consistency_table(void);
 
 void mp_bench_consistency_table(void) {
   static const char *const names[] = {"vgg19", "unet", "resnet50", "resnet152", "densenet"};
-  static const mp_solver_t solvers[] = {MP_SOLVER_EXACT,  MP_SOLVER_APPROX, MP_SOLVER_MEMONGER,
+  static const mp_solver_t solvers[] = {MP_SOLVER_EXACT,  MP_SOLVER_APPROX, MP_SOLVER_AUTO, MP_SOLVER_CHAIN, MP_SOLVER_MEMONGER,
                                         MP_SOLVER_SQRT,   MP_SOLVER_NONE,   MP_SOLVER_LAYRUB,
                                         MP_SOLVER_SWAP,   MP_SOLVER_HYBRID};
   size_t i, k, j;
   printf("\nconsistency (mp_consistency_check): budgets planned, frontier points, and the\n"
          "disagreements: mono(tone feasibility), least (min_feasible_budget), closure (a plan's\n"
-         "own peak), fit fits/above/cost (lookup vs plan), points fits/above/cost/first\n");
+         "own peak), fit fits/above/cost/peak (mp_fit vs plan), points fits/above/cost/first\n");
   for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
     char path[128];
     mp_graph_t *g;
@@ -53,9 +53,9 @@ void mp_bench_consistency_table(void) {
         continue;
       }
       printf("  %-10s %-8s budgets %3zu points %4zu  mono %zu least %zu closure %2zu  "
-             "fit %zu/%zu/%2zu  points %zu/%zu/%2zu/%zu\n",
+             "fit %zu/%zu/%zu/%zu  points %zu/%zu/%2zu/%zu\n",
              names[i], mp_solver_name(solvers[k]), c.n_budgets, c.n_points, c.monotone, c.least,
-             c.closure, c.fit_feasible, c.fit_promise, c.fit_cost, c.point_feasible,
+             c.closure, c.fit_feasible, c.fit_promise, c.fit_cost, c.fit_peak, c.point_feasible,
              c.point_promise, c.point_cost, c.point_least);
       fflush(stdout);
     }

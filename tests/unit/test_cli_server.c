@@ -76,31 +76,57 @@ START_TEST(test_same_as_offline) {
 }
 END_TEST
 
-/* fit is answered from the frontier: a budget between two points takes
- * the lower one's figures, below the first point it does not fit. */
+/* fit answers each budget with what `memplan plan` returns there (fits,
+ * peak, recomputation, overhead, solver, min_budget), below, at and
+ * between frontier points, for the DP solvers and memonger. */
 START_TEST(test_fit_offline) {
+  static const char *const solvers[] = {"auto", "exact", "approx", "memonger"};
   json_t *fr, *fit, *pts, *b;
   char args[512];
-  json_int_t p0, p1;
+  json_int_t p0, p1, bs[4];
+  size_t k, i;
   ck_assert_int_eq(cli(NULL, "frontier " VGG, &fr, NULL), 0);
   pts = json_object_get(fr, "points");
   ck_assert_uint_ge(json_array_size(pts), 2);
   p0 = json_integer_value(json_object_get(json_array_get(pts, 0), "budget"));
   p1 = json_integer_value(json_object_get(json_array_get(pts, 1), "budget"));
-  snprintf(args, sizeof(args), "fit " VGG " --budgets %lld,%lld,%lld --compact", (long long)p0 - 1, (long long)p0,
-           (long long)(p0 + p1) / 2);
-  ck_assert_int_eq(cli(NULL, args, &fit, NULL), 1);
-  ck_assert_str_eq(json_string_value(json_object_get(fit, "graph_hash")),
-                   json_string_value(json_object_get(fr, "graph_hash")));
-  b = json_object_get(fit, "budgets");
-  ck_assert_uint_eq(json_array_size(b), 3);
-  ck_assert(json_is_false(json_object_get(json_array_get(b, 0), "fits")));
-  ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(b, 0), "min_budget")), p0);
-  ck_assert(json_is_true(json_object_get(json_array_get(b, 1), "fits")));
-  ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(b, 1), "peak")), p0);
-  ck_assert(json_equal(json_object_get(json_array_get(b, 2), "recompute"),
-                       json_object_get(json_array_get(pts, 0), "recompute")));
-  json_decref(fit);
+  bs[0] = p0 - 1, bs[1] = p0, bs[2] = (p0 + p1) / 2, bs[3] = 2000000000;
+  for (k = 0; k < sizeof(solvers) / sizeof(solvers[0]); k++) {
+    snprintf(args, sizeof(args), "fit " VGG " --budgets %lld,%lld,%lld,%lld --solver %s --compact", (long long)bs[0],
+             (long long)bs[1], (long long)bs[2], (long long)bs[3], solvers[k]);
+    ck_assert_int_eq(cli(NULL, args, &fit, NULL), 1);
+    ck_assert_str_eq(json_string_value(json_object_get(fit, "graph_hash")),
+                     json_string_value(json_object_get(fr, "graph_hash")));
+    b = json_object_get(fit, "budgets");
+    ck_assert_uint_eq(json_array_size(b), 4);
+    for (i = 0; i < 4; i++) {
+      json_t *e = json_array_get(b, i), *pl, *t;
+      snprintf(args, sizeof(args), "plan " VGG " --budget %lld --solver %s --summary --compact", (long long)bs[i],
+               solvers[k]);
+      ck_assert_int_ge(cli(NULL, args, &pl, NULL), 0);
+      ck_assert_int_eq(json_integer_value(json_object_get(e, "budget")), bs[i]);
+      ck_assert(json_equal(json_object_get(e, "fits"), json_object_get(pl, "feasible")));
+      ck_assert(json_equal(json_object_get(e, "solver_used"), json_object_get(pl, "solver_used")));
+      ck_assert(json_equal(json_object_get(e, "exact"), json_object_get(pl, "exact")));
+      if (json_is_true(json_object_get(pl, "feasible"))) {
+        t = json_object_get(pl, "time");
+        ck_assert(json_equal(json_object_get(e, "peak"), json_object_get(pl, "peak_bytes")));
+        ck_assert(json_equal(json_object_get(e, "overhead_pct"), json_object_get(pl, "overhead_pct")));
+        ck_assert(json_number_value(json_object_get(e, "recompute")) ==
+                  json_number_value(json_object_get(t, "recompute")));
+      } else {
+        ck_assert(json_equal(json_object_get(e, "min_budget"), json_object_get(pl, "min_feasible_budget")));
+      }
+      json_decref(pl);
+    }
+    /* the DP solvers plan from the frontier's first point on, and not below */
+    if (k < 3) {
+      ck_assert(json_is_false(json_object_get(json_array_get(b, 0), "fits")));
+      ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(b, 0), "min_budget")), p0);
+      ck_assert(json_is_true(json_object_get(json_array_get(b, 1), "fits")));
+    }
+    json_decref(fit);
+  }
   json_decref(fr);
   ck_assert_int_eq(cli(NULL, "fit " VGG, NULL, NULL), 2);                         /* no --budgets */
   ck_assert_int_eq(cli(NULL, "fit " VGG " --budgets 1GB,,2GB", NULL, NULL), 2);   /* an empty one */

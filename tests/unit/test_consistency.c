@@ -4,17 +4,16 @@
  * on shipped graphs at a few budgets.
  *
  * What every solver must satisfy: feasibility is monotone in the budget; a
- * frontier point's budget plans, no more costly than the point. Every
+ * frontier point's budget plans, no more costly than the point; mp_fit
+ * (what /v1/fit and `memplan fit` answer) is the plan, exactly (fits, least
+ * budget, cost, peak, solver), at every budget the check plans. Every
  * solver but the greedy migration ones (swap, hybrid) also: min_feasible_
  * budget is the least budget with a plan and the plan there peaks exactly
- * at it; the frontier's first point is that budget; the fit lookup says
- * "fits" exactly where plan does, and no plan costs more than the lookup
- * promises (the greedy searches' cost is not monotone in the budget: a
- * budget between two frontier points may plan slower than the lower
- * point, and the search from the budget may plan below the least budget
- * they name). Solvers whose plans come from a fixed family (none, memonger,
- * sqrt, layrub) agree exactly: every frontier point and every lookup is the
- * plan's cost, and a plan's own peak plans it again. The DP solvers'
+ * at it; the frontier's first point is that budget (the greedy searches
+ * from the budget may plan below the least budget they name). Solvers
+ * whose plans come from a fixed family (none, memonger, sqrt, layrub) agree
+ * exactly: every frontier point is the plan's cost, and a plan's own peak
+ * plans it again. The DP solvers'
  * frontier above their least model budget is the model's staircase, an
  * upper bound on what plan finds there (frontier.h). Set
  * MP_CONSISTENCY_VERBOSE to see every count.
@@ -106,28 +105,38 @@ static void check_solver(const char *what, const mp_graph_t *g, mp_solver_t s, i
   ck_assert_msg(mp_consistency_check(g, &o, b, n, &c, &err) == 0, "%s %s: %s", what,
                 mp_solver_name(s), err.message);
   if (getenv("MP_CONSISTENCY_VERBOSE"))
-    fprintf(stderr, "%s %s: plans %zu points %zu mono %zu least %zu closure %zu fit %zu/%zu/%zu points %zu/%zu/%zu/%zu %s\n", what,
+    fprintf(stderr, "%s %s: plans %zu points %zu mono %zu least %zu closure %zu fit %zu/%zu/%zu/%zu points %zu/%zu/%zu/%zu %s\n", what,
             mp_solver_name(s), c.n_plans, c.n_points, c.monotone, c.least, c.closure, c.fit_feasible,
-            c.fit_promise, c.fit_cost, c.point_feasible, c.point_promise, c.point_cost, c.point_least, c.first);
+            c.fit_promise, c.fit_cost, c.fit_peak, c.point_feasible, c.point_promise, c.point_cost, c.point_least, c.first);
   ck_assert_msg(c.n_plans >= n && c.n_points >= 1, "%s %s: %zu plans, %zu points", what,
                 mp_solver_name(s), c.n_plans, c.n_points);
+  ck_assert_msg(c.n_fit == c.n_plans, "%s %s: %zu budgets fitted, %zu planned", what, mp_solver_name(s),
+                c.n_fit, c.n_plans);
+  ck_assert_msg(c.fit_feasible + c.fit_promise + c.fit_cost + c.fit_peak == 0,
+                "%s %s: fit against plan: fits %zu, above %zu, costs %zu, peaks/solvers %zu (first: %s)", what,
+                mp_solver_name(s), c.fit_feasible, c.fit_promise, c.fit_cost, c.fit_peak, c.first);
+  /* chain's frontier is the exact DP's (solvers.c) while its plans are the
+   * prefix DP's portfolio: its points are not its plans (a known gap, issue
+   * 12), so only its plans and fits are checked */
+  if (s == MP_SOLVER_CHAIN) {
+    ck_assert_msg(c.monotone + c.least == 0, "%s chain: monotone %zu, least %zu (first: %s)", what, c.monotone,
+                  c.least, c.first);
+    return;
+  }
   ck_assert_msg(c.monotone + c.point_feasible + c.point_promise == 0,
                 "%s %s: monotone %zu, points %zu/%zu (first: %s)", what, mp_solver_name(s),
                 c.monotone, c.point_feasible, c.point_promise, c.first);
   if (!greedy)
-    ck_assert_msg(c.least + c.fit_feasible + c.fit_promise + c.point_least == 0,
-                  "%s %s: least %zu, fit feasibility %zu, fit above plan %zu, first point %zu "
-                  "(first: %s)", what, mp_solver_name(s), c.least, c.fit_feasible, c.fit_promise,
-                  c.point_least, c.first);
+    ck_assert_msg(c.least + c.point_least == 0, "%s %s: least %zu, first point %zu (first: %s)", what,
+                  mp_solver_name(s), c.least, c.point_least, c.first);
   if (fixed)
-    ck_assert_msg(c.closure + c.fit_cost + c.point_cost == 0,
-                  "%s %s: closure %zu, fit costs %zu, point costs %zu (first: %s)", what,
-                  mp_solver_name(s), c.closure, c.fit_cost, c.point_cost, c.first);
+    ck_assert_msg(c.closure + c.point_cost == 0, "%s %s: closure %zu, point costs %zu (first: %s)", what,
+                  mp_solver_name(s), c.closure, c.point_cost, c.first);
 }
 
 static const mp_solver_t all_solvers[] = {
-    MP_SOLVER_EXACT, MP_SOLVER_APPROX, MP_SOLVER_AUTO, MP_SOLVER_MEMONGER, MP_SOLVER_SQRT,
-    MP_SOLVER_NONE,  MP_SOLVER_LAYRUB, MP_SOLVER_SWAP, MP_SOLVER_HYBRID};
+    MP_SOLVER_EXACT, MP_SOLVER_APPROX, MP_SOLVER_AUTO, MP_SOLVER_CHAIN, MP_SOLVER_MEMONGER,
+    MP_SOLVER_SQRT,  MP_SOLVER_NONE,   MP_SOLVER_LAYRUB, MP_SOLVER_SWAP, MP_SOLVER_HYBRID};
 #define N_SOLVERS (sizeof(all_solvers) / sizeof(all_solvers[0]))
 
 /* Random DAGs, every solver, twelve budgets each. */

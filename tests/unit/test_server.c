@@ -28,6 +28,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "plan.h"
 #include "suites.h"
 #include "test_daemon.h"
 #include "test_util.h"
@@ -708,8 +709,8 @@ START_TEST(test_oversize) {
 }
 END_TEST
 
-/* /v1/fit from the frontier (computed once, then cached), the frontier
- * route, and the graph statistics. */
+/* /v1/fit (computed once per graph, options and budgets, then cached), the
+ * frontier route, and the graph statistics. */
 START_TEST(test_fit_frontier) {
   mp_test_daemon_t s;
   json_t *o = NULL, *b, *req;
@@ -737,15 +738,27 @@ START_TEST(test_fit_frontier) {
   ck_assert(json_is_false(json_object_get(json_array_get(b, 2), "fits")));
   json_decref(o);
 
-  /* by hash: answered from the cached frontier */
-  snprintf(path, sizeof(path), "{\"graph_hash\": \"%s\", \"budgets\": [\"4GiB\"], \"solver\": \"approx\"}", hash);
+  /* by hash: the same budgets are answered from the cache, others are
+   * planned */
+  snprintf(path, sizeof(path), "{\"graph_hash\": \"%s\", \"budgets\": [\"3GiB\", \"5GiB\", 1000], \"solver\": \"approx\"}",
+           hash);
   ck_assert_int_eq(mp_test_daemon_http(&s, "POST", "/v1/fit", path, NULL, &o, NULL), 200);
   ck_assert_str_eq(jstr(o, "cache"), "hit");
+  json_decref(o);
+  snprintf(path, sizeof(path), "{\"graph_hash\": \"%s\", \"budgets\": [\"5GiB\", \"3GiB\"], \"solver\": \"approx\"}", hash);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "POST", "/v1/fit", path, NULL, &o, NULL), 200);
+  ck_assert_str_eq(jstr(o, "cache"), "miss");
+  ck_assert_uint_eq(json_integer_value(json_object_get(json_array_get(json_object_get(o, "budgets"), 1), "budget")),
+                    3ULL << 30);
   json_decref(o);
 
   snprintf(path, sizeof(path), "/v1/graphs/%s/frontier?solver=approx&wait=60", hash);
   ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, NULL, &o, NULL), 200);
   ck_assert_uint_gt(json_array_size(json_object_get(o, "points")), 1);
+  ck_assert_str_eq(jstr(o, "cache"), "miss");
+  json_decref(o);
+  snprintf(path, sizeof(path), "/v1/graphs/%s/frontier?solver=approx&wait=60", hash);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, NULL, &o, NULL), 200);
   ck_assert_str_eq(jstr(o, "cache"), "hit");
   json_decref(o);
   snprintf(path, sizeof(path), "/v1/graphs/%s/frontier?solver=memonger&wait=60", hash);
@@ -774,6 +787,63 @@ START_TEST(test_fit_frontier) {
                    3468165120LL);
   json_decref(o);
   mp_test_daemon_cleanup(&s);
+}
+END_TEST
+
+/* /v1/fit is what the planner returns offline (mp_plan, as `memplan plan`)
+ * at each budget, for each DP solver, on ResNet-50: fits, peak,
+ * recomputation, overhead, solver and min_budget. At 2 GiB the plan
+ * recomputes 70 and peaks at 1,996,874,272 B, where the frontier's model
+ * point says 80 and 2,145,897,000. */
+START_TEST(test_fit_is_plan) {
+  static const char *const solvers[] = {"auto", "exact", "approx", "memonger"};
+  static const uint64_t budgets[] = {1000, 1200000000, 1500000000, 2147483648ULL, 3000000000ULL, 5000000000ULL};
+  mp_graph_t *g = mp_test_load_shipped("resnet50");
+  mp_test_daemon_t s;
+  size_t k, i;
+  mp_test_daemon_start(&s, "", 0);
+  for (k = 0; k < sizeof(solvers) / sizeof(solvers[0]); k++) {
+    json_t *req = json_pack("{s:o,s:[I,I,I,I,I,I],s:s}", "graph", shipped("cg_resnet50.txt"), "budgets",
+                            (json_int_t)budgets[0], (json_int_t)budgets[1], (json_int_t)budgets[2],
+                            (json_int_t)budgets[3], (json_int_t)budgets[4], (json_int_t)budgets[5], "solver",
+                            solvers[k]);
+    char *body = json_dumps(req, JSON_COMPACT);
+    json_t *o = NULL, *bs;
+    json_decref(req);
+    ck_assert_int_eq(mp_test_daemon_http(&s, "POST", "/v1/fit", body, NULL, &o, NULL), 200);
+    free(body);
+    bs = json_object_get(o, "budgets");
+    ck_assert_uint_eq(json_array_size(bs), 6);
+    for (i = 0; i < 6; i++) {
+      json_t *e = json_array_get(bs, i);
+      mp_plan_options_t po;
+      mp_plan_result_t r;
+      mp_error_t err;
+      mp_plan_options_init(&po);
+      ck_assert_int_eq(mp_solver_parse(solvers[k], &po.solver), 0);
+      po.budget = budgets[i];
+      ck_assert_int_eq(mp_plan(g, &po, &r, &err), 0);
+      ck_assert_uint_eq(json_integer_value(json_object_get(e, "budget")), budgets[i]);
+      ck_assert_int_eq(json_is_true(json_object_get(e, "fits")), r.feasible);
+      ck_assert_str_eq(jstr(e, "solver_used"), mp_solver_name(r.solver_used));
+      ck_assert_int_eq(json_is_true(json_object_get(e, "exact")), r.exact);
+      if (r.feasible) {
+        ck_assert_uint_eq(json_integer_value(json_object_get(e, "peak")), r.sim.peak_bytes);
+        ck_assert(json_number_value(json_object_get(e, "recompute")) == r.sim.time_recompute);
+        ck_assert(json_number_value(json_object_get(e, "overhead_pct")) == r.sim.overhead_pct);
+      } else {
+        ck_assert_uint_eq(json_integer_value(json_object_get(e, "min_budget")), r.min_feasible_budget);
+      }
+      if (k == 0 && budgets[i] == 2147483648ULL) {
+        ck_assert_uint_eq(r.sim.peak_bytes, 1996874272u);
+        ck_assert(r.sim.time_recompute == 70);
+      }
+      mp_plan_result_free(&r);
+    }
+    json_decref(o);
+  }
+  mp_test_daemon_cleanup(&s);
+  mp_graph_free(g);
 }
 END_TEST
 
@@ -1280,6 +1350,7 @@ Suite *suite_server(void) {
   tcase_add_test(api, test_shared_computation);
   tcase_add_test(api, test_cancel);
   tcase_add_test(api, test_fit_frontier);
+  tcase_add_test(api, test_fit_is_plan);
   tcase_add_test(api, test_listing_fields);
   tcase_add_test(api, test_plan_progress_view);
   tcase_add_test(api, test_frontier_job);

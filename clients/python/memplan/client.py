@@ -9,7 +9,7 @@ Waiting: Client.plan submits with the daemon's long poll (``wait`` in the
 body), then polls GET /v1/plans/{id}?wait=... until the plan is final, so a
 plan costs a handful of requests however long it runs. The frontier route
 is a job too (202 while it is computed): Client.frontier long-polls it
-with ?wait=. /v1/fit holds the connection while the frontier is computed
+with ?wait=. /v1/fit holds the connection while its plans are computed
 (the daemon waits up to its --plan-timeout); ``compute_timeout`` bounds
 both.
 
@@ -251,8 +251,9 @@ class Client:
     def fit(self, graph, budgets, solver=None, timeout=None, **options):
         """POST /v1/fit: does ``graph`` (or a graph hash) fit each budget, and
         at what cost. ``budgets`` is one budget or a list; ``options`` are
-        swap and device. Answered from the graph's frontier, which the
-        daemon computes once (``timeout``: default compute_timeout)."""
+        swap and device. Each budget is answered with what plan returns
+        there; the daemon plans them once per graph, options and budget
+        list (``timeout``: default compute_timeout)."""
         body = graph_fields(graph)
         body["budgets"] = budget_list(budgets)
         body.update(self._fields(dict(options, solver=solver)))

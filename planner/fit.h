@@ -1,0 +1,62 @@
+/* fit.h - does a graph fit these budgets? mp_fit() answers each budget with
+ * exactly what mp_plan() returns there (same options, that budget): whether
+ * it fits, the simulated peak, the recomputation and extra time, the
+ * solver used. It is the answer of `memplan fit` and POST /v1/fit.
+ *
+ * It costs less than one mp_plan per budget: the plans share one DP session
+ * per DP family (dp.h: the lower sets and the reverse pass are done once,
+ * and a session's solve returns what a fresh solve returns), and a budget
+ * asked twice is planned once. With a deadline (o->deadline_ms > 0) each
+ * budget is planned afresh, with the deadline applying to each plan, since
+ * a session counts its deadline differently.
+ *
+ * Ownership: mp_fit fills a caller-provided struct; release it with
+ * mp_fit_free (safe on a zeroed struct). The graph, options and budgets are
+ * borrowed.
+ */
+#ifndef MP_FIT_H
+#define MP_FIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "graph.h"
+#include "plan.h"
+
+typedef struct mp_fit_answer_s {
+  uint64_t budget;
+  int feasible;                 /* mp_plan's verdict at this budget */
+  mp_solver_t solver_used;      /* the plan's */
+  int exact;                    /* the plan's: the exact DP answered */
+  /* When feasible, the plan's simulated figures (mp_sim_report_t): */
+  uint64_t peak_bytes;          /* device peak (<= budget) */
+  uint64_t host_peak_bytes;     /* pinned host peak (data migration) */
+  double recompute;             /* time_recompute */
+  double extra_time;            /* time_total - time_forward - time_backward, >= 0 */
+  double stall;                 /* time_stall */
+  double overhead_pct;          /* the report's overhead_pct */
+  /* When not: the plan's min_feasible_budget (0: unknown). */
+  uint64_t min_feasible_budget;
+} mp_fit_answer_t;
+
+typedef struct mp_fit_s {
+  mp_solver_t solver;           /* the solver asked for */
+  int migrate;                  /* the plans migrate data (a swap solver, or
+                                 * auto with o->swap: hybrid) */
+  uint64_t peak_no_recompute;   /* simulated peak of plain backpropagation
+                                 * under o->device */
+  mp_device_t device;           /* o->device */
+  double time_unit_s;           /* its seconds per graph time unit for this graph */
+  size_t n;
+  mp_fit_answer_t *answers;     /* one per asked budget, in the asked order */
+  double solve_ms;
+} mp_fit_t;
+
+/* Plan g at budgets[0..n) with o (o->budget is ignored) and record each
+ * answer. 0, or the first mp_plan error (MP_ECANCELED, MP_ENOMEM, ...). */
+int mp_fit(const mp_graph_t *g, const mp_plan_options_t *o, const uint64_t *budgets, size_t n,
+           mp_fit_t *out, mp_error_t *err);
+void mp_fit_free(mp_fit_t *f);
+
+#endif
