@@ -16,14 +16,31 @@
  * auto's rule: with the time objective, the default accounting and no
  * swapping, a graph of at least MP__CHAIN_AUTO_MIN activations whose width
  * (dp_chain.h) is at most MP__CHAIN_AUTO_WIDTH is planned by `chain`.
+ *
+ * Frontiers follow the plans: chain's frontier is sampled from its own
+ * plans (frontier_sampled.c), so each point is what `plan --solver chain`
+ * returns at its budget; the exact DP's staircase would promise plans of the
+ * exact family, which the prefix DP may not find. auto's frontier is the
+ * same on the graphs auto sends to chain, and the DP's staircase
+ * (frontier_recompute.c) on the others. (Frontiers plan with the time
+ * objective and the default accounting, which the prefix DP serves.)
  */
 #include "dp_chain.h"
+#include "frontier.h"
 #include "plan_internal.h"
 #include "solver.h"
 
 /* Does the request fall to the prefix DP at all? */
 static int mp__chain_serves(const mp_plan_options_t *o) {
   return o->objective == MP_OBJECTIVE_TIME && o->accounting == MP_ACCOUNTING_DEFAULT;
+}
+
+/* Does auto send g to chain under o? 0 or 1, or a negative MP_E* code. */
+static int mp__auto_is_chain(const mp_graph_t *g, const mp_plan_options_t *o) {
+  mp__chain_shape_t sh;
+  if (!mp__chain_serves(o)) return 0;
+  if (mp__chain_shape(g, &sh) != 0) return MP_ENOMEM;
+  return sh.n_act >= MP__CHAIN_AUTO_MIN && sh.width <= MP__CHAIN_AUTO_WIDTH;
 }
 
 int mp__plan_chain(const mp__solver_t *self, const mp_graph_t *g, const mp_plan_options_t *o,
@@ -34,12 +51,19 @@ int mp__plan_chain(const mp__solver_t *self, const mp_graph_t *g, const mp_plan_
 
 int mp__plan_auto(const mp__solver_t *self, const mp_graph_t *g, const mp_plan_options_t *o,
                   double t0, mp_plan_result_t *r, mp_error_t *err) {
-  mp__chain_shape_t sh;
-  int rc;
-  if (mp__chain_serves(o)) {
-    if ((rc = mp__chain_shape(g, &sh)) != 0) return mp_error_set(err, rc, "", "out of memory");
-    if (sh.n_act >= MP__CHAIN_AUTO_MIN && sh.width <= MP__CHAIN_AUTO_WIDTH)
-      return mp__plan_chain(self, g, o, t0, r, err);
-  }
+  int rc = mp__auto_is_chain(g, o);
+  if (rc < 0) return mp_error_set(err, rc, "", "out of memory");
+  if (rc) return mp__plan_chain(self, g, o, t0, r, err);
   return mp__cand_portfolio(g, o, t0, MP__FAMILY_EXACT, r, err);
+}
+
+int mp__frontier_auto(const mp__solver_t *self, const mp_graph_t *g, const mp_plan_options_t *o,
+                      double t0, mp_frontier_t *out, mp_error_t *err) {
+  mp_plan_options_t fo = *o;
+  int rc;
+  fo.objective = MP_OBJECTIVE_TIME; /* what the frontier's plans use */
+  fo.accounting = MP_ACCOUNTING_DEFAULT;
+  if ((rc = mp__auto_is_chain(g, &fo)) < 0) return mp_error_set(err, rc, "", "out of memory");
+  if (rc) return mp__frontier_sampled(mp__solver_get(MP_SOLVER_CHAIN), g, o, t0, out, err);
+  return mp__frontier_dp(self, g, o, t0, out, err);
 }

@@ -66,7 +66,7 @@ static int mp__ans(mp__ck_t *k, uint64_t b, mp__ans_t *ans, mp_error_t *err) {
   ans->peak = r.sim.peak_bytes;
   ans->cost = k->migrate ? r.sim.time_total - r.sim.time_forward - r.sim.time_backward
                          : r.sim.time_recompute;
-  if (ans->cost < 0) ans->cost = 0; /* as frontier_swap.c rounds it */
+  if (ans->cost < 0) ans->cost = 0; /* as frontier_sampled.c rounds it */
   ans->least = r.feasible ? 0 : r.min_feasible_budget;
   ans->solver_used = r.solver_used;
   ans->exact = r.exact;

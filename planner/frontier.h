@@ -15,7 +15,12 @@
  * less); mp_fit() (fit.h), not a lookup here, answers "what does plan
  * return at these budgets" (docs/algorithms.md, Frontiers, says why).
  *
- * Data migration (swap, hybrid, layrub; frontier_swap.c): the cost of a
+ * chain, and auto on the graphs it sends to chain (frontier_sampled.c): the
+ * points are the prefix DP portfolio's plans at sampled budgets, each what
+ * mp_plan() returns at exactly points[i].budget; exact is 0 (between
+ * samples the staircase is an upper bound).
+ *
+ * Data migration (swap, hybrid, layrub; frontier_sampled.c): the cost of a
  * point is its extra time, total - forward - backward (recomputation plus
  * stalls), not recomputation alone, and `migrate` is set. Each point is a
  * plan mp_plan() returns at exactly points[i].budget under o->device

@@ -13,7 +13,7 @@
 
 static const mp__solver_t mp__solvers[] = {
     [MP_SOLVER_AUTO] = {MP_SOLVER_AUTO, "auto", MP__DP_CAPS | MP__CAP_EXACT, MP_SOLVER_HYBRID,
-                        mp__plan_auto, mp__frontier_dp},
+                        mp__plan_auto, mp__frontier_auto},
     [MP_SOLVER_EXACT] = {MP_SOLVER_EXACT, "exact", MP__DP_CAPS | MP__CAP_EXACT, -1, mp__plan_dp,
                          mp__frontier_dp},
     [MP_SOLVER_APPROX] = {MP_SOLVER_APPROX, "approx", MP__DP_CAPS, -1, mp__plan_dp,
@@ -23,14 +23,13 @@ static const mp__solver_t mp__solvers[] = {
     [MP_SOLVER_SQRT] = {MP_SOLVER_SQRT, "sqrt", 0, -1, mp__plan_chen, mp__frontier_chen},
     [MP_SOLVER_NONE] = {MP_SOLVER_NONE, "none", 0, -1, mp__plan_none, mp__frontier_none},
     [MP_SOLVER_SWAP] = {MP_SOLVER_SWAP, "swap", MP__CAP_SWAPS | MP__CAP_BUDGET, -1, mp__plan_swap,
-                        mp__frontier_migrate},
+                        mp__frontier_sampled},
     [MP_SOLVER_HYBRID] = {MP_SOLVER_HYBRID, "hybrid", MP__CAP_SWAPS | MP__CAP_BUDGET, -1,
-                          mp__plan_hybrid, mp__frontier_migrate},
+                          mp__plan_hybrid, mp__frontier_sampled},
     [MP_SOLVER_LAYRUB] = {MP_SOLVER_LAYRUB, "layrub", MP__CAP_SWAPS, -1, mp__plan_layrub,
-                          mp__frontier_migrate},
-    /* its frontier is the exact DP's (the staircase of every budget) */
+                          mp__frontier_sampled},
     [MP_SOLVER_CHAIN] = {MP_SOLVER_CHAIN, "chain", MP__DP_CAPS | MP__CAP_EXACT, -1, mp__plan_chain,
-                         mp__frontier_dp},
+                         mp__frontier_sampled},
 };
 
 #define MP__N_SOLVERS (sizeof(mp__solvers) / sizeof(mp__solvers[0]))

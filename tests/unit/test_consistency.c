@@ -13,9 +13,10 @@
  * from the budget may plan below the least budget they name). Solvers
  * whose plans come from a fixed family (none, memonger, sqrt, layrub) agree
  * exactly: every frontier point is the plan's cost, and a plan's own peak
- * plans it again. The DP solvers'
- * frontier above their least model budget is the model's staircase, an
- * upper bound on what plan finds there (frontier.h). Set
+ * plans it again. chain's frontier is sampled from its plans, so every
+ * point is the plan's cost there too. The other DP solvers' frontier above
+ * their least model budget is the model's staircase, an upper bound on what
+ * plan finds there (frontier.h). Set
  * MP_CONSISTENCY_VERBOSE to see every count.
  */
 #include <check.h>
@@ -24,6 +25,7 @@
 #include <string.h>
 
 #include "consistency.h"
+#include "frontier.h"
 #include "schedule.h"
 #include "suites.h"
 #include "test_util.h"
@@ -115,20 +117,16 @@ static void check_solver(const char *what, const mp_graph_t *g, mp_solver_t s, i
   ck_assert_msg(c.fit_feasible + c.fit_promise + c.fit_cost + c.fit_peak == 0,
                 "%s %s: fit against plan: fits %zu, above %zu, costs %zu, peaks/solvers %zu (first: %s)", what,
                 mp_solver_name(s), c.fit_feasible, c.fit_promise, c.fit_cost, c.fit_peak, c.first);
-  /* chain's frontier is the exact DP's (solvers.c) while its plans are the
-   * prefix DP's portfolio: its points are not its plans (a known gap, issue
-   * 12), so only its plans and fits are checked */
-  if (s == MP_SOLVER_CHAIN) {
-    ck_assert_msg(c.monotone + c.least == 0, "%s chain: monotone %zu, least %zu (first: %s)", what, c.monotone,
-                  c.least, c.first);
-    return;
-  }
   ck_assert_msg(c.monotone + c.point_feasible + c.point_promise == 0,
                 "%s %s: monotone %zu, points %zu/%zu (first: %s)", what, mp_solver_name(s),
                 c.monotone, c.point_feasible, c.point_promise, c.first);
   if (!greedy)
     ck_assert_msg(c.least + c.point_least == 0, "%s %s: least %zu, first point %zu (first: %s)", what,
                   mp_solver_name(s), c.least, c.point_least, c.first);
+  /* chain's frontier is sampled from its plans (frontier_sampled.c): each
+   * point is the plan at its budget, cost for cost */
+  if (s == MP_SOLVER_CHAIN)
+    ck_assert_msg(c.point_cost == 0, "%s chain: point costs %zu (first: %s)", what, c.point_cost, c.first);
   if (fixed)
     ck_assert_msg(c.closure + c.point_cost == 0, "%s %s: closure %zu, point costs %zu (first: %s)", what,
                   mp_solver_name(s), c.closure, c.point_cost, c.first);
@@ -225,6 +223,37 @@ START_TEST(test_swap_monotone_transformer) {
 }
 END_TEST
 
+/* auto sends a transformer-shaped graph of 1,008 activations (width 4) to
+ * chain, so its frontier is chain's, sampled from chain's plans: every point
+ * is what plan --solver auto returns at its budget, cost for cost (it was
+ * the exact DP's staircase, promising plans of another family). */
+START_TEST(test_auto_chain_frontier_is_its_plans) {
+  mp_graph_t *g = transformer(84);
+  mp_plan_options_t o;
+  mp_frontier_t f;
+  mp_consistency_t c;
+  mp_error_t err;
+  uint64_t b[9];
+  grid(g, b, 9);
+  mp_plan_options_init(&o);
+  o.solver = MP_SOLVER_AUTO;
+  o.threads = 1;
+  ck_assert_int_eq(mp_frontier(g, &o, &f, &err), 0);
+  ck_assert_int_eq(f.solver_used, MP_SOLVER_CHAIN);
+  ck_assert(!f.exact);
+  ck_assert_ptr_nonnull(strstr(f.exact_reason, "sampled"));
+  ck_assert_uint_ge(f.n_points, 2);
+  mp_frontier_free(&f);
+  ck_assert_int_eq(mp_consistency_check(g, &o, b, 9, &c, &err), 0);
+  ck_assert_uint_ge(c.n_points, 2);
+  ck_assert_msg(c.monotone + c.least + c.point_feasible + c.point_promise + c.point_cost + c.point_least == 0,
+                "auto on a near-chain: monotone %zu least %zu points %zu/%zu/%zu/%zu (first: %s)", c.monotone,
+                c.least, c.point_feasible, c.point_promise, c.point_cost, c.point_least, c.first);
+  ck_assert_msg(c.fit_feasible + c.fit_promise + c.fit_cost + c.fit_peak == 0, "fit: %s", c.first);
+  mp_graph_free(g);
+}
+END_TEST
+
 /* U-Net: the exact DP's least model budget is 5,406,849,800 B, but the
  * approximate DP's plan at its own least budget peaks at 4,437,474,056 B,
  * so that is where exact plans begin (it said infeasible below 5.41 GB). */
@@ -287,6 +316,7 @@ Suite *suite_consistency(void) {
   tcase_add_loop_test(tc, test_consistency_shipped, 0, 3);
   tcase_add_loop_test(tc, test_hybrid_dominates_layrub, 0, 3);
   tcase_add_test(tc, test_swap_monotone_transformer);
+  tcase_add_test(tc, test_auto_chain_frontier_is_its_plans);
   tcase_add_test(tc, test_least_budget_is_a_peak);
   suite_add_tcase(s, tc);
   return s;

@@ -1,16 +1,19 @@
-/* frontier_swap.c - the memory/time frontier of the data-migration solvers
- * (swap, hybrid, layrub): mp__frontier_migrate, their entry in the solver
- * table (solver.h), which mp_frontier() calls (frontier.h).
+/* frontier_sampled.c - the memory/time frontier of the solvers that have no
+ * one-pass staircase, sampled from their plans: the data-migration solvers
+ * (swap, hybrid, layrub) and the prefix DP (`chain`, and `auto` on the
+ * graphs it sends to chain). mp__frontier_sampled is their entry in the
+ * solver table (solver.h), which mp_frontier() calls (frontier.h).
  *
- * The migration solvers have no one-pass frontier: each budget is its own
- * greedy search. So the staircase is sampled from single-budget solves
- * with mp_plan(), the same call a plan request makes:
+ * Each budget is its own solve (a greedy search for the migration solvers,
+ * the prefix DP's portfolio for chain), so the staircase is sampled from
+ * single-budget solves with mp_plan(), the same call a plan request makes:
  *
  *   hi  the peak of plain backpropagation under the device (no plan needs
  *       more: keeping everything fits there with no extra time);
  *   lo  the least budget the solver reaches: mp_min_budget() when it plans
- *       there, else the solver's own min_feasible_budget when that plans,
- *       else a bisection between the two ends (MP__BISECT steps);
+ *       there, else the solver's own min_feasible_budget when that plans
+ *       (chain's always does: cand_recompute.c), else a bisection between
+ *       the two ends (MP__BISECT steps);
  *   then MP__SAMPLES budgets spread evenly from lo to hi.
  *
  * Every feasible solve is a candidate point (its budget, its extra time
@@ -18,11 +21,17 @@
  * on (budget, extra time). A point keeps the budget it was solved at, not its
  * plan's peak: the solvers are deterministic, so mp_plan() at exactly that
  * budget returns that plan, and the point is a promise the planner keeps.
- * layrub ignores the budget, so its frontier is the single point of its
- * fixed policy at its simulated peak.
+ * (A DP plan often peaks well below the budget it was solved at, and the
+ * plan at that lower peak may cost more: placing the point at the peak
+ * would promise what plan does not return.) Between two samples the
+ * staircase holds the smaller budget's cost, an upper bound, so chain's
+ * frontier says exact: false with that reason. layrub ignores the budget,
+ * so its frontier is the single point of its fixed policy at its simulated
+ * peak.
  */
 #include "frontier.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,7 +112,7 @@ static int mp__probe(mp__fs_t *s, uint64_t budget, int *feasible, uint64_t *min_
   return rc;
 }
 
-int mp__frontier_migrate(const mp__solver_t *self, const mp_graph_t *g,
+int mp__frontier_sampled(const mp__solver_t *self, const mp_graph_t *g,
                          const mp_plan_options_t *o, double t0, mp_frontier_t *out,
                          mp_error_t *err) {
   mp__fs_t s;
@@ -120,9 +129,15 @@ int mp__frontier_migrate(const mp__solver_t *self, const mp_graph_t *g,
   if ((rc = mp_device_check(&o->device, err)) != 0) return rc;
   out->solver = o->solver;
   out->solver_used = o->solver;
-  out->migrate = 1;
-  out->device = o->device;
-  out->time_unit_s = mp_device_unit_s(&o->device, g);
+  if (self->caps & MP__CAP_SWAPS) {
+    out->migrate = 1;
+    out->device = o->device;
+    out->time_unit_s = mp_device_unit_s(&o->device, g);
+  } else {
+    snprintf(out->exact_reason, sizeof(out->exact_reason),
+             "%s's frontier is sampled: %d budgets, each point the plan at its budget, "
+             "an upper bound between them", self->name, MP__SAMPLES);
+  }
 
   /* plain backpropagation under the device: the top of the staircase */
   {
