@@ -25,12 +25,15 @@
  *    to the retained time) in every segment but the last, where the whole
  *    segment is resident anyway.
  *    The step bound differs too: kept + 2 * (m(L_j) - m(L_i)) + g(L_i) +
- *    the largest workspace, where g(L) is the bytes of the nodes of L with a
- *    successor outside L. That is what memplan's schedule really holds while
- *    a segment runs (dp_internal.h, mp__step_cost), so the model peak
+ *    the largest workspace + the saved bytes of L_j \ L_i, where g(L) is
+ *    the bytes of the nodes of L with a successor outside L, and kept holds
+ *    the saved bytes of the nodes that keep theirs from the forward pass.
+ *    That is what memplan's schedule really holds while a segment runs
+ *    (dp_internal.h, mp__step_cost), so the model peak
  *    bounds the simulated peak; the paper's back(L_j) does not (gradients
  *    flowing into earlier segments at a join are missing from it).
- *  Neither uses bwd_reads: in this model a segment is fully re-materialised
+ *  Neither uses bwd_reads for values (the default one reads it only to tell
+ *  which saved bytes are held): in this model a segment is fully re-materialised
  *  before its backward runs, so a backward that reads its own output finds it;
  *  what the real schedule holds is the simulator's business.
  *
@@ -116,7 +119,8 @@ typedef struct mp_dp_result_s {
   mp_strategy_t *strategy;    /* owned; NULL when infeasible */
   double recompute_time;      /* per the accounting, in the graph's time unit */
   double retained_time;       /* forward time not charged: fwd_time - recompute_time */
-  uint64_t kept_bytes;        /* sum of m(W) over the steps */
+  uint64_t kept_bytes;        /* sum of m(W) over the steps (default accounting:
+                               * with the saved bytes held from the forward pass) */
   uint64_t model_peak;        /* the model's peak along the plan, in budget terms
                                * (constant memory included in default accounting) */
   uint64_t min_feasible_budget; /* when infeasible: the least budget at which this

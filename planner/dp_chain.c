@@ -5,22 +5,25 @@
  * DP's optimum; on a near-chain it is the best plan whose segments are runs
  * of that order.
  *
- * Notation. State L (0..n) is the first L activations; M, T, MR, TR are
- * prefix sums of bytes, time, and bytes and time of recompute:false nodes.
- * bd(L) is the nodes before L that a node at or after L reads (the
- * checkpoints a step into L keeps, recompute:false ones aside), g(L) their
- * bytes with the recompute:false ones. A step L' -> L costs
- * k + 2 (M_L - M_L') + g(L') + C (C: the largest workspace plus all saved
- * bytes), keeps bd(L) from L' on plus the recompute:false nodes of the
- * segment, and charges the rest of the segment; a step into V keeps nothing
- * and charges nothing. These are the exact DP's figures (dp_internal.h) for
- * these sets.
+ * Notation. State L (0..n) is the first L activations; M, T, SV are prefix
+ * sums of bytes, time and saved bytes; TR of the time of recompute:false
+ * nodes; MR of what a segment keeps of its nodes whatever its bounds (the
+ * bytes and saved bytes of recompute:false nodes, the saved bytes the others
+ * may hold from the forward pass, mp__saved_held). bd(L) is the nodes before
+ * L that a node at or after L reads (the checkpoints a step into L keeps,
+ * recompute:false ones aside), g(L) their bytes with the recompute:false
+ * ones. A step L' -> L costs k + 2 (M_L - M_L') + g(L') + C + SV_L - SV_L'
+ * (C: the largest workspace), keeps bd(L) from L' on (their bytes and the
+ * saved bytes not in MR) plus the MR of the segment, and charges the rest
+ * of the segment; a step into V keeps nothing and charges nothing. These are
+ * the exact DP's figures (dp_internal.h, mp__step_cost) for these sets.
  *
  * Why it is fast. A pair (a, k) of state L' is carried as a^ = a - TR_L',
  * k^ = k - MR_L'; then a step into L adds the same (t, m) of bd(L) to every
  * source L' <= first(L) (the earliest node of bd(L)), and the source is
- * feasible exactly while sigma = cap - C - g(L') + 2 M_L' - k >= 2 M_L:
- * every pair has a fixed expiry, and 2 M_L only grows, so expired pairs are
+ * feasible exactly while sigma = cap - C - g(L') + 2 M_L' + SV_L' - k >=
+ * 2 M_L + SV_L:
+ * every pair has a fixed expiry, and 2 M_L + SV_L only grows, so expired pairs are
  * dropped for good. A forward pass keeps only pairs whose charged time plus a
  * Lagrangian lower bound on what remains stays within a cut R, and that test
  * is linear in the source pair: a^ - lambda k^ >= a threshold of L. The
@@ -41,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dp_internal.h"
 #include "plan_internal.h"
 
 /* Past this many candidate steps in all passes, the search stops and answers
@@ -73,7 +77,8 @@ typedef struct {
   const mp_graph_t *g;
   size_t n;
   uint32_t *act;              /* compact -> graph index */
-  uint64_t *M, *MR;           /* per state, n+1 */
+  uint64_t *M, *MR, *SV;      /* per state, n+1 */
+  uint64_t *kb;               /* per node: what keeping it in bd adds beyond MR */
   double *T, *TR;
   uint64_t *gb;               /* g(L) */
   uint64_t *mb;               /* bytes of bd(L) without recompute:false nodes */
@@ -104,11 +109,11 @@ static double mp__cscore(const mp__chain_t *c, const mp__cpair_t *x) {
   return x->a - c->lam * (double)x->k;
 }
 
-/* sigma of a pair: its source stays feasible for targets L with 2 M_L <= it. */
+/* sigma of a pair: its source stays feasible for targets L with 2 M_L + SV_L <= it. */
 static uint64_t mp__csigma(const mp__chain_t *c, const mp__cpair_t *x) {
   uint32_t s = x->state;
   uint64_t lose = c->C + c->gb[s] + c->MR[s] + x->k;
-  uint64_t gain = c->cap + 2 * c->M[s];
+  uint64_t gain = c->cap + 2 * c->M[s] + c->SV[s];
   return gain > lose ? gain - lose : 0;
 }
 
@@ -188,6 +193,8 @@ static void mp__chain_free(mp__chain_t *c) {
   free(c->act);
   free(c->M);
   free(c->MR);
+  free(c->SV);
+  free(c->kb);
   free(c->T);
   free(c->TR);
   free(c->gb);
@@ -218,6 +225,8 @@ static int mp__chain_init(mp__chain_t *c, const mp_graph_t *g, uint64_t budget) 
   n = c->n;
   c->M = calloc(n + 1, sizeof(uint64_t));
   c->MR = calloc(n + 1, sizeof(uint64_t));
+  c->SV = calloc(n + 1, sizeof(uint64_t));
+  c->kb = calloc(n ? n : 1, sizeof(uint64_t));
   c->T = calloc(n + 1, sizeof(double));
   c->TR = calloc(n + 1, sizeof(double));
   c->gb = calloc(n + 1, sizeof(uint64_t));
@@ -236,7 +245,7 @@ static int mp__chain_init(mp__chain_t *c, const mp_graph_t *g, uint64_t budget) 
   open = malloc((n ? n : 1) * sizeof(uint32_t));
   capbd = 2 * n + 16;
   c->bd = malloc(capbd * sizeof(uint32_t));
-  if (!c->M || !c->MR || !c->T || !c->TR || !c->gb || !c->mb || !c->tb || !c->bd_off ||
+  if (!c->M || !c->MR || !c->SV || !c->kb || !c->T || !c->TR || !c->gb || !c->mb || !c->tb || !c->bd_off ||
       !c->first || !c->hq || !c->H || !c->off || !reach || !open || !c->bd || !c->alive ||
       !c->tree) {
     free(pos);
@@ -246,15 +255,17 @@ static int mp__chain_init(mp__chain_t *c, const mp_graph_t *g, uint64_t budget) 
   }
   for (i = 0; i < n; i++) {
     const mp_node_t *nd = &g->nodes[c->act[i]];
+    /* no overflow: activation bytes plus saved bytes fit (graph.c) */
+    uint64_t held = !nd->recompute || mp__saved_held(g, c->act[i]) ? nd->saved_bytes : 0;
     c->M[i + 1] = c->M[i] + nd->bytes;
     c->T[i + 1] = c->T[i] + nd->time;
-    c->MR[i + 1] = c->MR[i] + (nd->recompute ? 0 : nd->bytes);
+    c->SV[i + 1] = c->SV[i] + nd->saved_bytes;
+    c->MR[i + 1] = c->MR[i] + (nd->recompute ? 0 : nd->bytes) + held;
+    c->kb[i] = nd->bytes + nd->saved_bytes - held;
     c->TR[i + 1] = c->TR[i] + (nd->recompute ? 0 : nd->time);
     if (nd->workspace_bytes > c->C) c->C = nd->workspace_bytes;
     reach[i] = (uint32_t)mp__chain_reach(g, pos, c->act[i], i);
   }
-  /* Saturating like the exact DP's figures (dp_family.c). */
-  c->C = c->C > UINT64_MAX - g->saved_bytes ? UINT64_MAX : c->C + g->saved_bytes;
   /* bd(L) for every L: the open nodes (read at or after L), kept ascending
    * by removing the ones whose last reader is before L. */
   for (L = 0; L <= n; L++) {
@@ -283,7 +294,7 @@ static int mp__chain_init(mp__chain_t *c, const mp_graph_t *g, uint64_t budget) 
         capbd *= 2;
       }
       c->bd[nbd++] = open[k];
-      msum += nd->bytes;
+      msum += c->kb[open[k]];
       tsum += nd->time;
       if (open[k] < c->first[L]) c->first[L] = open[k];
     }
@@ -313,14 +324,14 @@ static void mp__chain_keep(const mp__chain_t *c, size_t Lp, size_t L, uint64_t *
   *t = 0;
   for (e = c->bd_off[L]; e < c->bd_off[L + 1]; e++)
     if (c->bd[e] >= Lp) {
-      *m += c->g->nodes[c->act[c->bd[e]]].bytes;
+      *m += c->kb[c->bd[e]];
       *t += c->g->nodes[c->act[c->bd[e]]].time;
     }
 }
 
 /* The step cost without the kept memory; saturates. */
 static uint64_t mp__chain_cost(const mp__chain_t *c, size_t Lp, size_t L) {
-  uint64_t x = 2 * (c->M[L] - c->M[Lp]);
+  uint64_t x = 2 * (c->M[L] - c->M[Lp]) + (c->SV[L] - c->SV[Lp]);
   x = x > UINT64_MAX - c->gb[Lp] ? UINT64_MAX : x + c->gb[Lp];
   return x > UINT64_MAX - c->C ? UINT64_MAX : x + c->C;
 }
@@ -371,9 +382,10 @@ static double mp__chain_lagrange(mp__chain_t *c, double lam, double *H, uint32_t
     uint64_t lastc = mp__chain_cost(c, L, n);
     double best = lam * (double)lastc, psi;
     size_t lim;
-    /* the window: Ln < n with 2 (M_Ln - M_L) + C <= cap */
+    /* the window: Ln < n with 2 (M_Ln - M_L) + SV_Ln - SV_L + C <= cap */
     while (e > L + 1 && (e - 1 >= n || c->C > c->cap ||
-                         c->M[e - 1] - c->M[L] > (c->cap - c->C) / 2))
+                         2 * (c->M[e - 1] - c->M[L]) + (c->SV[e - 1] - c->SV[L]) >
+                             c->cap - c->C))
       e--;
     /* near steps, one by one */
     lim = L + c->span + 1;
@@ -467,7 +479,7 @@ static int mp__chain_push(mp__chain_t *c, const mp__cpair_t *y) {
 typedef struct {
   double R, tol;
   size_t L;
-  uint64_t twoM; /* 2 M_L: sources with a smaller sigma have expired */
+  uint64_t twoM; /* 2 M_L + SV_L: sources with a smaller sigma have expired */
   uint64_t kmax; /* the most a pair of L may keep and still finish: cap - hq(L) */
   /* the cut per multiplier, for the candidate's retained time a^ and kept
    * memory k^: lam k^ - a^ <= cut */
@@ -479,7 +491,7 @@ static void mp__chain_target(const mp__chain_t *c, mp__cpass_t *ps, size_t L) {
   int l;
   double base = ps->R + ps->tol - (c->T[L] - c->TR[L]);
   ps->L = L;
-  ps->twoM = 2 * c->M[L];
+  ps->twoM = 2 * c->M[L] + c->SV[L];
   ps->kmax = c->hq[L] > c->cap ? 0 : c->cap - c->hq[L];
   ps->cut[0] = base - c->H[L] + c->lam * (double)(c->cap - c->MR[L]);
   for (l = 0; l < MP__CHAIN_NXLAM; l++)
@@ -662,7 +674,7 @@ static int mp__chain_pass(mp__chain_t *c, const mp_plan_options_t *o, double t0,
       const mp__cpair_t *x = &c->pr[i];
       uint64_t kx = x->k + c->MR[x->state], cost, peak;
       double ch;
-      if (mp__csigma(c, x) < 2 * c->M[n]) continue;
+      if (mp__csigma(c, x) < 2 * c->M[n] + c->SV[n]) continue;
       cost = mp__chain_cost(c, x->state, n);
       peak = kx + cost;
       if (x->p > peak) peak = x->p;

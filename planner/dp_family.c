@@ -5,7 +5,9 @@
  *
  * The figures (dp.h has the model): m(L) and t(L), back(L) = m(A(L)) +
  * m(B(L)), g(L) (the nodes of L with a successor outside L), F'(L) (the
- * boundary nodes that are not recompute:false) and the recompute:false sums;
+ * boundary nodes that are not recompute:false), the sums of what every
+ * segment keeps whatever its bounds (recompute:false nodes, saved bytes held
+ * from the forward pass) and the saved bytes;
  * for the exact family also the tables its walks read.
  *
  * Why it is fast: the figures are computed once per family, and every pass
@@ -31,6 +33,7 @@ void mp__dp_free_family(mp__dp_t *c) {
   free(c->back);
   free(c->gsrc);
   free(c->mr);
+  free(c->sv);
   free(c->t);
   free(c->tr);
   free(c->fb_off);
@@ -59,7 +62,7 @@ void mp__dp_free_family(mp__dp_t *c) {
   }
   free(c->xwalk);
   c->xwalk = NULL;
-  c->m = c->back = c->mr = c->gsrc = NULL;
+  c->m = c->back = c->mr = c->gsrc = c->sv = NULL;
   c->t = c->tr = NULL;
   c->fb_off = c->fb = c->approx_top = NULL;
   c->arena = NULL;
@@ -90,6 +93,9 @@ void mp__dp_free(mp__dp_t *c) {
   free(c->nm);
   free(c->nt);
   free(c->nofree);
+  free(c->nsv);
+  free(c->nk);
+  free(c->nc);
   free(c->cand);
   free(c->cand2);
   free(c->surv);
@@ -110,19 +116,27 @@ int mp__dp_init(mp__dp_t *c, const mp_graph_t *g, mp_accounting_t acc) {
   c->nm = malloc((c->dag.n ? c->dag.n : 1) * sizeof(uint64_t));
   c->nt = malloc((c->dag.n ? c->dag.n : 1) * sizeof(double));
   c->nofree = calloc(c->dag.n ? c->dag.n : 1, 1);
-  if (!c->nm || !c->nt || !c->nofree) return MP_ENOMEM;
+  c->nsv = calloc(c->dag.n ? c->dag.n : 1, sizeof(uint64_t));
+  c->nk = malloc((c->dag.n ? c->dag.n : 1) * sizeof(uint64_t));
+  c->nc = calloc(c->dag.n ? c->dag.n : 1, sizeof(uint64_t));
+  if (!c->nm || !c->nt || !c->nofree || !c->nsv || !c->nk || !c->nc) return MP_ENOMEM;
+  c->has_saved = acc == MP_ACCOUNTING_DEFAULT && g->saved_bytes > 0;
   for (v = 0; v < c->dag.n; v++) {
     const mp_node_t *nd = &g->nodes[c->dag.node[v]];
     c->nm[v] = nd->bytes;
     c->nt[v] = nd->time;
-    /* The reference has no notion of recompute:false. */
+    /* The reference has no notion of recompute:false, nor of saved bytes. */
     c->nofree[v] = acc == MP_ACCOUNTING_DEFAULT && !nd->recompute;
     if (acc == MP_ACCOUNTING_DEFAULT && nd->workspace_bytes > c->max_ws) c->max_ws = nd->workspace_bytes;
+    /* Saved bytes: in the step cost per segment, and in the kept memory of
+     * the nodes that hold them from the forward pass on (mp__step_cost). */
+    c->nk[v] = nd->bytes;
+    if (c->has_saved) {
+      c->nsv[v] = nd->saved_bytes;
+      c->nk[v] = mp__sadd(nd->bytes, nd->saved_bytes);
+      if (!c->nofree[v] && mp__saved_held(g, c->dag.node[v])) c->nc[v] = nd->saved_bytes;
+    }
   }
-  /* Saved bytes (graph.h), for now as a constant term: every step may hold
-   * all of them at once, so the model peak still bounds the simulated one.
-   * Safe but looser than it needs to be; a per-set term is to come. */
-  if (acc == MP_ACCOUNTING_DEFAULT) c->max_ws = mp__sadd(c->max_ws, g->saved_bytes);
   return 0;
 }
 
@@ -140,6 +154,7 @@ int mp__dp_prepare(mp__dp_t *c) {
   c->back = malloc(ns * sizeof(uint64_t));
   c->gsrc = malloc(ns * sizeof(uint64_t));
   c->mr = malloc(ns * sizeof(uint64_t));
+  c->sv = malloc(ns * sizeof(uint64_t));
   c->t = malloc(ns * sizeof(double));
   c->tr = malloc(ns * sizeof(double));
   c->fb_off = malloc((ns + 1) * sizeof(uint32_t));
@@ -154,7 +169,7 @@ int mp__dp_prepare(mp__dp_t *c) {
   c->hq_done = c->ht_done = c->hq_part = 0;
   mark = calloc(d->n ? d->n : 1, sizeof(uint32_t));
   list = malloc((d->n ? d->n : 1) * sizeof(uint32_t));
-  if (!c->m || !c->back || !c->gsrc || !c->mr || !c->t || !c->tr || !c->fb_off || !c->fb ||
+  if (!c->m || !c->back || !c->gsrc || !c->mr || !c->sv || !c->t || !c->tr || !c->fb_off || !c->fb ||
       !c->front_off || !c->front_len || !c->vis || !c->fmark || !c->rr || !c->ctgt || !c->hk || !mark || !list)
     goto out;
   if (!f->exact) {
@@ -166,7 +181,7 @@ int mp__dp_prepare(mp__dp_t *c) {
   c->fb_off[0] = 0;
   for (i = 0; i < ns; i++) {
     const uint64_t *b = f->bits + i * words;
-    uint64_t m = 0, mr = 0, ma = 0, mb = 0, mg = 0;
+    uint64_t m = 0, mr = 0, ma = 0, mb = 0, mg = 0, sv = 0;
     double t = 0, tr = 0;
     size_t na = 0, a;
     /* generation marks: 2*gen+1 = in A, 2*gen+2 = in B */
@@ -183,9 +198,12 @@ int mp__dp_prepare(mp__dp_t *c) {
         x &= x - 1;
         m += c->nm[v]; /* no overflow: activation_bytes fits */
         t += c->nt[v];
+        sv += c->nsv[v]; /* nor here: activation_bytes + saved_bytes fits */
         if (c->nofree[v]) {
-          mr += c->nm[v];
+          mr += c->nk[v];
           tr += c->nt[v];
+        } else {
+          mr += c->nc[v];
         }
         for (k = d->succ_off[v]; k < d->succ_off[v + 1]; k++) {
           uint32_t s = d->succ[k];
@@ -226,6 +244,7 @@ int mp__dp_prepare(mp__dp_t *c) {
     c->m[i] = m;
     c->t[i] = t;
     c->mr[i] = mr;
+    c->sv[i] = sv;
     c->tr[i] = tr;
     c->back[i] = mp__sadd(ma, mb);
     c->gsrc[i] = mg;

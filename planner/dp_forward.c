@@ -181,7 +181,8 @@ static int mp__reduce3(mp__dp_t *c) {
 /* Append the step i -> j with the given gains to the visit list, unless a
  * limit cuts it. Returns 1 when appended. */
 static inline int mp__walk_keep(mp__dp_t *c, mp__wlim_t *wl, size_t *nv, uint32_t i,
-                                uint32_t node, uint64_t cost, uint64_t mw, double tw, double ch) {
+                                uint32_t node, uint64_t cost, uint64_t mw, uint64_t sw, double tw,
+                                double ch) {
   mp__vis_t *x;
   if (cost > wl->budget) return 0;
   if (ch > wl->chlim) {
@@ -207,6 +208,7 @@ static inline int mp__walk_keep(mp__dp_t *c, mp__wlim_t *wl, size_t *nv, uint32_
   x->node = node;
   x->cost = cost;
   x->mw = mw;
+  x->sw = sw;
   x->tw = tw;
   x->ch = ch;
   return 1;
@@ -280,6 +282,7 @@ void mp__walk(mp__dp_t *c, size_t j, mp__wlim_t *wl, size_t *nv_out) {
     root.node = UINT32_MAX;
     root.cost = 0;
     root.mw = 0;
+    root.sw = 0;
     root.tw = 0;
     root.ch = 0;
     /* h == SIZE_MAX stands for the root (L_j itself, never a step). vis is
@@ -290,27 +293,29 @@ void mp__walk(mp__dp_t *c, size_t j, mp__wlim_t *wl, size_t *nv_out) {
     for (h = SIZE_MAX; h == SIZE_MAX || h < nv; h++) {
       const mp__vis_t *par = h == SIZE_MAX ? &root : &c->vis[h];
       uint32_t pi = par->i, below = par->node;
-      uint64_t pmw = par->mw;
+      uint64_t pmw = par->mw, psw = par->sw;
       double ptw = par->tw, pch = par->ch;
       uint32_t e_end = W[pi].dhi;
       for (e = W[pi].dlo; e < e_end; e++) {
         const mp__dedge_t *d = &D[e];
         uint32_t s = d->s, v = d->v;
-        uint64_t mw = pmw, cost;
+        uint64_t mw = pmw, cost, sw = mp__sadd(psw, c->nsv[v]);
         double tw = ptw, ch = pch;
         if (v >= below) break;
         if (into_v) {
           if (dflt) tw += c->nt[v];
           else ch += c->nt[v];
         } else if (c->fmark[v] == mark || c->nofree[v]) {
-          mw = mp__sadd(mw, c->nm[v]);
+          mw = mp__sadd(mw, c->nk[v]);
           tw += c->nt[v];
         } else {
           ch += c->nt[v];
+          mw = mp__sadd(mw, c->nc[v]);
         }
-        cost = mp__sadd(mp__sadd(mp__sdbl(mj - d->m), d->csrc), tg);
+        /* the saved term of mp__step_cost, summed along the walk */
+        cost = mp__sadd(mp__sadd(mp__sadd(mp__sdbl(mj - d->m), d->csrc), tg), sw);
         if (wl->agg && mp__agg_cut(wl, &wl->agg[e], cost, mw, ch)) continue;
-        mp__walk_keep(c, wl, &nv, s, v, cost, mw, tw, ch);
+        mp__walk_keep(c, wl, &nv, s, v, cost, mw, sw, tw, ch);
       }
     }
     c->work += nv;
@@ -336,7 +341,7 @@ void mp__walk(mp__dp_t *c, size_t j, mp__wlim_t *wl, size_t *nv_out) {
         cost = mp__step_cost(c, i, j);
         if (cost > wl->budget) continue;
         mp__step_gain(c, i, j, &mw, &tw);
-        mp__walk_keep(c, wl, &nv, i, 0, cost, mw, tw, (c->t[j] - c->t[i]) - tw);
+        mp__walk_keep(c, wl, &nv, i, 0, cost, mw, 0, tw, (c->t[j] - c->t[i]) - tw);
       }
     }
   }
@@ -364,7 +369,7 @@ static void mp__scan(mp__dp_t *c, size_t j, mp__wlim_t *wl, size_t *nv_out) {
     c->work++;
     if (!sub) continue;
     mp__step_gain(c, i, j, &mw, &tw);
-    mp__walk_keep(c, wl, &nv, i, 0, mp__step_cost(c, i, j), mw, tw, (c->t[j] - c->t[i]) - tw);
+    mp__walk_keep(c, wl, &nv, i, 0, mp__step_cost(c, i, j), mw, 0, tw, (c->t[j] - c->t[i]) - tw);
   }
   *nv_out = nv;
 }

@@ -89,6 +89,7 @@ typedef struct {
   uint32_t i;
   uint32_t node; /* exact family: the node this step removed (the walk's tree) */
   uint64_t cost, mw;
+  uint64_t sw;   /* exact family: saved bytes of L_j \ L_i (the cost's saved term) */
   double tw, ch;
 } mp__vis_t;
 
@@ -130,7 +131,7 @@ typedef struct {
  * to reach it, and the step's kept memory and charged time so far. */
 typedef struct {
   uint32_t dlo, dhi, node, s;
-  uint64_t mw, cost;
+  uint64_t mw, cost, sw;
   double ch;
 } mp__rframe_t;
 
@@ -156,11 +157,22 @@ typedef struct {
   uint64_t *nm;
   double *nt;
   uint8_t *nofree; /* recompute:false, default accounting only */
+  /* Saved bytes (default accounting; all zero in the reference one or when
+   * no node has any): nsv the node's saved bytes, nk what keeping the node
+   * adds to the kept memory (its value and its saved bytes), nc what it adds
+   * when it is charged instead (its saved bytes when it may hold them from
+   * the forward pass all the same, mp__saved_held; else 0). */
+  uint64_t *nsv, *nk, *nc;
 
   /* per set */
-  uint64_t *m, *back, *mr;
+  uint64_t *m, *back;
+  uint64_t *mr;    /* the kept memory every segment holding the set's nodes adds
+                    * whatever its bounds: nk of the recompute:false nodes, nc
+                    * of the others (0 in the reference accounting) */
+  uint64_t *sv;    /* default accounting: the saved bytes of the set's nodes */
   uint64_t *gsrc;  /* default accounting: m of the nodes of L with a successor outside L */
   uint64_t max_ws; /* default accounting: the largest workspace of any activation */
+  int has_saved;   /* default accounting and some node has saved bytes */
   double *t, *tr;
   uint32_t *fb_off, *fb; /* F'(L): boundary nodes that are not recompute:false */
   uint32_t *approx_top;  /* approx: the node whose closure set i is, or UINT32_MAX */
@@ -264,15 +276,52 @@ static inline int mp__complete(const mp__dp_t *c) { return c->fam.exact && !c->f
  * schedule holds: three chains joined at one sink showed the paper's term
  * missing the sink's input gradients. Like back(L_j), the cost only grows as
  * L_i shrinks (g(L_i') <= g(L_i) + m(L_i' \ L_i) for L_i subset of L_i'),
- * which the walks' pruning relies on. */
+ * which the walks' pruning relies on.
+ *
+ * Saved bytes (graph.h; the simulator holds a node's from its last
+ * computation before its backward step to that step) add sv(L_j) - sv(L_i),
+ * the saved bytes of V: while V runs forward, those of its nodes computed
+ * so far, held or for the moment of their computation; while V runs
+ * backward, at most all of them. Nodes of later segments hold none: not
+ * computed yet while V runs forward, and their backward steps, which free
+ * them, are over while V runs backward. The nodes of L_i that hold theirs
+ * while V runs are the ones that are not recomputed before their backward:
+ * those kept (their saved bytes are in nk, so in the pair's k) and those that
+ * the schedule does not need to recompute (mp__saved_held; nc, in k too). So
+ * every held saved byte is counted once, and only while it may be live. The
+ * term grows as L_i shrinks, like the others. */
 static inline uint64_t mp__step_cost(const mp__dp_t *c, size_t i, size_t j) {
   if (c->acc == MP_ACCOUNTING_DEFAULT)
-    return mp__sadd(mp__sadd(mp__sdbl(c->m[j] - c->m[i]), c->gsrc[i]), c->max_ws);
+    return mp__sadd(mp__sadd(mp__sadd(mp__sdbl(c->m[j] - c->m[i]), c->gsrc[i]), c->max_ws),
+                    c->sv[j] - c->sv[i]);
   return mp__sadd(mp__sdbl(c->m[j] - c->m[i]), c->back[j]);
 }
 
-/* What a step L_i -> L_j keeps: m(W) (plus recompute:false nodes) and the
- * time it does not charge, from scratch (the approx family's walk). */
+/* Whether activation v of g, in a segment that is not the last one and not
+ * kept (no successor in a later segment, recompute allowed), may still hold
+ * its saved bytes from its forward computation until its backward step. The
+ * strategy's schedule (schedule.c) recomputes such a node only when the
+ * segment's backward needs its value: surely when v's backward reads its
+ * output or an activation successor's backward reads its inputs (every
+ * successor is in v's segment); otherwise it depends on the segment, and the
+ * model counts the saved bytes as held. */
+static inline int mp__saved_held(const mp_graph_t *g, uint32_t v) {
+  const mp_node_t *nd = &g->nodes[v];
+  size_t k;
+  if (nd->bwd_reads == MP_BWD_READS_OUTPUT || nd->bwd_reads == MP_BWD_READS_BOTH) return 0;
+  for (k = g->succ_off[v]; k < g->succ_off[v + 1]; k++) {
+    const mp_node_t *w = &g->nodes[g->succ[k]];
+    if (w->kind == MP_KIND_ACTIVATION &&
+        (w->bwd_reads == MP_BWD_READS_INPUTS || w->bwd_reads == MP_BWD_READS_BOTH))
+      return 0;
+  }
+  return 1;
+}
+
+/* What a step L_i -> L_j keeps: m(W) (plus recompute:false nodes, and the
+ * saved bytes that the segment's nodes hold from the forward pass on, see
+ * mp__step_cost) and the time it does not charge, from scratch (the approx
+ * family's walk). */
 static inline void mp__step_gain(const mp__dp_t *c, size_t i, size_t j, uint64_t *mw,
                                  double *tw) {
   size_t last = c->fam.n_sets - 1;
@@ -289,7 +338,7 @@ static inline void mp__step_gain(const mp__dp_t *c, size_t i, size_t j, uint64_t
     for (e = c->fb_off[j]; e < c->fb_off[j + 1]; e++) {
       uint32_t v = c->fb[e];
       if ((bi[v >> 6] >> (v & 63)) & 1u) continue;
-      m += c->nm[v];
+      m += c->nk[v] - c->nc[v]; /* nc[v] is in mr already */
       t += c->nt[v];
     }
     *mw = m;
@@ -387,6 +436,7 @@ mp__rwalk(mp__dp_t *c, mp__rwalker_t *w, size_t j, uint64_t qcap, uint64_t mwlim
     st[sp].s = (uint32_t)j;
     st[sp].mw = 0;
     st[sp].cost = 0;
+    st[sp].sw = 0;
     st[sp].ch = 0;
     sp++;
     while (sp > 0) {
@@ -395,17 +445,19 @@ mp__rwalk(mp__dp_t *c, mp__rwalker_t *w, size_t j, uint64_t qcap, uint64_t mwlim
       for (e = par.dlo; e < par.dhi; e++) {
         const mp__dedge_t *d = &D[e];
         uint32_t v = d->v;
-        uint64_t mw = par.mw, cost;
+        uint64_t mw = par.mw, cost, sw = par.sw;
         double ch = par.ch;
         if (v >= par.node) break;
         if (into_v) {
           if (!dflt) ch += c->nt[v];
         } else if (fmark[v] == mark || c->nofree[v]) {
-          mw = mp__sadd(mw, c->nm[v]);
+          mw = mp__sadd(mw, c->nk[v]);
         } else {
           ch += c->nt[v];
+          mw = mp__sadd(mw, c->nc[v]);
         }
-        cost = mp__sadd(mp__sadd(mp__sdbl(mj - d->m), d->csrc), tg);
+        sw = mp__sadd(sw, c->nsv[v]);
+        cost = mp__sadd(mp__sadd(mp__sadd(mp__sdbl(mj - d->m), d->csrc), tg), sw);
         w->work++;
         if (cost > qcap || mw > mwlim || ch > chlim) continue; /* and every subset */
         if (found) found(c, ctx, d->s);
@@ -416,6 +468,7 @@ mp__rwalk(mp__dp_t *c, mp__rwalker_t *w, size_t j, uint64_t qcap, uint64_t mwlim
         st[sp].s = d->s;
         st[sp].mw = mw;
         st[sp].cost = cost;
+        st[sp].sw = sw;
         st[sp].ch = ch;
         sp++;
       }

@@ -176,7 +176,8 @@ void mp__mig_free(mp__mig_t *m);
 int mp__mig_adopt(const mp_graph_t *g, mp__mig_t *m, mp_plan_result_t *r);
 
 /* The swap greedy (swap_greedy.c) from an initial decision vector (NULL: keep everything;
- * copied, not taken), at o->budget under o->device. On success *m holds the
+ * copied, not taken), at o->budget under o->device, probed again below its
+ * plan's peak for a faster plan (MP__SWAP_PROBES). On success *m holds the
  * final decisions and, when feasible, the schedule and report; when not,
  * m->least_peak is what the search reached. Honours o->should_stop and
  * o->deadline_ms from t0 (MP_ECANCELED, MP_ETIMEDOUT). */

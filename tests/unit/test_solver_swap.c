@@ -673,6 +673,29 @@ START_TEST(test_layrub_vs_hybrid) {
 }
 END_TEST
 
+/* swap's greedy takes a path that depends on the budget: on U-Net it
+ * planned 714 at 5,440,408,525 B (a plan peaking at 5,371,050,760 B) but
+ * 713 at the smaller 5,337,559,152 B. With its probes below its own plan's
+ * peak, the larger budget plans 713 too, and so does hybrid. */
+START_TEST(test_swap_probes_below_peak) {
+  static const uint64_t budgets[] = {UINT64_C(5337559152), UINT64_C(5440408525)};
+  mp_graph_t *g = mp_test_load_shipped("unet");
+  size_t i;
+  for (i = 0; i < 2; i++) {
+    mp_plan_result_t sw, hy;
+    plan_shipped(g, MP_SOLVER_SWAP, budgets[i], 0, &sw);
+    plan_shipped(g, MP_SOLVER_HYBRID, budgets[i], 0, &hy);
+    ck_assert(sw.feasible && hy.feasible);
+    ck_assert_double_eq_tol(sw.sim.time_total, 713, 1e-9);
+    ck_assert_uint_eq(sw.sim.peak_bytes, UINT64_C(5317802760));
+    ck_assert(hy.sim.time_total <= 713 + 1e-9);
+    mp_plan_result_free(&sw);
+    mp_plan_result_free(&hy);
+  }
+  mp_graph_free(g);
+}
+END_TEST
+
 Suite *suite_solver_swap(void) {
   Suite *s = suite_create("solver_swap");
   TCase *tc = tcase_create("chain");
@@ -687,6 +710,7 @@ Suite *suite_solver_swap(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_loop_test(tc, test_bars_shipped, 0, (int)(sizeof(shipped) / sizeof(shipped[0])));
   tcase_add_loop_test(tc, test_layrub_vs_hybrid, 0, 2);
+  tcase_add_test(tc, test_swap_probes_below_peak);
   suite_add_tcase(s, tc);
   return s;
 }
