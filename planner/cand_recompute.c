@@ -126,20 +126,25 @@ static int mp__dp_at(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
   return mp_dp_solve(g, &d, dr, err);
 }
 
-/* The `source` of a plan the family's DP found (least: at its own least
- * budget). */
-static const char *mp__dp_source(mp__family_t family, const mp_dp_result_t *dr, int least) {
-  if (family == MP__FAMILY_CHAIN) return least ? "chain-dp-least" : "chain-dp";
-  if (dr->exact_used) return least ? "exact-dp-least" : "exact-dp";
-  if (dr->window_width > 0) return least ? "window-dp-least" : "window-dp";
-  return least ? "approx-dp-least" : "approx-dp";
+/* The `source` of a plan the family's DP found: at the budget (at 0), at
+ * its own least budget (1), or at a larger model budget (2, the slack
+ * search below). */
+static const char *mp__dp_source(mp__family_t family, const mp_dp_result_t *dr, int at) {
+  static const char *const names[4][3] = {{"chain-dp", "chain-dp-least", "chain-dp-slack"},
+                                          {"exact-dp", "exact-dp-least", "exact-dp-slack"},
+                                          {"window-dp", "window-dp-least", "window-dp-slack"},
+                                          {"approx-dp", "approx-dp-least", "approx-dp-slack"}};
+  int f = family == MP__FAMILY_CHAIN ? 0 : dr->exact_used ? 1 : dr->window_width > 0 ? 2 : 3;
+  return names[f][at];
 }
 
-/* Offer a DP result's plan as a candidate (takes its strategy). */
+/* Offer a DP result's plan as a candidate (takes its strategy); *peak
+ * (when not NULL) receives its simulated peak (UINT64_MAX: no plan). */
 static int mp__offer_dp(const mp_graph_t *g, mp_dp_result_t *dr, const char *source,
-                        mp__cand_pick_t *p, mp_plan_result_t *r, mp_error_t *err) {
+                        mp__cand_pick_t *p, mp_plan_result_t *r, uint64_t *peak, mp_error_t *err) {
   mp__cand_t c;
   int rc;
+  if (peak) *peak = UINT64_MAX;
   if (!dr->feasible) return 0;
   mp__progress_phase(p->o->should_stop, p->o->stop_arg, "simulation", -1);
   rc = mp__cand_make(g, p->o, dr->strategy, &c, err);
@@ -152,6 +157,7 @@ static int mp__offer_dp(const mp_graph_t *g, mp_dp_result_t *dr, const char *sou
     return mp_error_set(err, MP_ESCHEDULE, "",
                         "planner bug: the DP's plan simulates above the budget");
   }
+  if (peak) *peak = c.sim.peak_bytes;
   if (c.sim.peak_bytes < p->least_peak) p->least_peak = c.sim.peak_bytes;
   if (mp__cand_better(p->o, &c, &p->best)) {
     mp__cand_free(&p->best);
@@ -162,6 +168,69 @@ static int mp__offer_dp(const mp_graph_t *g, mp_dp_result_t *dr, const char *sou
     r->model_peak = dr->model_peak;
   } else {
     mp__cand_free(&c);
+  }
+  return 0;
+}
+
+/* The model's slack. The DP's model peak bounds the simulated one from
+ * above, often by a wide margin (a transformer exported from PyTorch: a plan
+ * the DP finds at a model budget of 50 MB simulates at 31 MB), so at budget
+ * B the DP can miss plans it would find at a larger model budget whose
+ * simulated peak still fits B. When the DP's plan at B simulates at P well
+ * below B, the DP is asked again at B + (B - P), the simulated headroom
+ * added to the model budget, and each plan that simulates within B is
+ * offered; a plan over B halves the step. At most MP__SLACK_SOLVES solves,
+ * and only while the headroom is at least 1/MP__SLACK_MIN of B. Every
+ * candidate fits B, so the answer is feasible at the same budgets as
+ * without them and never recomputes more. */
+#define MP__SLACK_SOLVES 3
+#define MP__SLACK_MIN 64
+
+static int mp__offer_dp_slack(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
+                              mp__family_t family, mp__cand_pick_t *p, mp_plan_result_t *r,
+                              uint64_t good, uint64_t peak, mp_error_t *err) {
+  mp_plan_options_t mo = *o;
+  uint64_t bad = UINT64_MAX;
+  int k, rc = 0;
+  for (k = 0; k < MP__SLACK_SOLVES && peak <= o->budget; k++) {
+    uint64_t room = o->budget - peak, next;
+    mp_dp_result_t dr;
+    if (room < o->budget / MP__SLACK_MIN) break;
+    next = good > UINT64_MAX - room ? UINT64_MAX : good + room;
+    if (next >= bad) next = good + (bad - good) / 2;
+    if (next <= good) break;
+    mo.budget = next;
+    if ((rc = mp__dp_at(g, &mo, t0, family, &dr, err)) != 0) return rc;
+    {
+      mp__cand_pick_t q;
+      uint64_t got;
+      int won = 0;
+      const char *source = r->source;
+      int has_model = r->has_model;
+      double model_recompute = r->model_recompute;
+      uint64_t model_peak = r->model_peak;
+      mp__cand_pick_init(&q, &mo);
+      rc = mp__offer_dp(g, &dr, mp__dp_source(family, &dr, 2), &q, r, &got, err);
+      mp_dp_result_free(&dr);
+      if (rc == 0 && got != UINT64_MAX && got <= o->budget) {
+        mp_schedule_t *sched = q.best.schedule;
+        mp__cand_pick(p, &q.best);
+        won = p->best.schedule == sched;
+        good = next;
+        peak = got;
+      } else if (rc == 0 && got != UINT64_MAX) {
+        bad = next;
+      }
+      if (!won) { /* mp__offer_dp recorded a plan that did not win */
+        r->source = source;
+        r->has_model = has_model;
+        r->model_recompute = model_recompute;
+        r->model_peak = model_peak;
+      }
+      mp__cand_free(&q.best);
+      if (rc != 0) return rc;
+      if (got == UINT64_MAX) break;
+    }
   }
   return 0;
 }
@@ -224,9 +293,13 @@ static int mp__offer_dp_family(const mp_graph_t *g, const mp_plan_options_t *o, 
   mp__cand_t c;
   uint64_t dp_min;
   int rc;
+  uint64_t peak;
   if ((rc = mp__dp_at(g, o, t0, family, &dr, err)) != 0) return rc;
   dp_min = dr.feasible ? 0 : dr.min_feasible_budget;
-  rc = mp__offer_dp(g, &dr, mp__dp_source(family, &dr, 0), p, r, err);
+  rc = mp__offer_dp(g, &dr, mp__dp_source(family, &dr, 0), p, r, &peak, err);
+  if (rc == 0 && peak != UINT64_MAX && o->accounting == MP_ACCOUNTING_DEFAULT &&
+      o->objective == MP_OBJECTIVE_TIME)
+    rc = mp__offer_dp_slack(g, o, t0, family, p, r, o->budget, peak, err);
   if (first) {
     *first = dr; /* the figures; its strategy went to the candidate */
     first->strategy = NULL;
@@ -237,6 +310,7 @@ static int mp__offer_dp_family(const mp_graph_t *g, const mp_plan_options_t *o, 
   if ((rc = mp__cand_dp_least(g, o, t0, family, dp_min, &c, &dr, err)) != 0) return rc;
   if (c.schedule != NULL) {
     mp_schedule_t *old = p->best.schedule;
+    peak = c.sim.peak_bytes;
     mp__cand_pick(p, &c);
     mp__cand_free(&c);
     if (p->best.schedule != old) {
@@ -245,9 +319,13 @@ static int mp__offer_dp_family(const mp_graph_t *g, const mp_plan_options_t *o, 
       r->model_recompute = dr.recompute_time;
       r->model_peak = dr.model_peak;
     }
+    /* the least plan fits the budget with room: so may plans the DP finds
+     * at larger model budgets */
+    if (o->objective == MP_OBJECTIVE_TIME && peak <= o->budget)
+      rc = mp__offer_dp_slack(g, o, t0, family, p, r, dp_min, peak, err);
   }
   mp_dp_result_free(&dr);
-  return 0;
+  return rc;
 }
 
 int mp__cand_portfolio(const mp_graph_t *g, const mp_plan_options_t *o, double t0, mp__family_t family,
@@ -258,6 +336,18 @@ int mp__cand_portfolio(const mp_graph_t *g, const mp_plan_options_t *o, double t
   int rc, dr_window;
   uint64_t dp_min = 0;
 
+  mp_plan_options_t so = *o;
+  mp__reuse_t *own = NULL;
+
+  /* The DP solves of one plan (at the budget, at the least budget, the
+   * slack search) share a session of their own. Never one shared with other
+   * plans: a session that has answered other budgets may break ties between
+   * plans of equal model cost differently, and the answer at a budget must
+   * not depend on what was asked before (mp_fit's answers are mp_plan's). */
+  so.reuse = NULL;
+  if (so.deadline_ms <= 0 && family != MP__FAMILY_CHAIN && (own = mp__reuse_new(g)) != NULL)
+    so.reuse = own;
+  o = &so;
   mp__cand_pick_init(&p, o);
   if ((rc = mp__offer_dp_family(g, o, t0, family, &p, r, &dr, err)) != 0) goto fail;
   r->exact = dr.exact_used;
@@ -308,11 +398,15 @@ int mp__cand_portfolio(const mp_graph_t *g, const mp_plan_options_t *o, double t
     r->source = NULL;
     r->has_model = 0;
     mp__cand_free(&p.best);
+    mp__reuse_free(own);
     return 0;
   }
-  return mp__cand_adopt(g, &p.best, r);
+  rc = mp__cand_adopt(g, &p.best, r);
+  mp__reuse_free(own);
+  return rc;
 fail:
   mp__cand_free(&p.best);
+  mp__reuse_free(own);
   return rc;
 }
 

@@ -1,8 +1,11 @@
-/* fit.c - mp_fit() (fit.h): plans at several budgets on one graph, and the
- * reuse record (plan_internal.h) through which those plans share one DP
- * session per family. A session holds the lower sets, their figures and the
- * reverse pass, which hold at every budget, so the second and later plans
- * of a series cost a forward search and a few simulations.
+/* fit.c - mp_fit() (fit.h): plans at several budgets on one graph, each
+ * exactly as mp_plan() makes it; and the reuse record (plan_internal.h)
+ * through which the DP solves of one plan (at its budget, at the DP's least
+ * budget, the slack search of cand_recompute.c) share one DP session per
+ * family. A session holds the lower sets, their figures and the reverse
+ * pass, which hold at every budget, so the later solves of a plan cost a
+ * forward search. Plans do not share sessions with each other: a session
+ * that answered other budgets may break ties differently.
  */
 #include "fit.h"
 
@@ -109,7 +112,6 @@ int mp_fit(const mp_graph_t *g, const mp_plan_options_t *asked, const uint64_t *
   mp_plan_options_t tracked, po;
   const mp_plan_options_t *o = mp__progress_wrap(asked, &tracker, &tracked);
   mp_fit_answer_t *order = NULL; /* the distinct budgets, ascending; .min_feasible_budget: asked index */
-  mp__reuse_t *u = NULL;
   mp__cand_t all;
   size_t i, j;
   int rc;
@@ -126,8 +128,7 @@ int mp_fit(const mp_graph_t *g, const mp_plan_options_t *asked, const uint64_t *
   mp__cand_free(&all);
   out->n = n;
   if ((out->answers = calloc(n ? n : 1, sizeof(*out->answers))) == NULL ||
-      (order = calloc(n ? n : 1, sizeof(*order))) == NULL ||
-      (o->deadline_ms <= 0 && (u = mp__reuse_new(g)) == NULL)) {
+      (order = calloc(n ? n : 1, sizeof(*order))) == NULL) {
     rc = mp_error_set(err, MP_ENOMEM, "", "out of memory");
     goto out;
   }
@@ -137,7 +138,6 @@ int mp_fit(const mp_graph_t *g, const mp_plan_options_t *asked, const uint64_t *
   }
   qsort(order, n, sizeof(*order), mp__cmp_budget);
   po = *o;
-  po.reuse = u;
   for (i = 0; i < n; i = j) {
     mp_plan_result_t r;
     mp_fit_answer_t a;
@@ -149,7 +149,6 @@ int mp_fit(const mp_graph_t *g, const mp_plan_options_t *asked, const uint64_t *
   }
   rc = 0;
 out:
-  mp__reuse_free(u);
   free(order);
   if (rc != 0) mp_fit_free(out);
   else out->solve_ms = mp__now_ms() - t0;

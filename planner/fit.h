@@ -3,12 +3,10 @@
  * it fits, the simulated peak, the recomputation and extra time, the
  * solver used. It is the answer of `memplan fit` and POST /v1/fit.
  *
- * It costs less than one mp_plan per budget: the plans share one DP session
- * per DP family (dp.h: the lower sets and the reverse pass are done once,
- * and a session's solve returns what a fresh solve returns), and a budget
- * asked twice is planned once. With a deadline (o->deadline_ms > 0) each
- * budget is planned afresh, with the deadline applying to each plan, since
- * a session counts its deadline differently.
+ * It costs one mp_plan per distinct budget (a budget asked twice is planned
+ * once), each planned afresh, so that the answer at a budget never depends
+ * on the others asked (fit.c says why plans share no DP session). With a
+ * deadline (o->deadline_ms > 0) the deadline applies to each plan.
  *
  * Ownership: mp_fit fills a caller-provided struct; release it with
  * mp_fit_free (safe on a zeroed struct). The graph, options and budgets are

@@ -94,9 +94,9 @@ typedef struct mp_plan_options_s {
    * pinned host peak fits device.host_bytes too. */
   int swap;
   mp_device_t device;
-  /* Private to the planner: the DP sessions a series of plans on one graph
-   * shares (mp_fit, mp_frontier; fit.h). Callers leave it NULL
-   * (mp_plan_options_init does); it never changes an answer. */
+  /* Private to the planner: the DP sessions the solves of one plan share
+   * (cand_recompute.c makes them; a caller's value is ignored). Callers
+   * leave it NULL (mp_plan_options_init does). */
   struct mp__reuse_s *reuse;
 } mp_plan_options_t;
 
@@ -123,9 +123,13 @@ typedef struct mp_plan_result_s {
                                 * which returns its schedule either way */
   const char *source;          /* which candidate answered (static string):
                                 * "exact-dp", "window-dp" (the exact DP's
-                                * fallback, dp.h), "approx-dp",
-                                * "memonger-candidate", "memonger", "sqrt" or
-                                * "keep-all"; NULL when infeasible */
+                                * fallback, dp.h), "approx-dp", "chain-dp",
+                                * each with "-least" (the DP's plan at its
+                                * least model budget) or "-slack" (at a
+                                * larger model budget: cand_recompute.c),
+                                * "memonger-candidate", "memonger", "sqrt",
+                                * "keep-all", or the migration solvers';
+                                * NULL when infeasible */
   mp_sim_report_t sim;         /* the simulator's report of `schedule` */
   int has_model;               /* a DP answered: the model figures below are set */
   double model_recompute;      /* the DP's recompute time under the accounting */

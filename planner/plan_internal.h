@@ -90,12 +90,12 @@ int mp__cand_chen(const mp_graph_t *g, const mp_plan_options_t *o, double t0, in
  * the prefix DP's (dp_chain.h). 0 and 1 keep the old `exact` flag's sense. */
 typedef enum { MP__FAMILY_APPROX = 0, MP__FAMILY_EXACT = 1, MP__FAMILY_CHAIN = 2 } mp__family_t;
 
-/* ---- Reuse across budgets (fit.c) ---------------------------------------
+/* ---- Reuse across the DP solves of one plan (fit.c) ----------------------
  *
- * A series of plans on one graph with the same options but the budget
- * (mp_fit, the DP frontiers) shares one DP session per family (dp.h), which
- * returns exactly what a fresh solve returns. mp__cand_portfolio's DP solves
- * go through mp__reuse_solve when o->reuse is set. */
+ * The DP solves of one plan at several model budgets (the budget, the DP's
+ * least budget, the slack search) share one DP session per family (dp.h).
+ * mp__cand_portfolio makes the record for each plan, and its DP solves go
+ * through mp__reuse_solve when o->reuse is set. */
 typedef struct mp__reuse_s mp__reuse_t;
 
 /* A reuse record for plans on g (borrowed until mp__reuse_free); NULL when

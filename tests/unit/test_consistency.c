@@ -254,24 +254,46 @@ START_TEST(test_auto_chain_frontier_is_its_plans) {
 }
 END_TEST
 
+/* `exact` on g at `budget`, one thread; the caller frees *r. */
+static void plan_exact(const mp_graph_t *g, uint64_t budget, mp_plan_result_t *r) {
+  mp_plan_options_t o;
+  mp_error_t err;
+  mp_plan_options_init(&o);
+  o.solver = MP_SOLVER_EXACT;
+  o.threads = 1;
+  o.budget = budget;
+  ck_assert_msg(mp_plan(g, &o, r, &err) == 0, "%s", err.message);
+}
+
+/* The slack search (cand_recompute.c): on U-Net at 5,489,154,824 B the
+ * exact DP's plan at the budget recomputes 107 (simulated peak 4.84 GB);
+ * the approximate DP's plan at a model budget of 7.08 GB simulates at
+ * 5.18 GB, within the budget, and recomputes 44. mp_plan answers with it. */
+START_TEST(test_slack_plan) {
+  mp_graph_t *g = mp_test_load_shipped("unet");
+  mp_plan_result_t r;
+  plan_exact(g, 5489154824u, &r);
+  ck_assert(r.feasible);
+  ck_assert_str_eq(r.source, "approx-dp-slack");
+  ck_assert(r.sim.time_recompute == 44);
+  ck_assert_uint_eq(r.sim.peak_bytes, 5179685640u);
+  ck_assert_uint_gt(r.model_peak, r.budget); /* found at a larger model budget */
+  mp_plan_result_free(&r);
+  mp_graph_free(g);
+}
+END_TEST
+
 /* U-Net: the exact DP's least model budget is 5,406,849,800 B, but the
  * approximate DP's plan at its own least budget peaks at 4,437,474,056 B,
  * so that is where exact plans begin (it said infeasible below 5.41 GB). */
 START_TEST(test_least_budget_is_a_peak) {
   mp_graph_t *g = mp_test_load_shipped("unet");
-  mp_plan_options_t o;
   mp_plan_result_t r;
-  mp_error_t err;
-  mp_plan_options_init(&o);
-  o.solver = MP_SOLVER_EXACT;
-  o.threads = 1;
-  o.budget = 4437474055u;
-  ck_assert_int_eq(mp_plan(g, &o, &r, &err), 0);
+  plan_exact(g, 4437474055u, &r);
   ck_assert(!r.feasible);
   ck_assert_uint_eq(r.min_feasible_budget, 4437474056u);
   mp_plan_result_free(&r);
-  o.budget = 4437474056u;
-  ck_assert_int_eq(mp_plan(g, &o, &r, &err), 0);
+  plan_exact(g, 4437474056u, &r);
   ck_assert(r.feasible);
   ck_assert_uint_eq(r.sim.peak_bytes, 4437474056u);
   ck_assert_str_eq(r.source, "approx-dp-least");
@@ -318,6 +340,7 @@ Suite *suite_consistency(void) {
   tcase_add_test(tc, test_swap_monotone_transformer);
   tcase_add_test(tc, test_auto_chain_frontier_is_its_plans);
   tcase_add_test(tc, test_least_budget_is_a_peak);
+  tcase_add_test(tc, test_slack_plan);
   suite_add_tcase(s, tc);
   return s;
 }
