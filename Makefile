@@ -39,8 +39,9 @@ SRV_SRC  := $(wildcard server/*.c) $(wildcard server/*.S)
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(B)/%.o)
-# the unit tests also plan on the benchmark's generated graphs
-TEST_OBJ := $(TEST_SRC:%.c=$(B)/%.o) $(B)/tests/bench/gen_graphs.o
+# the unit tests also plan on the benchmark's generated graphs, and test the
+# daemon's cache (server/cache.c, no libuv calls) directly
+TEST_OBJ := $(TEST_SRC:%.c=$(B)/%.o) $(B)/tests/bench/gen_graphs.o $(B)/server/cache.o
 SRV_OBJ  := $(patsubst %.S,$(B)/%.o,$(SRV_SRC:%.c=$(B)/%.o))
 
 LIBA  := $(B)/libmemplan.a

@@ -1,14 +1,28 @@
 /* cache.c - a byte-bounded LRU: a chained hash table for lookup and a
  * doubly linked list in recency order (head = most recent). An entry's cost
  * is its key, its value and a fixed overhead, so a flood of tiny entries is
- * bounded too. */
+ * bounded too.
+ *
+ * Tombstones. A reader that fetched a row from the store just before the
+ * retention sweep deleted it would put what it read into the cache after
+ * srv_cache_drop_tags ran, and memory would answer with a deleted row until
+ * the LRU evicted it. So drop_tags also remembers the hashes of the tags it
+ * dropped, and a tagged put whose tag is among them is not kept for
+ * SRV__TOMB_MS after the last drop (a reader holds a row for far less). A
+ * hash collision only costs a cache miss; so does a row re-created under
+ * the same tag within the window (a result key computed again). Past
+ * SRV__TOMB_MAX remembered tags no tagged value is kept until the window
+ * ends. */
 #include "cache.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define SRV__ENTRY_OVERHEAD 96
+#define SRV__TOMB_MS 60000
+#define SRV__TOMB_MAX (1u << 20) /* 8 MiB of hashes */
 
 typedef struct srv__entry_s {
   char *key;
@@ -24,7 +38,24 @@ struct srv_cache_s {
   size_t n_buckets;
   srv__entry_t *head, *tail;
   uint64_t entries, bytes, max_bytes;
+  /* tombstones: the dropped tags' hashes, sorted, kept until tomb_until
+   * (monotonic ms); all_dropped: past SRV__TOMB_MAX, every tag counts */
+  uint64_t *tomb;
+  size_t n_tomb;
+  int all_dropped;
+  uint64_t tomb_until, tomb_ms;
 };
+
+static uint64_t srv__now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static int srv__cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
 
 static uint64_t srv__hash(const char *s) {
   uint64_t h = 1469598103934665603ull; /* FNV-1a */
@@ -46,6 +77,7 @@ srv_cache_t *srv_cache_new(uint64_t max_bytes) {
     return NULL;
   }
   c->max_bytes = max_bytes;
+  c->tomb_ms = SRV__TOMB_MS;
   pthread_mutex_init(&c->mu, NULL);
   return c;
 }
@@ -69,6 +101,7 @@ void srv_cache_free(srv_cache_t *c) {
   }
   free(c->buckets);
   pthread_mutex_destroy(&c->mu);
+  free(c->tomb);
   free(c);
 }
 
@@ -157,6 +190,39 @@ int srv_cache_get_blob(srv_cache_t *c, const char *key, srv_blob_t **out) {
   return 0;
 }
 
+/* Was a value tagged `tag` dropped within the window? (mutex held) */
+static int srv__tombstoned(srv_cache_t *c, const char *tag) {
+  uint64_t h;
+  if (c->tomb_until == 0) return 0;
+  if (srv__now_ms() >= c->tomb_until) { /* the window is over: forget */
+    free(c->tomb);
+    c->tomb = NULL;
+    c->n_tomb = 0;
+    c->all_dropped = 0;
+    c->tomb_until = 0;
+    return 0;
+  }
+  if (c->all_dropped) return 1;
+  h = srv__hash(tag);
+  return bsearch(&h, c->tomb, c->n_tomb, sizeof(*c->tomb), srv__cmp_u64) != NULL;
+}
+
+/* Remember tags[0..n) for the window (mutex held). */
+static void srv__tombstone(srv_cache_t *c, const char *const *tags, size_t n) {
+  size_t i;
+  uint64_t *t;
+  c->tomb_until = srv__now_ms() + c->tomb_ms;
+  if (c->all_dropped) return;
+  if (c->n_tomb + n > SRV__TOMB_MAX ||
+      (t = realloc(c->tomb, (c->n_tomb + n) * sizeof(*t))) == NULL) {
+    c->all_dropped = 1; /* too many (or no memory): no tagged value for the window */
+    return;
+  }
+  c->tomb = t;
+  for (i = 0; i < n; i++) t[c->n_tomb++] = srv__hash(tags[i]);
+  qsort(t, c->n_tomb, sizeof(*t), srv__cmp_u64);
+}
+
 int srv_cache_put_blob(srv_cache_t *c, const char *key, srv_blob_t *blob) {
   srv__entry_t *e, *old;
   uint64_t cost;
@@ -175,7 +241,7 @@ int srv_cache_put_blob(srv_cache_t *c, const char *key, srv_blob_t *blob) {
     srv__unlink(c, old);
     srv__entry_free(old);
   }
-  if (cost > c->max_bytes) {
+  if (cost > c->max_bytes || (blob->tag && srv__tombstoned(c, blob->tag))) {
     pthread_mutex_unlock(&c->mu);
     srv__entry_free(e);
     return 0;
@@ -223,13 +289,17 @@ size_t srv_cache_drop_tags(srv_cache_t *c, const char *const *tags, size_t n) {
   srv__entry_t *e, *next;
   size_t dropped = 0;
   if (n == 0) return 0;
-  if ((sorted = malloc(n * sizeof(*sorted))) == NULL) return 0;
-  memcpy(sorted, tags, n * sizeof(*sorted));
-  qsort(sorted, n, sizeof(*sorted), srv__cmp_str);
+  if ((sorted = malloc(n * sizeof(*sorted))) != NULL) {
+    memcpy(sorted, tags, n * sizeof(*sorted));
+    qsort(sorted, n, sizeof(*sorted), srv__cmp_str);
+  }
   pthread_mutex_lock(&c->mu);
+  srv__tombstone(c, tags, n);
+  if (sorted == NULL) c->all_dropped = 1;
   for (e = c->head; e; e = next) {
     next = e->next;
-    if (e->value->tag && bsearch(&e->value->tag, sorted, n, sizeof(*sorted), srv__cmp_str)) {
+    /* without memory for the sorted tags, every tagged entry goes */
+    if (e->value->tag && (sorted == NULL || bsearch(&e->value->tag, sorted, n, sizeof(*sorted), srv__cmp_str))) {
       srv__unlink(c, e);
       srv__entry_free(e);
       dropped++;
@@ -238,6 +308,12 @@ size_t srv_cache_drop_tags(srv_cache_t *c, const char *const *tags, size_t n) {
   pthread_mutex_unlock(&c->mu);
   free(sorted);
   return dropped;
+}
+
+void srv_cache_set_tombstone_ms(srv_cache_t *c, uint64_t ms) {
+  pthread_mutex_lock(&c->mu);
+  c->tomb_ms = ms;
+  pthread_mutex_unlock(&c->mu);
 }
 
 void srv_cache_stats(srv_cache_t *c, uint64_t *entries, uint64_t *bytes, uint64_t *max_bytes) {

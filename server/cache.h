@@ -13,7 +13,9 @@
  * from (a job id, a result key, a graph hash), which stays with the value
  * under every key that shares it. When retention deletes the row,
  * srv_cache_drop_tags drops every entry made from it, so that memory
- * never answers with what the store no longer has. */
+ * never answers with what the store no longer has; for a minute after, a
+ * put of a value with a dropped tag is not kept (a reader that read the
+ * row just before it was deleted would otherwise put it back). */
 #ifndef SRV_CACHE_H
 #define SRV_CACHE_H
 
@@ -47,8 +49,11 @@ int srv_cache_put(srv_cache_t *c, const char *key, const char *value, size_t len
 /* srv_cache_put with the value tagged `tag` (NULL: none). */
 int srv_cache_put_tagged(srv_cache_t *c, const char *key, const char *tag, const char *value, size_t len);
 /* Drop every entry whose value is tagged with one of tags[0..n): a walk
- * over the whole cache. Returns how many went. */
+ * over the whole cache; and keep no value with one of those tags for the
+ * next minute (cache.c, tombstones). Returns how many went. */
 size_t srv_cache_drop_tags(srv_cache_t *c, const char *const *tags, size_t n);
+/* How long dropped tags are remembered (default one minute; for tests). */
+void srv_cache_set_tombstone_ms(srv_cache_t *c, uint64_t ms);
 void srv_cache_stats(srv_cache_t *c, uint64_t *entries, uint64_t *bytes, uint64_t *max_bytes);
 
 #endif
