@@ -308,15 +308,26 @@ class ReplicasTest(unittest.TestCase):
         until("every plan to be swept",
               lambda: self.pg.sql("retention", "SELECT count(*) FROM jobs WHERE status IN ('queued','running')")
               == [["0"]] and self.pg.sql("retention", "SELECT count(*) FROM jobs") == [["0"]], 60, 0.2)
-        swept = 0
-        for r in pair:
-            for line in r.log_text().splitlines():
-                rec = json.loads(line)
-                self.assertNotIn(rec.get("msg"), ("retention sweep failed", "store error"), line)
-                if rec.get("msg") == "retention sweep":
-                    swept += rec["jobs"]
-        # The old plan, the 24, and the old body's new plan.
-        self.assertEqual(swept, 1 + len(queued) + len(fresh), "a plan deleted twice or not counted")
+        def swept_so_far():
+            n = 0
+            for r in pair:
+                for line in r.log_text().splitlines():
+                    rec = json.loads(line)
+                    self.assertNotIn(rec.get("msg"), ("retention sweep failed", "store error"), line)
+                    if rec.get("msg") == "retention sweep":
+                        n += rec["jobs"]
+            return n
+        # The old plan, the 24, and the old body's new plan. A sweep logs
+        # its count after its transaction commits, so the last line may
+        # trail the empty table by a moment: wait for the logs to reach the
+        # count (a plan deleted twice would pass it, one not counted never
+        # reaches it).
+        expected = 1 + len(queued) + len(fresh)
+        try:
+            until("the sweeps' log lines to count every plan", lambda: swept_so_far() >= expected, 10, 0.1)
+        except AssertionError:
+            pass
+        self.assertEqual(swept_so_far(), expected, "a plan deleted twice or not counted")
         for r in pair:
             self.assertEqual(r.stop(), 0)
 
