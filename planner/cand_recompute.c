@@ -138,37 +138,51 @@ static const char *mp__dp_source(mp__family_t family, const mp_dp_result_t *dr, 
   return names[f][at];
 }
 
-/* Offer a DP result's plan as a candidate (takes its strategy); *peak
- * (when not NULL) receives its simulated peak (UINT64_MAX: no plan). */
+/* The DP result's plan simulated under o->device (takes its strategy);
+ * c->schedule is NULL when the DP found none. With the default accounting
+ * the model bounds the simulated peak from above, so a plan that simulates
+ * above `model_budget`, the budget the DP was asked, is a bug in one of
+ * them. */
+static int mp__dp_cand(const mp_graph_t *g, const mp_plan_options_t *o, uint64_t model_budget,
+                       mp_dp_result_t *dr, mp__cand_t *c, mp_error_t *err) {
+  int rc;
+  memset(c, 0, sizeof(*c));
+  if (!dr->feasible) return 0;
+  rc = mp__cand_make(g, o, dr->strategy, c, err);
+  dr->strategy = NULL; /* owned by the candidate now */
+  if (rc == 0 && o->accounting == MP_ACCOUNTING_DEFAULT && c->sim.peak_bytes > model_budget) {
+    mp__cand_free(c);
+    rc = mp_error_set(err, MP_ESCHEDULE, "", "planner bug: the DP's plan simulates above its model budget");
+  }
+  return rc;
+}
+
+/* Keep c if it beats p's best (mp__cand_pick: taken, or left to the
+ * caller); when it does, the answer records that this DP plan answered. */
+static void mp__pick_dp(mp__cand_pick_t *p, mp_plan_result_t *r, mp__cand_t *c, const char *source,
+                        const mp_dp_result_t *dr) {
+  mp_schedule_t *sched = c->schedule;
+  mp__cand_pick(p, c);
+  if (p->best.schedule != sched) return;
+  r->source = source;
+  r->has_model = 1;
+  r->model_recompute = dr->recompute_time;
+  r->model_peak = dr->model_peak;
+}
+
+/* Offer the plan of a DP solved at p->o->budget (takes its strategy);
+ * *peak receives its simulated peak (UINT64_MAX: no plan). */
 static int mp__offer_dp(const mp_graph_t *g, mp_dp_result_t *dr, const char *source,
                         mp__cand_pick_t *p, mp_plan_result_t *r, uint64_t *peak, mp_error_t *err) {
   mp__cand_t c;
   int rc;
-  if (peak) *peak = UINT64_MAX;
+  *peak = UINT64_MAX;
   if (!dr->feasible) return 0;
   mp__progress_phase(p->o->should_stop, p->o->stop_arg, "simulation", -1);
-  rc = mp__cand_make(g, p->o, dr->strategy, &c, err);
-  dr->strategy = NULL; /* owned by the candidate now */
-  if (rc != 0) return rc;
-  /* The model bounds the simulated peak from above; a plan the model
-   * accepts that the simulator finds over budget is a bug in one of them. */
-  if (p->o->accounting == MP_ACCOUNTING_DEFAULT && !mp__cand_fits(p->o, &c.sim)) {
-    mp__cand_free(&c);
-    return mp_error_set(err, MP_ESCHEDULE, "",
-                        "planner bug: the DP's plan simulates above the budget");
-  }
-  if (peak) *peak = c.sim.peak_bytes;
-  if (c.sim.peak_bytes < p->least_peak) p->least_peak = c.sim.peak_bytes;
-  if (mp__cand_better(p->o, &c, &p->best)) {
-    mp__cand_free(&p->best);
-    p->best = c;
-    r->source = source;
-    r->has_model = 1;
-    r->model_recompute = dr->recompute_time;
-    r->model_peak = dr->model_peak;
-  } else {
-    mp__cand_free(&c);
-  }
+  if ((rc = mp__dp_cand(g, p->o, p->o->budget, dr, &c, err)) != 0) return rc;
+  *peak = c.sim.peak_bytes;
+  mp__pick_dp(p, r, &c, source, dr);
+  mp__cand_free(&c);
   return 0;
 }
 
@@ -193,44 +207,30 @@ static int mp__offer_dp_slack(const mp_graph_t *g, const mp_plan_options_t *o, d
   uint64_t bad = UINT64_MAX;
   int k, rc = 0;
   for (k = 0; k < MP__SLACK_SOLVES && peak <= o->budget; k++) {
-    uint64_t room = o->budget - peak, next;
+    uint64_t room = o->budget - peak, next, got;
     mp_dp_result_t dr;
+    mp__cand_t c;
     if (room < o->budget / MP__SLACK_MIN) break;
     next = good > UINT64_MAX - room ? UINT64_MAX : good + room;
     if (next >= bad) next = good + (bad - good) / 2;
     if (next <= good) break;
     mo.budget = next;
     if ((rc = mp__dp_at(g, &mo, t0, family, &dr, err)) != 0) return rc;
-    {
-      mp__cand_pick_t q;
-      uint64_t got;
-      int won = 0;
-      const char *source = r->source;
-      int has_model = r->has_model;
-      double model_recompute = r->model_recompute;
-      uint64_t model_peak = r->model_peak;
-      mp__cand_pick_init(&q, &mo);
-      rc = mp__offer_dp(g, &dr, mp__dp_source(family, &dr, 2), &q, r, &got, err);
+    if (dr.feasible) mp__progress_phase(o->should_stop, o->stop_arg, "simulation", -1);
+    if ((rc = mp__dp_cand(g, &mo, next, &dr, &c, err)) != 0 || c.schedule == NULL) {
       mp_dp_result_free(&dr);
-      if (rc == 0 && got != UINT64_MAX && got <= o->budget) {
-        mp_schedule_t *sched = q.best.schedule;
-        mp__cand_pick(p, &q.best);
-        won = p->best.schedule == sched;
-        good = next;
-        peak = got;
-      } else if (rc == 0 && got != UINT64_MAX) {
-        bad = next;
-      }
-      if (!won) { /* mp__offer_dp recorded a plan that did not win */
-        r->source = source;
-        r->has_model = has_model;
-        r->model_recompute = model_recompute;
-        r->model_peak = model_peak;
-      }
-      mp__cand_free(&q.best);
-      if (rc != 0) return rc;
-      if (got == UINT64_MAX) break;
+      return rc;
     }
+    got = c.sim.peak_bytes;
+    if (got <= o->budget) { /* a plan for B: offered, and the search goes on from it */
+      mp__pick_dp(p, r, &c, mp__dp_source(family, &dr, 2), &dr);
+      good = next;
+      peak = got;
+    } else {
+      bad = next;
+    }
+    mp__cand_free(&c);
+    mp_dp_result_free(&dr);
   }
   return 0;
 }
@@ -267,14 +267,7 @@ int mp__cand_dp_least(const mp_graph_t *g, const mp_plan_options_t *o, double t0
   }
   mo.budget = least;
   if ((rc = mp__dp_at(g, &mo, t0, family, figs, err)) != 0) return rc;
-  if (!figs->feasible) return 0;
-  rc = mp__cand_make(g, o, figs->strategy, c, err);
-  figs->strategy = NULL; /* owned by the candidate now */
-  if (rc == 0 && c->sim.peak_bytes > least) {
-    mp__cand_free(c);
-    rc = mp_error_set(err, MP_ESCHEDULE, "", "planner bug: the DP's plan simulates above its model peak");
-  }
-  if (rc != 0) mp_dp_result_free(figs);
+  if ((rc = mp__dp_cand(g, o, least, figs, c, err)) != 0) mp_dp_result_free(figs);
   return rc;
 }
 
@@ -309,16 +302,9 @@ static int mp__offer_dp_family(const mp_graph_t *g, const mp_plan_options_t *o, 
   if (rc != 0 || dp_min == 0 || o->accounting != MP_ACCOUNTING_DEFAULT) return rc;
   if ((rc = mp__cand_dp_least(g, o, t0, family, dp_min, &c, &dr, err)) != 0) return rc;
   if (c.schedule != NULL) {
-    mp_schedule_t *old = p->best.schedule;
     peak = c.sim.peak_bytes;
-    mp__cand_pick(p, &c);
+    mp__pick_dp(p, r, &c, mp__dp_source(family, &dr, 1), &dr);
     mp__cand_free(&c);
-    if (p->best.schedule != old) {
-      r->source = mp__dp_source(family, &dr, 1);
-      r->has_model = 1;
-      r->model_recompute = dr.recompute_time;
-      r->model_peak = dr.model_peak;
-    }
     /* the least plan fits the budget with room: so may plans the DP finds
      * at larger model budgets */
     if (o->objective == MP_OBJECTIVE_TIME && peak <= o->budget)
