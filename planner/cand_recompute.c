@@ -189,48 +189,58 @@ static int mp__offer_dp(const mp_graph_t *g, mp_dp_result_t *dr, const char *sou
 /* The model's slack. The DP's model peak bounds the simulated one from
  * above, often by a wide margin (a transformer exported from PyTorch: a plan
  * the DP finds at a model budget of 50 MB simulates at 31 MB), so at budget
- * B the DP can miss plans it would find at a larger model budget whose
- * simulated peak still fits B. When the DP's plan at B simulates at P well
- * below B, the DP is asked again at B + (B - P), the simulated headroom
- * added to the model budget, and each plan that simulates within B is
- * offered; a plan over B halves the step. At most MP__SLACK_SOLVES solves,
- * and only while the headroom is at least 1/MP__SLACK_MIN of B. Every
- * candidate fits B, so the answer is feasible at the same budgets as
- * without them and never recomputes more. */
-#define MP__SLACK_SOLVES 3
-#define MP__SLACK_MIN 64
+ * B the DP can miss plans it finds at a larger model budget whose simulated
+ * peak still fits B. So the DP is also asked at larger model budgets, and
+ * each plan that simulates within B is offered (source *-dp-slack).
+ *
+ * Which model budgets must not depend on B except through where they start
+ * and through the plans' own peaks, or a larger budget could miss a plan a
+ * smaller one found and cost more. (An earlier search jumped by B's
+ * simulated headroom: U-Net's recomputation then rose with the budget at 55
+ * of 201 budgets, by up to 40%.) They are the rungs of one fixed ladder,
+ * each 1/32 above the last (integers: x + x/32, from 1). From the first
+ * rung above the model budget the DP solved at (`solved`: B, or the DP's
+ * least budget when B is below it), the walk asks consecutive rungs while
+ * their plans fit B, at most MP__WALK_MAX of them. If B1 < B2, every rung
+ * B1's walk found fitting is either at most B2, where the DP at B2 finds
+ * no more recomputation by the model's figures (the simulated ones have
+ * followed on every graph the tests plan: test_consistency.c), or on B2's
+ * walk too: B2's walk starts no later, and stops no earlier, since a plan
+ * that fits B1 fits B2. The DP
+ * solves are pure (mp__reuse_solve: a session's earlier answers never bound
+ * them), so a rung's plan is the same whoever asks. */
+#define MP__RUNG_SHIFT 5 /* each rung 1/32 above the last */
+#define MP__WALK_MAX 16  /* rungs a walk asks at most: up to 1.64x `solved` */
+
+static uint64_t mp__rung_next(uint64_t x) {
+  uint64_t s = x >> MP__RUNG_SHIFT;
+  if (s == 0) s = 1;
+  return x > UINT64_MAX - s ? UINT64_MAX : x + s;
+}
 
 static int mp__offer_dp_slack(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
                               mp__family_t family, mp__cand_pick_t *p, mp_plan_result_t *r,
-                              uint64_t good, uint64_t peak, mp_error_t *err) {
+                              uint64_t solved, mp_error_t *err) {
   mp_plan_options_t mo = *o;
-  uint64_t bad = UINT64_MAX;
+  uint64_t rung = 1;
   int k, rc = 0;
-  for (k = 0; k < MP__SLACK_SOLVES && peak <= o->budget; k++) {
-    uint64_t room = o->budget - peak, next, got;
+  while (rung <= solved && rung != UINT64_MAX) rung = mp__rung_next(rung);
+  for (k = 0; k < MP__WALK_MAX; k++, rung = mp__rung_next(rung)) {
     mp_dp_result_t dr;
     mp__cand_t c;
-    if (room < o->budget / MP__SLACK_MIN) break;
-    next = good > UINT64_MAX - room ? UINT64_MAX : good + room;
-    if (next >= bad) next = good + (bad - good) / 2;
-    if (next <= good) break;
-    mo.budget = next;
+    int fits;
+    mo.budget = rung;
     if ((rc = mp__dp_at(g, &mo, t0, family, &dr, err)) != 0) return rc;
     if (dr.feasible) mp__progress_phase(o->should_stop, o->stop_arg, "simulation", -1);
-    if ((rc = mp__dp_cand(g, &mo, next, &dr, &c, err)) != 0 || c.schedule == NULL) {
+    if ((rc = mp__dp_cand(g, &mo, rung, &dr, &c, err)) != 0) {
       mp_dp_result_free(&dr);
       return rc;
     }
-    got = c.sim.peak_bytes;
-    if (got <= o->budget) { /* a plan for B: offered, and the search goes on from it */
-      mp__pick_dp(p, r, &c, mp__dp_source(family, &dr, 2), &dr);
-      good = next;
-      peak = got;
-    } else {
-      bad = next;
-    }
+    fits = c.schedule != NULL && c.sim.peak_bytes <= o->budget;
+    if (fits) mp__pick_dp(p, r, &c, mp__dp_source(family, &dr, 2), &dr);
     mp__cand_free(&c);
     mp_dp_result_free(&dr);
+    if (!fits || rung == UINT64_MAX) break;
   }
   return 0;
 }
@@ -292,7 +302,7 @@ static int mp__offer_dp_family(const mp_graph_t *g, const mp_plan_options_t *o, 
   rc = mp__offer_dp(g, &dr, mp__dp_source(family, &dr, 0), p, r, &peak, err);
   if (rc == 0 && peak != UINT64_MAX && o->accounting == MP_ACCOUNTING_DEFAULT &&
       o->objective == MP_OBJECTIVE_TIME)
-    rc = mp__offer_dp_slack(g, o, t0, family, p, r, o->budget, peak, err);
+    rc = mp__offer_dp_slack(g, o, t0, family, p, r, o->budget, err);
   if (first) {
     *first = dr; /* the figures; its strategy went to the candidate */
     first->strategy = NULL;
@@ -306,9 +316,12 @@ static int mp__offer_dp_family(const mp_graph_t *g, const mp_plan_options_t *o, 
     mp__pick_dp(p, r, &c, mp__dp_source(family, &dr, 1), &dr);
     mp__cand_free(&c);
     /* the least plan fits the budget with room: so may plans the DP finds
-     * at larger model budgets */
-    if (o->objective == MP_OBJECTIVE_TIME && peak <= o->budget)
-      rc = mp__offer_dp_slack(g, o, t0, family, p, r, dp_min, peak, err);
+     * at larger model budgets. Not at exactly its peak: when that is the
+     * least budget, the plan there must be the one that peaks there (a
+     * slack plan peaking lower would have no plan at its own peak, where
+     * this one does not fit and the walk does not run). */
+    if (o->objective == MP_OBJECTIVE_TIME && peak < o->budget)
+      rc = mp__offer_dp_slack(g, o, t0, family, p, r, dp_min, err);
   }
   mp_dp_result_free(&dr);
   return rc;
@@ -326,12 +339,12 @@ int mp__cand_portfolio(const mp_graph_t *g, const mp_plan_options_t *o, double t
   mp__reuse_t *own = NULL;
 
   /* The DP solves of one plan (at the budget, at the least budget, the
-   * slack search) share a session of their own. Never one shared with other
-   * plans: a session that has answered other budgets may break ties between
-   * plans of equal model cost differently, and the answer at a budget must
-   * not depend on what was asked before (mp_fit's answers are mp_plan's). */
-  so.reuse = NULL;
-  if (so.deadline_ms <= 0 && family != MP__FAMILY_CHAIN && (own = mp__reuse_new(g)) != NULL)
+   * slack walk) share DP sessions: the caller's (mp_fit's, a sampled
+   * frontier's), or the plan's own. Sharing never changes an answer: every
+   * solve is pure (mp__reuse_solve), the same whatever was asked before. */
+  if (so.reuse != NULL && mp__reuse_graph(so.reuse) != g) so.reuse = NULL; /* (another graph's) */
+  if (so.reuse == NULL && so.deadline_ms <= 0 && family != MP__FAMILY_CHAIN &&
+      (own = mp__reuse_new(g)) != NULL)
     so.reuse = own;
   o = &so;
   mp__cand_pick_init(&p, o);

@@ -17,16 +17,11 @@
  * swapping, a graph of at least MP__CHAIN_AUTO_MIN activations whose width
  * (dp_chain.h) is at most MP__CHAIN_AUTO_WIDTH is planned by `chain`.
  *
- * Frontiers follow the plans: chain's frontier is sampled from its own
- * plans (frontier_sampled.c), so each point is what `plan --solver chain`
- * returns at its budget; the exact DP's staircase would promise plans of the
- * exact family, which the prefix DP may not find. auto's frontier is the
- * same on the graphs auto sends to chain, and the DP's staircase
- * (frontier_recompute.c) on the others. (Frontiers plan with the time
- * objective and the default accounting, which the prefix DP serves.)
+ * Frontiers follow the plans (frontier_sampled.c, for every DP solver):
+ * each point is what `plan` returns at its budget with the same solver, so
+ * chain's and auto's frontiers are drawn from the plans they make.
  */
 #include "dp_chain.h"
-#include "frontier.h"
 #include "plan_internal.h"
 #include "solver.h"
 
@@ -55,15 +50,4 @@ int mp__plan_auto(const mp__solver_t *self, const mp_graph_t *g, const mp_plan_o
   if (rc < 0) return mp_error_set(err, rc, "", "out of memory");
   if (rc) return mp__plan_chain(self, g, o, t0, r, err);
   return mp__cand_portfolio(g, o, t0, MP__FAMILY_EXACT, r, err);
-}
-
-int mp__frontier_auto(const mp__solver_t *self, const mp_graph_t *g, const mp_plan_options_t *o,
-                      double t0, mp_frontier_t *out, mp_error_t *err) {
-  mp_plan_options_t fo = *o;
-  int rc;
-  fo.objective = MP_OBJECTIVE_TIME; /* what the frontier's plans use */
-  fo.accounting = MP_ACCOUNTING_DEFAULT;
-  if ((rc = mp__auto_is_chain(g, &fo)) < 0) return mp_error_set(err, rc, "", "out of memory");
-  if (rc) return mp__frontier_sampled(mp__solver_get(MP_SOLVER_CHAIN), g, o, t0, out, err);
-  return mp__frontier_dp(self, g, o, t0, out, err);
 }

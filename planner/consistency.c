@@ -107,6 +107,33 @@ static int mp__fit_check(mp__ck_t *k, mp_error_t *err) {
   return 0;
 }
 
+static int mp__cmp_ans(const void *x, const void *y) {
+  const mp__ans_t *a = x, *b = y;
+  return a->budget < b->budget ? -1 : a->budget > b->budget;
+}
+
+/* Over every budget planned, ascending: a plan costing more than one at a
+ * smaller budget (cost_up), and one costing more than the frontier's
+ * staircase says at its budget (point_between). Sorts k->a. */
+static void mp__cost_check(mp__ck_t *k, const mp_frontier_t *f) {
+  double least = HUGE_VAL;
+  size_t i;
+  qsort(k->a, k->n, sizeof(*k->a), mp__cmp_ans);
+  for (i = 0; i < k->n; i++) {
+    const mp__ans_t *a = &k->a[i];
+    long j;
+    if (!a->feasible) continue;
+    if (a->cost > least && !mp__same(a->cost, least))
+      mp__note(k, &k->out->cost_up, "a plan costing more than at a smaller budget", a->budget);
+    if (a->cost < least) least = a->cost;
+    if ((j = mp_frontier_lookup(f, a->budget)) >= 0) {
+      double c = f->migrate ? f->points[j].extra_time : f->points[j].recompute;
+      if (a->cost > c && !mp__same(a->cost, c))
+        mp__note(k, &k->out->point_between, "a plan above the staircase", a->budget);
+    }
+  }
+}
+
 static int mp__cmp_u64(const void *x, const void *y) {
   uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
   return a < b ? -1 : a > b;
@@ -181,6 +208,7 @@ int mp_consistency_check(const mp_graph_t *g, const mp_plan_options_t *o, const 
   /* mp_fit (what /v1/fit and `memplan fit` answer) at every budget
    * planned, against the plans */
   if ((rc = mp__fit_check(&k, err)) != 0) goto out;
+  mp__cost_check(&k, &f);
   out->n_budgets = k.n;
   rc = 0;
 out:

@@ -15,10 +15,14 @@
  *             (fit_cost), or where their peaks or solvers differ
  *             (fit_peak); every budget planned for the other checks is
  *             asked of mp_fit at once, and costs compare exactly;
+ *   cost      a plan that costs more than the plan at a smaller budget
+ *             (cost_up), among all the budgets planned;
  *   frontier  a frontier point whose budget does not plan (point_feasible),
  *             where the plan costs more than the point (point_promise), or
  *             costs differently (point_cost); the first point lies below
- *             or above the least budget the plans name (point_least).
+ *             or above the least budget the plans name (point_least); a
+ *             budget planned between two points that costs more than the
+ *             staircase says there (point_between).
  *
  * The cost is the recomputation (time_recompute) for the recompute-only
  * solvers and the extra time (total - forward - backward) for the
@@ -47,7 +51,8 @@ typedef struct mp_consistency_s {
   size_t monotone, least, closure;
   size_t n_fit;           /* budgets asked of mp_fit */
   size_t fit_feasible, fit_promise, fit_cost, fit_peak;
-  size_t point_feasible, point_promise, point_cost, point_least;
+  size_t cost_up;
+  size_t point_feasible, point_promise, point_cost, point_least, point_between;
   char first[200];        /* the first violation found, "" when none */
 } mp_consistency_t;
 

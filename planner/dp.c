@@ -417,6 +417,10 @@ int mp_dp_session_staircase(mp_dp_session_t *s, uint64_t max_budget, size_t max_
   return rc == 0 ? 0 : mp__fail(rc, err);
 }
 
+void mp_dp_session_forget(mp_dp_session_t *s) {
+  if (s != NULL) s->n_solved = 0;
+}
+
 int mp_dp_session_exact_used(const mp_dp_session_t *s, const char **reason) {
   if (reason) *reason = s->reason;
   return s->exact_used;

@@ -159,6 +159,12 @@ int mp_dp_session_new(const mp_graph_t *g, const mp_dp_options_t *opts, mp_dp_se
 int mp_dp_session_solve(mp_dp_session_t *s, uint64_t budget, mp_dp_result_t *res,
                         mp_error_t *err);
 void mp_dp_session_free(mp_dp_session_t *s);
+/* Forget the answers the session has given: the next solves are not
+ * bounded by them, so each returns exactly what the session returned for
+ * that budget when it was new (the lower sets, their figures and the
+ * reverse pass, which hold at every budget, are kept). A plan that must not
+ * depend on which budgets were asked before calls it before every solve. */
+void mp_dp_session_forget(mp_dp_session_t *s);
 /* Whether the session is on the exact family (1) or the approx one (0);
  * *reason (when reason is not NULL) is then why, owned by the session. */
 int mp_dp_session_exact_used(const mp_dp_session_t *s, const char **reason);

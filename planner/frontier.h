@@ -5,28 +5,23 @@
  * plans with recomputation points[i].recompute. Below points[0].budget it
  * finds no plan. Budgets are total device memory (default accounting).
  *
- * The figures are guarantees the simulator backs: for the DP solvers each
- * point comes from the DP's model, whose peak and recomputation bound the
- * simulated ones from above (tests/unit/test_plan.c checks this on every
- * shipped graph), and the last point is plain backpropagation at its
- * simulated peak with no recomputation. For memonger and sqrt the points
- * are their simulated candidate plans, Pareto-filtered. So a DP solver's
- * point is not always what mp_plan() returns at its budget (plan may find
- * less); mp_fit() (fit.h), not a lookup here, answers "what does plan
- * return at these budgets" (docs/algorithms.md, Frontiers, says why).
+ * Every point is what mp_plan() returns at exactly points[i].budget with
+ * the same solver (time objective, default accounting):
  *
- * chain, and auto on the graphs it sends to chain (frontier_sampled.c): the
- * points are the prefix DP portfolio's plans at sampled budgets, each what
- * mp_plan() returns at exactly points[i].budget; exact is 0 (between
- * samples the staircase is an upper bound).
+ * memonger, sqrt and none: their fixed proposals, simulated and
+ * Pareto-filtered; exact is 1.
  *
- * Data migration (swap, hybrid, layrub; frontier_sampled.c): the cost of a
- * point is its extra time, total - forward - backward (recomputation plus
- * stalls), not recomputation alone, and `migrate` is set. Each point is a
- * plan mp_plan() returns at exactly points[i].budget under o->device
- * (the solvers are deterministic, so re-planning there reproduces it), and
- * the staircase is strictly increasing in budget and strictly decreasing in
- * extra time. layrub has one point: its fixed policy at its own peak.
+ * The solvers that search toward the budget (auto, exact, approx, chain,
+ * swap, hybrid; frontier_sampled.c): sampled from their own plans, the
+ * least budget and 16 more up to plain backpropagation's peak; exact is 0
+ * and exact_reason says so. Between two samples the staircase holds the
+ * smaller budget's cost, an upper bound for the recompute solvers, whose
+ * plans never cost more at a larger budget (tests/unit/test_consistency.c
+ * counts any that do); the migration solvers' greedy promises no such
+ * order. For swap, hybrid and layrub the cost of a point is its extra time,
+ * total - forward - backward (recomputation plus stalls), not recomputation
+ * alone, and `migrate` is set; they plan under o->device. layrub has one
+ * point: its fixed policy at its own peak.
  *
  * Ownership: mp_frontier() fills a caller-provided struct; release it with
  * mp_frontier_free() (safe on a zeroed struct). The graph is borrowed.
@@ -61,9 +56,9 @@ typedef struct mp_frontier_point_s {
 typedef struct mp_frontier_s {
   mp_solver_t solver;       /* the solver asked for */
   mp_solver_t solver_used;  /* exact / approx after a fallback, or memonger / sqrt */
-  int exact;                /* the exact DP's whole staircase answered (0 after a
-                             * fallback to approx, or when its staircase was
-                             * sampled: exact_reason says which) */
+  int exact;                /* 1: the staircase is every budget's answer (the
+                             * fixed proposals); 0: sampled from plans, an upper
+                             * bound between the points (exact_reason says so) */
   char exact_reason[160];
   uint64_t peak_no_recompute; /* simulated peak of plain backpropagation */
   size_t n_points;

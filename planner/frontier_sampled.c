@@ -1,18 +1,18 @@
-/* frontier_sampled.c - the memory/time frontier of the solvers that have no
- * one-pass staircase, sampled from their plans: the data-migration solvers
- * (swap, hybrid, layrub) and the prefix DP (`chain`, and `auto` on the
- * graphs it sends to chain). mp__frontier_sampled is their entry in the
- * solver table (solver.h), which mp_frontier() calls (frontier.h).
+/* frontier_sampled.c - the memory/time frontier of the solvers that search
+ * toward the budget, sampled from their plans: the DP solvers (auto, exact,
+ * approx), the prefix DP (chain) and the data-migration solvers (swap,
+ * hybrid, layrub). mp__frontier_sampled is their entry in the solver table
+ * (solver.h), which mp_frontier() calls (frontier.h).
  *
  * Each budget is its own solve (a greedy search for the migration solvers,
- * the prefix DP's portfolio for chain), so the staircase is sampled from
+ * a DP portfolio for the others: cand_recompute.c), so the staircase is sampled from
  * single-budget solves with mp_plan(), the same call a plan request makes:
  *
  *   hi  the peak of plain backpropagation under the device (no plan needs
  *       more: keeping everything fits there with no extra time);
  *   lo  the least budget the solver reaches: mp_min_budget() when it plans
  *       there, else the solver's own min_feasible_budget when that plans
- *       (chain's always does: cand_recompute.c), else a bisection between
+ *       (the DP portfolios' always does: cand_recompute.c), else a bisection between
  *       the two ends (MP__BISECT steps);
  *   then MP__SAMPLES budgets spread evenly from lo to hi.
  *
@@ -24,10 +24,12 @@
  * (A DP plan often peaks well below the budget it was solved at, and the
  * plan at that lower peak may cost more: placing the point at the peak
  * would promise what plan does not return.) Between two samples the
- * staircase holds the smaller budget's cost, an upper bound, so chain's
- * frontier says exact: false with that reason. layrub ignores the budget,
- * so its frontier is the single point of its fixed policy at its simulated
- * peak.
+ * staircase holds the smaller budget's cost, an upper bound when plans never
+ * cost more at a larger budget (the recompute solvers: cand_recompute.c,
+ * the slack walk), so the frontier says exact: false with that reason.
+ * The plans share DP sessions (plan_internal.h), which changes no answer.
+ * layrub ignores the budget, so its frontier is the single point of its
+ * fixed policy at its simulated peak.
  */
 #include "frontier.h"
 
@@ -52,6 +54,7 @@ typedef struct {
   double t0;
   mp_frontier_t *f;
   size_t cap;
+  mp__reuse_t *reuse; /* DP sessions the plans share (plan_internal.h), or NULL */
 } mp__fs_t;
 
 /* Solve at `budget` with the asked solver. The frontier's deadline is
@@ -64,6 +67,7 @@ static int mp__solve(mp__fs_t *s, uint64_t budget, mp_plan_result_t *r, mp_error
   po.objective = MP_OBJECTIVE_TIME;
   po.accounting = MP_ACCOUNTING_DEFAULT;
   po.swap = (s->self->caps & MP__CAP_SWAPS) != 0;
+  po.reuse = s->reuse;
   if ((rc = mp__plan_stop(s->o, s->t0, err)) != 0) return rc;
   if (s->o->deadline_ms > 0) po.deadline_ms = s->o->deadline_ms - (mp__now_ms() - s->t0);
   return mp_plan(s->g, &po, r, err);
@@ -112,9 +116,8 @@ static int mp__probe(mp__fs_t *s, uint64_t budget, int *feasible, uint64_t *min_
   return rc;
 }
 
-int mp__frontier_sampled(const mp__solver_t *self, const mp_graph_t *g,
-                         const mp_plan_options_t *o, double t0, mp_frontier_t *out,
-                         mp_error_t *err) {
+static int mp__sampled(const mp__solver_t *self, const mp_graph_t *g, const mp_plan_options_t *o,
+                       double t0, mp__reuse_t *reuse, mp_frontier_t *out, mp_error_t *err) {
   mp__fs_t s;
   mp_plan_result_t r;
   uint64_t lo, hi, mb, hint = 0;
@@ -126,6 +129,7 @@ int mp__frontier_sampled(const mp__solver_t *self, const mp_graph_t *g,
   s.o = o;
   s.t0 = t0;
   s.f = out;
+  s.reuse = reuse;
   if ((rc = mp_device_check(&o->device, err)) != 0) return rc;
   out->solver = o->solver;
   out->solver_used = o->solver;
@@ -197,4 +201,14 @@ int mp__frontier_sampled(const mp__solver_t *self, const mp_graph_t *g,
     if ((rc = mp__probe(&s, bud, &ok, NULL, err)) != 0) return rc;
   }
   return 0;
+}
+
+int mp__frontier_sampled(const mp__solver_t *self, const mp_graph_t *g,
+                         const mp_plan_options_t *o, double t0, mp_frontier_t *out,
+                         mp_error_t *err) {
+  /* the plans share DP sessions (plan_internal.h: no answer changes) */
+  mp__reuse_t *reuse = o->deadline_ms <= 0 ? mp__reuse_new(g) : NULL;
+  int rc = mp__sampled(self, g, o, t0, reuse, out, err);
+  mp__reuse_free(reuse);
+  return rc;
 }

@@ -94,9 +94,10 @@ typedef struct mp_plan_options_s {
    * pinned host peak fits device.host_bytes too. */
   int swap;
   mp_device_t device;
-  /* Private to the planner: the DP sessions the solves of one plan share
-   * (cand_recompute.c makes them; a caller's value is ignored). Callers
-   * leave it NULL (mp_plan_options_init does). */
+  /* Private to the planner: DP sessions shared by the solves of one plan
+   * and by the plans of one mp_fit or sampled frontier (plan_internal.h;
+   * they never change an answer). Callers leave it NULL
+   * (mp_plan_options_init does). */
   struct mp__reuse_s *reuse;
 } mp_plan_options_t;
 

@@ -90,18 +90,24 @@ int mp__cand_chen(const mp_graph_t *g, const mp_plan_options_t *o, double t0, in
  * the prefix DP's (dp_chain.h). 0 and 1 keep the old `exact` flag's sense. */
 typedef enum { MP__FAMILY_APPROX = 0, MP__FAMILY_EXACT = 1, MP__FAMILY_CHAIN = 2 } mp__family_t;
 
-/* ---- Reuse across the DP solves of one plan (fit.c) ----------------------
+/* ---- Reuse of DP sessions across solves and plans (fit.c) ---------------
  *
- * The DP solves of one plan at several model budgets (the budget, the DP's
- * least budget, the slack search) share one DP session per family (dp.h).
- * mp__cand_portfolio makes the record for each plan, and its DP solves go
- * through mp__reuse_solve when o->reuse is set. */
+ * The DP solves of a plan at several model budgets (the budget, the DP's
+ * least budget, the slack walk) share one DP session per family (dp.h), and
+ * so may the plans of one caller on one graph (mp_fit, a sampled frontier):
+ * a session holds what every budget shares (the lower sets, their figures,
+ * the reverse pass). Each solve through it is pure: the session forgets its
+ * earlier answers first (mp_dp_session_forget), so no answer depends on
+ * what was asked before. mp__cand_portfolio uses o->reuse when it is set
+ * for g, else makes a record of its own for the plan. */
 typedef struct mp__reuse_s mp__reuse_t;
 
 /* A reuse record for plans on g (borrowed until mp__reuse_free); NULL when
  * out of memory. */
 mp__reuse_t *mp__reuse_new(const mp_graph_t *g);
 void mp__reuse_free(mp__reuse_t *u);
+/* The graph the record was made for. */
+const mp_graph_t *mp__reuse_graph(const mp__reuse_t *u);
 
 /* The session the reuse record keeps for d's family (made now from d when
  * none is), or NULL with *rc set: 0 when a session made under other options

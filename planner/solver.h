@@ -77,10 +77,6 @@ int mp__frontier_none(const mp__solver_t *self, const mp_graph_t *g, const mp_pl
                       double t0, struct mp_frontier_s *out, mp_error_t *err);
 int mp__frontier_chen(const mp__solver_t *self, const mp_graph_t *g, const mp_plan_options_t *o,
                       double t0, struct mp_frontier_s *out, mp_error_t *err);
-int mp__frontier_dp(const mp__solver_t *self, const mp_graph_t *g, const mp_plan_options_t *o,
-                    double t0, struct mp_frontier_s *out, mp_error_t *err);
-int mp__frontier_auto(const mp__solver_t *self, const mp_graph_t *g, const mp_plan_options_t *o,
-                      double t0, struct mp_frontier_s *out, mp_error_t *err);
 int mp__frontier_sampled(const mp__solver_t *self, const mp_graph_t *g,
                          const mp_plan_options_t *o, double t0, struct mp_frontier_s *out,
                          mp_error_t *err);

@@ -13,11 +13,11 @@
 
 static const mp__solver_t mp__solvers[] = {
     [MP_SOLVER_AUTO] = {MP_SOLVER_AUTO, "auto", MP__DP_CAPS | MP__CAP_EXACT, MP_SOLVER_HYBRID,
-                        mp__plan_auto, mp__frontier_auto},
+                        mp__plan_auto, mp__frontier_sampled},
     [MP_SOLVER_EXACT] = {MP_SOLVER_EXACT, "exact", MP__DP_CAPS | MP__CAP_EXACT, -1, mp__plan_dp,
-                         mp__frontier_dp},
+                         mp__frontier_sampled},
     [MP_SOLVER_APPROX] = {MP_SOLVER_APPROX, "approx", MP__DP_CAPS, -1, mp__plan_dp,
-                          mp__frontier_dp},
+                          mp__frontier_sampled},
     [MP_SOLVER_MEMONGER] = {MP_SOLVER_MEMONGER, "memonger", 0, -1, mp__plan_chen,
                             mp__frontier_chen},
     [MP_SOLVER_SQRT] = {MP_SOLVER_SQRT, "sqrt", 0, -1, mp__plan_chen, mp__frontier_chen},
