@@ -52,11 +52,11 @@ void mp_bench_consistency_table(void) {
         printf("  %-10s %-8s error: %s\n", names[i], mp_solver_name(solvers[k]), err.message);
         continue;
       }
-      printf("  %-10s %-8s budgets %3zu points %4zu  mono %zu least %zu closure %2zu  "
-             "fit %zu/%zu/%zu/%zu  points %zu/%zu/%2zu/%zu\n",
+      printf("  %-10s %-8s budgets %3zu points %4zu  mono %zu least %zu closure %2zu cost_up %zu  "
+             "fit %zu/%zu/%zu/%zu  points %zu/%zu/%2zu/%zu/%zu\n",
              names[i], mp_solver_name(solvers[k]), c.n_budgets, c.n_points, c.monotone, c.least,
-             c.closure, c.fit_feasible, c.fit_promise, c.fit_cost, c.fit_peak, c.point_feasible,
-             c.point_promise, c.point_cost, c.point_least);
+             c.closure, c.cost_up, c.fit_feasible, c.fit_promise, c.fit_cost, c.fit_peak, c.point_feasible,
+             c.point_promise, c.point_cost, c.point_least, c.point_between);
       fflush(stdout);
     }
     mp_graph_free(g);
