@@ -85,8 +85,7 @@ int mp_plot_frontiers_svg(FILE *f, const char *title, const mp_frontier_t *fr, s
                "<text x=\"%.1f\" y=\"%.1f\">%s%s (%zu points)</text>\n",
             W - MR + 16, MT + 20.0 * (double)i, col, W - MR + 36, MT + 20.0 * (double)i + 5,
             mp_solver_name(fr[i].solver_used),
-            fr[i].solver_used == MP_SOLVER_APPROX && fr[i].solver != MP_SOLVER_APPROX
-                ? " (exact fell back)" : "",
+            !fr[i].exact ? " (sampled plans)" : "",
             fr[i].n_points);
   }
   fputs("</svg>\n", f);

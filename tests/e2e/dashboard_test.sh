@@ -154,6 +154,7 @@ if plan:
             time.sleep(0.5)
         if code == 200 and isinstance(f, dict) and isinstance(f.get("points"), list):
             out["FPOINTS"] = len(f["points"])
+            out["FSAMPLED"] = "yes" if f.get("exact") is False else "no"
         elif code in (404, 405, 501):
             out["FPOINTS"] = "na"
         else:
@@ -186,7 +187,7 @@ for k, v in out.items():
     print("%s=%s" % (k, shlex.quote(str(v))))
 PYEOF
 ) || die "python3 failed while querying the API"
-API_ERROR="" PLAN_STATUS=""
+API_ERROR="" PLAN_STATUS="" FSAMPLED=no
 eval "$EXPECT"
 [ -z "$API_ERROR" ] || die "cannot query the API: $API_ERROR"
 [ "$NPLANS" -gt 0 ] || die "$BASE/v1/plans lists no plan: submit one first (or pass --plan ID)"
@@ -295,7 +296,12 @@ case "$FPOINTS" in
     check "<svg id=\"frontier-chart\"> drawn with $FPOINTS points ($NPTS circles)" \
       grep -Eq "<svg id=\"frontier-chart\".*data-points=\"$FPOINTS\".*data-state=\"drawn\".*<path [^>]*class=\"frontier-line\"" <<<"$FR"
     check "frontier has one circle per point" test "$NPTS" -eq "$FPOINTS"
-    check "frontier marks the selected plan" grep -q 'class="plan-dot"' <<<"$FR" ;;
+    check "frontier marks the selected plan" grep -q 'class="plan-dot"' <<<"$FR"
+    # a frontier sampled from plans ("exact": false) says so, and not "approx."
+    if [ "$FSAMPLED" = yes ]; then
+      check "the frontier caption says the points are sampled plans" \
+        grep -q 'sampled plans' <<<"$(element_line "$DOM" frontier-caption)"
+    fi ;;
 esac
 check "no inline event handler attribute in the page" \
   no_inline_handlers "$ROOT/server/dashboard/index.html"
