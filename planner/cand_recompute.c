@@ -206,9 +206,8 @@ static int mp__offer_dp(const mp_graph_t *g, mp_dp_result_t *dr, const char *sou
  * no more recomputation by the model's figures (the simulated ones have
  * followed on every graph the tests plan: test_consistency.c), or on B2's
  * walk too: B2's walk starts no later, and stops no earlier, since a plan
- * that fits B1 fits B2. The DP
- * solves are pure (mp__reuse_solve: a session's earlier answers never bound
- * them), so a rung's plan is the same whoever asks. */
+ * that fits B1 fits B2. DP solves are pure (dp.h: a session's earlier
+ * answers never bound them), so a rung's plan is the same whoever asks. */
 #define MP__RUNG_SHIFT 5 /* each rung 1/32 above the last */
 #define MP__WALK_MAX 16  /* rungs a walk asks at most: up to 1.64x `solved` */
 

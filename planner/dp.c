@@ -86,13 +86,11 @@ static int mp__exec_with_fallback(mp__dp_t *c, const mp_dp_options_t *o, int fro
     *exact_used = 0;
     if ((rc = mp__fallback_family(c, o)) != 0) return rc; /* dp_window.c */
     {
-      /* The hint's plans (the approx family's answer, the session's exact
-       * answers at smaller budgets) cap nothing for the fallback DP, which
-       * may need more; its lower bound still holds (exact <= fallback). */
+      /* The hint's plan (the approx family's answer) caps nothing for the
+       * fallback DP, which may need more. */
       mp__hint_t h = *hint;
       h.known = 0;
       h.feasible = 0;
-      h.cap_t = HUGE_VAL;
       rc = mp__exec(c, frontier, o->objective, budget, &h);
     }
   }
@@ -211,17 +209,11 @@ struct mp_dp_session_s {
   int have_a;
   int exact_used;
   char reason[160];
-  /* the time objective's answers so far, for the next solves' bounds */
-  uint64_t *sb;         /* activation budgets solved, feasible ones */
-  double *sr;           /* their charged times */
-  size_t n_solved, cap_solved;
 };
 
 static void mp__session_close(mp_dp_session_t *s) {
   mp__dp_free(&s->c);
   if (s->have_a) mp__dp_free(&s->a);
-  free(s->sb);
-  free(s->sr);
 }
 
 /* Open: the context and the family (exact, or approx when the enumeration
@@ -241,36 +233,6 @@ static int mp__session_open(mp_dp_session_t *s, const mp_graph_t *g, const mp_dp
   s->c.threads = mp__opt_threads(o);
   s->c.deadline_at = o->exact && o->deadline_ms > 0 ? t0 + o->deadline_ms : 0;
   return mp__load_family(&s->c, o, t0, s->reason, sizeof(s->reason), &s->exact_used);
-}
-
-/* The session's bounds on the time objective's answer at activation budget
- * b from its earlier answers: at a smaller budget a plan (a cap), at a
- * larger one a floor. */
-static void mp__session_bounds(const mp_dp_session_t *s, uint64_t b, mp__hint_t *h) {
-  size_t i;
-  if (s->o.objective != MP_OBJECTIVE_TIME) return;
-  for (i = 0; i < s->n_solved; i++) {
-    if (s->sb[i] <= b && s->sr[i] < h->cap_t) h->cap_t = s->sr[i];
-    if (s->sb[i] >= b && s->sr[i] > h->floor_t) h->floor_t = s->sr[i];
-  }
-}
-
-static int mp__session_record(mp_dp_session_t *s, uint64_t b, double charged) {
-  if (s->n_solved == s->cap_solved) {
-    size_t nc = s->cap_solved ? 2 * s->cap_solved : 16;
-    uint64_t *nb = realloc(s->sb, nc * sizeof(*nb));
-    double *nr;
-    if (nb == NULL) return MP_ENOMEM;
-    s->sb = nb;
-    nr = realloc(s->sr, nc * sizeof(*nr));
-    if (nr == NULL) return MP_ENOMEM;
-    s->sr = nr;
-    s->cap_solved = nc;
-  }
-  s->sb[s->n_solved] = b;
-  s->sr[s->n_solved] = charged;
-  s->n_solved++;
-  return 0;
 }
 
 /* One solve at `budget` (in the options' terms), the deadline counted from
@@ -310,12 +272,9 @@ static int mp__session_solve(mp_dp_session_t *s, uint64_t budget, double t0, mp_
     if ((rc = mp__approx_hint(&s->a, o->objective, bact, below_const, &hint)) != 0) goto fail;
   }
   if (!below_const) {
-    int was_exact = mp__complete(c);
-    mp__session_bounds(s, bact, &hint);
     rc = mp__exec_with_fallback(c, o, 0, bact, &hint, s->reason, sizeof(s->reason),
                                 &s->exact_used);
     if (rc != 0) goto fail;
-    if (was_exact && !mp__complete(c)) s->n_solved = 0; /* exact plans cap no fallback */
   }
   last = c->fam.n_sets - 1;
   res->exact_used = s->exact_used;
@@ -335,9 +294,6 @@ static int mp__session_solve(mp_dp_session_t *s, uint64_t budget, double t0, mp_
     res->model_peak =
         o->accounting == MP_ACCOUNTING_DEFAULT ? mp__sadd(P[pick].p, g->const_bytes) : P[pick].p;
     if ((rc = mp__strategy(c, c->front_off[last] + pick, &res->strategy)) != 0) goto fail;
-    if (o->objective == MP_OBJECTIVE_TIME &&
-        (rc = mp__session_record(s, bact, c->t[last] - P[pick].a)) != 0)
-      goto fail;
   } else {
     /* Infeasible: the least budget at which this family has a plan. */
     uint64_t p = 0;
@@ -415,10 +371,6 @@ int mp_dp_session_staircase(mp_dp_session_t *s, uint64_t max_budget, size_t max_
       mp__complete(&s->c) && s->o.deadline_ms > 0 ? mp_lowerset_clock_ms() + s->o.deadline_ms : 0;
   rc = mp__staircase_points(&s->c, cst, max_budget, max_work, points, n_points);
   return rc == 0 ? 0 : mp__fail(rc, err);
-}
-
-void mp_dp_session_forget(mp_dp_session_t *s) {
-  if (s != NULL) s->n_solved = 0;
 }
 
 int mp_dp_session_exact_used(const mp_dp_session_t *s, const char **reason) {

@@ -141,11 +141,12 @@ void mp_dp_result_free(mp_dp_result_t *res);
 
 /* Several budgets on one graph. A session enumerates the lower sets and
  * computes the per-set figures and the reverse pass (which hold at every
- * budget, dp_reverse.c) once, and bounds each time-objective solve by its
- * earlier answers (a plan at a smaller budget fits a larger one; a larger
- * budget never needs more recomputation), so a staircase of solves costs
- * little more than its hardest one. mp_dp_session_solve returns exactly what
- * mp_dp_solve returns with the session's options at that budget, except
+ * budget, dp_reverse.c) once; each later solve costs a forward search. A
+ * solve is pure: its answer depends on its budget alone, never on what the
+ * session was asked before (earlier answers would bound it and could break
+ * ties between plans of equal model cost differently; the planner needs a
+ * budget's plan to be the same whoever asks, cand_recompute.c). Its answer
+ * is mp_dp_solve's with the session's options at that budget, except
  * that the deadline (opts->deadline_ms) applies to each solve on its own
  * (and to the enumeration, in mp_dp_session_new), and that once the exact
  * DP passes it, the session stays on the approx family (exact_used = 0 and
@@ -159,12 +160,6 @@ int mp_dp_session_new(const mp_graph_t *g, const mp_dp_options_t *opts, mp_dp_se
 int mp_dp_session_solve(mp_dp_session_t *s, uint64_t budget, mp_dp_result_t *res,
                         mp_error_t *err);
 void mp_dp_session_free(mp_dp_session_t *s);
-/* Forget the answers the session has given: the next solves are not
- * bounded by them, so each returns exactly what the session returned for
- * that budget when it was new (the lower sets, their figures and the
- * reverse pass, which hold at every budget, are kept). A plan that must not
- * depend on which budgets were asked before calls it before every solve. */
-void mp_dp_session_forget(mp_dp_session_t *s);
 /* Whether the session is on the exact family (1) or the approx one (0);
  * *reason (when reason is not NULL) is then why, owned by the session. */
 int mp_dp_session_exact_used(const mp_dp_session_t *s, const char **reason);

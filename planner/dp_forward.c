@@ -789,7 +789,6 @@ int mp__solve_bounded(mp__dp_t *c, mp_objective_t obj, uint64_t budget,
   double cap_plan = hint->known && hint->feasible ? hint->charged : HUGE_VAL, qc;
   uint64_t qcap = c->qcap_all ? UINT64_MAX : budget;
   if (hint->known && !hint->feasible && hint->min_peak > qcap) qcap = hint->min_peak;
-  if (hint->cap_t < cap_plan) cap_plan = hint->cap_t;
   /* the reverse pass holds for every budget up to its cap: a session's
    * earlier solves may have done it */
   if (!(c->hq_done && !c->hq_part && c->hq_cap >= qcap &&
@@ -827,7 +826,6 @@ int mp__solve_bounded(mp__dp_t *c, mp_objective_t obj, uint64_t budget,
     size_t base = 0;         /* the work of the last failed pass */
     size_t wprev = 0;        /* ... and of the one before */
     int nstops = 0, pay = 0; /* pay: run this pass whatever it costs */
-    if (hint->floor_t - c->tol > lo) lo = hint->floor_t - c->tol;
     if (!(lo > 0)) lo = 0;
     if (lo > cap) lo = cap;
     r = lo;

@@ -535,26 +535,16 @@ static inline int mp__pw_poll(mp__pw_t *me, size_t t) {
  * min_peak: what the approx family found at the same budget and objective
  * (exact family only): the approx family is a subfamily, so its plan is a
  * plan of the exact family too (exact is never worse), and its least
- * feasible budget is at least the exact one. cap_t / floor_t (time
- * objective): the charged time of some plan that fits this budget and a
- * lower bound on the optimum, from the same session's answers at smaller and
- * larger budgets (a plan that fits a smaller budget fits this one, and a
- * larger budget can only do better). */
+ * feasible budget is at least the exact one. */
 typedef struct {
   int known;
   int feasible;
   double charged;      /* t(V) - a of its answer */
   uint64_t kept;       /* k of its answer */
   uint64_t min_peak;   /* when infeasible: its least feasible activation budget */
-  double cap_t;        /* HUGE_VAL: none */
-  double floor_t;      /* 0: none */
 } mp__hint_t;
 
-static inline void mp__hint_init(mp__hint_t *h) {
-  memset(h, 0, sizeof(*h));
-  h->cap_t = HUGE_VAL;
-  h->floor_t = 0;
-}
+static inline void mp__hint_init(mp__hint_t *h) { memset(h, 0, sizeof(*h)); }
 
 int mp__solve_bounded(mp__dp_t *c, mp_objective_t obj, uint64_t budget, const mp__hint_t *hint);
 int mp__solve_minpeak(mp__dp_t *c, const mp__hint_t *hint, uint64_t *peak);

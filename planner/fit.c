@@ -4,11 +4,10 @@
  * one plan (at its budget, at the DP's least budget, the slack walk of
  * cand_recompute.c), and the plans of one fit or sampled frontier. A
  * session holds the lower sets, their figures and the reverse pass, which
- * hold at every budget, so a later solve costs a forward search. Every
- * solve through a record is pure: the session forgets its earlier answers
- * first, since a session bounded by answers at other budgets may break ties
- * between plans of equal model cost differently (with the old slack search,
- * fit and plan differed on 53 of 410 ResNet-50 budgets that way).
+ * hold at every budget, so a later solve costs a forward search. Sharing
+ * changes no answer: a session's solves are pure (dp.h). (Sessions once
+ * bounded each solve by their earlier answers, which broke ties
+ * differently: fit and plan differed on 53 of 410 ResNet-50 budgets.)
  */
 #include "fit.h"
 
@@ -75,7 +74,6 @@ int mp__reuse_solve(const mp_plan_options_t *o, const mp_dp_options_t *d, mp_dp_
     return rc;
   }
   if (s == NULL) return mp_dp_solve(o->reuse->g, d, dr, err);
-  mp_dp_session_forget(s); /* each solve as the session's first: see above */
   return mp_dp_session_solve(s, d->budget, dr, err);
 }
 

@@ -4,9 +4,10 @@
  * solver used. It is the answer of `memplan fit` and POST /v1/fit.
  *
  * It costs one mp_plan per distinct budget (a budget asked twice is planned
- * once), each planned afresh, so that the answer at a budget never depends
- * on the others asked (fit.c says why plans share no DP session). With a
- * deadline (o->deadline_ms > 0) the deadline applies to each plan.
+ * once); without a deadline the plans share DP sessions (the lower sets and
+ * the reverse pass are done once), which changes no answer (fit.c). With a
+ * deadline (o->deadline_ms > 0) each budget is planned afresh, the deadline
+ * applying to each plan.
  *
  * Ownership: mp_fit fills a caller-provided struct; release it with
  * mp_fit_free (safe on a zeroed struct). The graph, options and budgets are

@@ -1,10 +1,10 @@
 /* frontier.c - mp_frontier(), the memory/time frontier of a graph for one
  * solver: it looks the solver up in the solver table (solver.h), lets the
- * solver's entry propose candidate points (frontier_recompute.c for the
- * DP solvers and memonger/sqrt, frontier_sampled.c for chain and the
- * migration solvers) and keeps their Pareto staircase: sorted by budget,
- * each point strictly below the extra time of the one before. Also freeing a frontier and looking a
- * budget up in it.
+ * solver's entry propose candidate points (frontier_recompute.c for
+ * memonger, sqrt and none; frontier_sampled.c for every solver that
+ * searches toward the budget) and keeps their Pareto staircase: sorted by
+ * budget, each point strictly below the extra time of the one before. Also
+ * freeing a frontier and looking a budget up in it.
  */
 #include "frontier.h"
 

@@ -5,15 +5,16 @@
  * (solver.h), which mp_frontier() calls (frontier.h).
  *
  * Each budget is its own solve (a greedy search for the migration solvers,
- * a DP portfolio for the others: cand_recompute.c), so the staircase is sampled from
- * single-budget solves with mp_plan(), the same call a plan request makes:
+ * a DP portfolio for the others: cand_recompute.c), so the staircase is
+ * sampled from single-budget solves with mp_plan(), the same call a plan
+ * request makes:
  *
  *   hi  the peak of plain backpropagation under the device (no plan needs
  *       more: keeping everything fits there with no extra time);
  *   lo  the least budget the solver reaches: mp_min_budget() when it plans
  *       there, else the solver's own min_feasible_budget when that plans
- *       (the DP portfolios' always does: cand_recompute.c), else a bisection between
- *       the two ends (MP__BISECT steps);
+ *       (the DP portfolios' always does: cand_recompute.c), else a
+ *       bisection between the two ends (MP__BISECT steps);
  *   then MP__SAMPLES budgets spread evenly from lo to hi.
  *
  * Every feasible solve is a candidate point (its budget, its extra time

@@ -96,9 +96,8 @@ typedef enum { MP__FAMILY_APPROX = 0, MP__FAMILY_EXACT = 1, MP__FAMILY_CHAIN = 2
  * least budget, the slack walk) share one DP session per family (dp.h), and
  * so may the plans of one caller on one graph (mp_fit, a sampled frontier):
  * a session holds what every budget shares (the lower sets, their figures,
- * the reverse pass). Each solve through it is pure: the session forgets its
- * earlier answers first (mp_dp_session_forget), so no answer depends on
- * what was asked before. mp__cand_portfolio uses o->reuse when it is set
+ * the reverse pass). Session solves are pure (dp.h), so no answer depends
+ * on what was asked before. mp__cand_portfolio uses o->reuse when it is set
  * for g, else makes a record of its own for the plan. */
 typedef struct mp__reuse_s mp__reuse_t;
 

@@ -797,8 +797,7 @@ END_TEST
  * recomputation, overhead, solver and min_budget. At 2 GiB the plan
  * recomputes 59 and peaks at 2,099,634,720 B (the slack walk,
  * cand_recompute.c), where the DP's model staircase says 80 and
- * 2,145,897,000. (The daemon plans with a deadline, so its DP solves are
- * sessionless; the offline plan's go through a session: the same answers.) */
+ * 2,145,897,000. */
 START_TEST(test_fit_is_plan) {
   static const char *const solvers[] = {"auto", "exact", "approx", "memonger"};
   static const uint64_t budgets[] = {1000, 1200000000, 1500000000, 2147483648ULL, 3000000000ULL, 5000000000ULL};

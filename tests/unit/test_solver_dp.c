@@ -1019,7 +1019,7 @@ START_TEST(test_session_by_hand) {
     mp_dp_options_init(&o);
     o.exact = ex;
     ck_assert_int_eq(mp_dp_session_new(g, &o, &s, &err), 0);
-    /* out of order on purpose: each solve is bounded by the earlier ones */
+    /* out of order on purpose: a solve's answer does not depend on the earlier ones */
     for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
       ck_assert_int_eq(mp_dp_session_solve(s, want[i].b, &r, &err), 0);
       ck_assert_int_eq(r.feasible, want[i].feasible);
