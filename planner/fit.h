@@ -5,9 +5,12 @@
  *
  * It costs one mp_plan per distinct budget (a budget asked twice is planned
  * once); without a deadline the plans share DP sessions (the lower sets and
- * the reverse pass are done once), which changes no answer (fit.c). With a
- * deadline (o->deadline_ms > 0) each budget is planned afresh, the deadline
- * applying to each plan.
+ * the reverse pass are done once) and the DP's answers (reuse.c), which
+ * changes no answer. With a deadline (o->deadline_ms > 0) each budget is
+ * planned afresh, the deadline applying to each plan. With o->threads > 1
+ * the budgets are planned on up to that many threads (plan_many.c), with
+ * the same answers; o->should_stop is then called from those threads, one
+ * at a time.
  *
  * Ownership: mp_fit fills a caller-provided struct; release it with
  * mp_fit_free (safe on a zeroed struct). The graph, options and budgets are

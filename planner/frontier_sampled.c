@@ -28,7 +28,9 @@
  * staircase holds the smaller budget's cost, an upper bound when plans never
  * cost more at a larger budget (the recompute solvers: cand_recompute.c,
  * the slack walk), so the frontier says exact: false with that reason.
- * The plans share DP sessions (plan_internal.h), which changes no answer.
+ * The plans share DP sessions and answers (reuse.c), which changes no
+ * answer, and with o->threads > 1 the samples after the least budget are
+ * planned on parallel threads (plan_many.c), with the same answers.
  * layrub ignores the budget, so its frontier is the single point of its
  * fixed policy at its simulated peak.
  */
@@ -39,6 +41,7 @@
 #include <string.h>
 
 #include "plan_internal.h"
+#include "progress.h"
 #include "solver.h"
 
 /* 16 budgets from lo to hi, and at most 8 bisection steps: about 18 solves
@@ -58,17 +61,24 @@ typedef struct {
   mp__reuse_t *reuse; /* DP sessions the plans share (plan_internal.h), or NULL */
 } mp__fs_t;
 
+/* The options of every solve: the asked solver at `budget`, as a plan
+ * request makes it, sharing the frontier's DP sessions. */
+static void mp__options(const mp__fs_t *s, uint64_t budget, mp_plan_options_t *po) {
+  *po = *s->o;
+  po->solver = s->self->id;
+  po->budget = budget;
+  po->objective = MP_OBJECTIVE_TIME;
+  po->accounting = MP_ACCOUNTING_DEFAULT;
+  po->swap = (s->self->caps & MP__CAP_SWAPS) != 0;
+  po->reuse = s->reuse;
+}
+
 /* Solve at `budget` with the asked solver. The frontier's deadline is
  * shared by all solves: each gets what is left of it. */
 static int mp__solve(mp__fs_t *s, uint64_t budget, mp_plan_result_t *r, mp_error_t *err) {
-  mp_plan_options_t po = *s->o;
+  mp_plan_options_t po;
   int rc;
-  po.solver = s->self->id;
-  po.budget = budget;
-  po.objective = MP_OBJECTIVE_TIME;
-  po.accounting = MP_ACCOUNTING_DEFAULT;
-  po.swap = (s->self->caps & MP__CAP_SWAPS) != 0;
-  po.reuse = s->reuse;
+  mp__options(s, budget, &po);
   if ((rc = mp__plan_stop(s->o, s->t0, err)) != 0) return rc;
   if (s->o->deadline_ms > 0) po.deadline_ms = s->o->deadline_ms - (mp__now_ms() - s->t0);
   return mp_plan(s->g, &po, r, err);
@@ -194,22 +204,45 @@ static int mp__sampled(const mp__solver_t *self, const mp_graph_t *g, const mp_p
     }
     lo = b;
   }
-  /* the samples from lo (solved already) to hi */
-  for (k = 1; k < MP__SAMPLES; k++) {
-    uint64_t bud = lo + (uint64_t)((double)(hi - lo) * k / (MP__SAMPLES - 1));
-    if (k == MP__SAMPLES - 1) bud = hi;
-    if (bud == lo || (bud == hi && hi_probed)) continue; /* solved already */
-    if ((rc = mp__probe(&s, bud, &ok, NULL, err)) != 0) return rc;
+  /* the samples from lo (solved already) to hi, independent plans: on
+   * o->threads threads (plan_many.c) */
+  {
+    uint64_t buds[MP__SAMPLES];
+    mp_plan_result_t res[MP__SAMPLES];
+    mp_plan_options_t po;
+    size_t n = 0, i;
+    for (k = 1; k < MP__SAMPLES; k++) {
+      uint64_t bud = lo + (uint64_t)((double)(hi - lo) * k / (MP__SAMPLES - 1));
+      if (k == MP__SAMPLES - 1) bud = hi;
+      if (bud == lo || (bud == hi && hi_probed)) continue; /* solved already */
+      buds[n++] = bud;
+    }
+    mp__options(&s, 0, &po);
+    if ((rc = mp__plan_many(g, &po, t0, buds, n, res, err)) != 0) return rc;
+    for (i = 0; i < n; i++) {
+      if (rc == 0) rc = mp__add(&s, buds[i], &res[i], err);
+      mp_plan_result_free(&res[i]);
+    }
   }
-  return 0;
+  return rc;
 }
 
 int mp__frontier_sampled(const mp__solver_t *self, const mp_graph_t *g,
                          const mp_plan_options_t *o, double t0, mp_frontier_t *out,
                          mp_error_t *err) {
-  /* the plans share DP sessions (plan_internal.h: no answer changes) */
-  mp__reuse_t *reuse = o->deadline_ms <= 0 ? mp__reuse_new(g) : NULL;
-  int rc = mp__sampled(self, g, o, t0, reuse, out, err);
+  /* the plans share DP sessions and answers (reuse.c: no answer changes);
+   * with several threads, their should_stop is called one at a time */
+  mp__serial_t serial;
+  mp_plan_options_t so;
+  mp__reuse_t *reuse;
+  int rc, par = o->threads > 1 && (self->caps & MP__CAP_BUDGET);
+  if (par) {
+    if ((rc = mp__serial_wrap(o, &serial, &so)) != 0) return mp_error_set(err, rc, "", "out of memory");
+    o = &so;
+  }
+  reuse = o->deadline_ms <= 0 ? mp__reuse_new(g) : NULL;
+  rc = mp__sampled(self, g, o, t0, reuse, out, err);
   mp__reuse_free(reuse);
+  if (par) mp__serial_done(&serial);
   return rc;
 }

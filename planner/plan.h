@@ -78,16 +78,21 @@ typedef struct mp_plan_options_s {
   int (*should_stop)(void *arg);
   void *stop_arg;
   /* Progress, for people and dashboards watching a long solve: called on
-   * the planning thread when a phase starts and whenever the planner polls
+   * the planning thread (a fit's or frontier's on several threads, one at
+   * a time: see threads) when a phase starts and whenever the planner polls
    * should_stop (every few hundred thousand DP steps), with the phase
    * ("start", "lower_sets", "reverse_pass", "search", "simulation", "swap";
    * static strings) and the fraction of it done in [0, 1], or -1 when it
    * cannot be known. NULL: none. It does not change the answer. */
   void (*progress)(void *arg, const char *phase, double fraction);
   void *progress_arg;
-  unsigned threads;           /* the exact DP's reverse passes (its staircase for
-                               * the frontier, a solve's first pass) on up to this
-                               * many threads (dp.h); 0 or 1: the caller's alone */
+  unsigned threads;           /* the exact DP's reverse passes (a solve's first
+                               * pass, the staircase) on up to this many threads
+                               * (dp.h), and mp_fit's and a sampled frontier's
+                               * plans on up to this many threads at once, which
+                               * then call should_stop and progress, one at a time
+                               * under a lock; 0 or 1: the caller's alone. The
+                               * answer is the same with any number. */
   /* Data migration. `swap` lets `auto` use hybrid; the swap solvers always
    * migrate. `device` sizes and times the copies (mp_device_init defaults)
    * and every plan is simulated under it. A plan is feasible only if its

@@ -90,20 +90,30 @@ int mp__cand_chen(const mp_graph_t *g, const mp_plan_options_t *o, double t0, in
  * the prefix DP's (dp_chain.h). 0 and 1 keep the old `exact` flag's sense. */
 typedef enum { MP__FAMILY_APPROX = 0, MP__FAMILY_EXACT = 1, MP__FAMILY_CHAIN = 2 } mp__family_t;
 
-/* ---- Reuse of DP sessions across solves and plans (fit.c) ---------------
+/* ---- Reuse of DP sessions and answers across solves and plans (reuse.c) --
  *
  * The DP solves of a plan at several model budgets (the budget, the DP's
  * least budget, the slack walk) share one DP session per family (dp.h), and
  * so may the plans of one caller on one graph (mp_fit, a sampled frontier):
  * a session holds what every budget shares (the lower sets, their figures,
  * the reverse pass). Session solves are pure (dp.h), so no answer depends
- * on what was asked before. mp__cand_portfolio uses o->reuse when it is set
- * for g, else makes a record of its own for the plan. */
+ * on what was asked before, and the record keeps each answer (a book) to
+ * give it again when the same model budget is asked. mp__cand_portfolio
+ * uses o->reuse when it is set for g, else makes a record of its own for
+ * the plan.
+ *
+ * A record is used by one thread at a time. Records made with
+ * mp__reuse_new_sharing have sessions of their own and share the book,
+ * which is locked, so they may plan on parallel threads (plan_many.c). */
 typedef struct mp__reuse_s mp__reuse_t;
 
-/* A reuse record for plans on g (borrowed until mp__reuse_free); NULL when
- * out of memory. */
+/* A reuse record for plans on g (g borrowed until mp__reuse_free); NULL
+ * when out of memory. */
 mp__reuse_t *mp__reuse_new(const mp_graph_t *g);
+/* A record for other's graph with sessions of its own, sharing other's book
+ * of answers (the book lives until the last record sharing it is freed);
+ * NULL when out of memory. */
+mp__reuse_t *mp__reuse_new_sharing(mp__reuse_t *other);
 void mp__reuse_free(mp__reuse_t *u);
 /* The graph the record was made for. */
 const mp_graph_t *mp__reuse_graph(const mp__reuse_t *u);
@@ -114,12 +124,24 @@ const mp_graph_t *mp__reuse_graph(const mp__reuse_t *u);
 mp_dp_session_t *mp__reuse_session(mp__reuse_t *u, const mp_dp_options_t *d, int *rc, mp_error_t *err);
 
 /* The family's DP (exact = 1: the exact family with its fallback; 0:
- * approx) at o->budget, from the session the reuse record keeps for the
- * family, made on first use from `d` (mp__dp_options_from's, with o's
- * objective and accounting). A session made under other options or a
- * deadline is not used: a fresh mp_dp_solve answers. */
+ * approx) at o->budget, from the book's answer at that budget or else the
+ * session the reuse record keeps for the family, made on first use from
+ * `d` (mp__dp_options_from's, with o's objective and accounting). A session
+ * made under other options or a deadline is not used: a fresh mp_dp_solve
+ * answers. */
 int mp__reuse_solve(const mp_plan_options_t *o, const mp_dp_options_t *d, mp_dp_result_t *dr,
                     mp_error_t *err);
+
+/* Plans at budgets[0..n-1] on g, each mp_plan(g, o at that budget), into
+ * results[] (the caller frees each with mp_plan_result_free). With
+ * o->threads > 1 and o->should_stop an mp__serial_poll (progress.h: calls
+ * from several threads are safe), on up to o->threads threads, the first
+ * with o->reuse and the others with records sharing its book (or none when
+ * o->reuse is NULL); else on this thread alone, in order. Under a deadline
+ * each plan gets what is left of o->deadline_ms counted from t0, or all of
+ * it when t0 < 0. 0, or the first failure's error (every result freed). */
+int mp__plan_many(const mp_graph_t *g, const mp_plan_options_t *o, double t0, const uint64_t *budgets,
+                  size_t n, mp_plan_result_t *results, mp_error_t *err);
 
 /* The DP options a plan request implies: the family's exactness and the
  * request's limits (lower sets, window, deadline, cancellation, threads);

@@ -42,6 +42,19 @@ void mp_strategy_free(mp_strategy_t *s) {
   free(s);
 }
 
+mp_strategy_t *mp_strategy_copy(const mp_strategy_t *s) {
+  mp_strategy_t *c = calloc(1, sizeof(*c));
+  if (c == NULL) return NULL;
+  *c = *s;
+  c->seg = malloc((s->n_nodes ? s->n_nodes : 1) * sizeof(uint32_t));
+  if (c->seg == NULL) {
+    free(c);
+    return NULL;
+  }
+  if (s->n_nodes) memcpy(c->seg, s->seg, s->n_nodes * sizeof(uint32_t));
+  return c;
+}
+
 int mp_strategy_check(const mp_graph_t *g, const mp_strategy_t *s, mp_error_t *err) {
   size_t v, k;
   uint8_t *used;

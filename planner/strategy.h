@@ -41,6 +41,8 @@ typedef struct mp_strategy_s {
  * keep everything). Returns NULL when out of memory. */
 mp_strategy_t *mp_strategy_new(const mp_graph_t *g);
 void mp_strategy_free(mp_strategy_t *s);
+/* A copy of s (the caller owns it), or NULL when out of memory. */
+mp_strategy_t *mp_strategy_copy(const mp_strategy_t *s);
 
 /* Check seg[] against the graph: monotone along edges, segments 0..k-1 all
  * non-empty, MP_SEG_NONE exactly on non-activations. 0 or MP_EINVAL. */

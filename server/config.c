@@ -49,8 +49,8 @@ static const srv__opt_t srv__opts[] = {
   {"workers", "MEMPLAN_WORKERS", SRV__UINT, SRV__F(workers), NULL, 1, 256,
    "planner worker threads (default: the number of cores)"},
   {"planner-threads", "MEMPLAN_PLANNER_THREADS", SRV__UINT, SRV__F(planner_threads), "1", 1, 64,
-   "threads one exact plan or frontier may use for its reverse passes (the workers already "
-   "share the cores)"},
+   "threads one plan, fit or frontier may use: the exact DP's reverse passes, and a fit's or "
+   "frontier's plans in parallel (the workers already share the cores)"},
   {"queue-size", "MEMPLAN_QUEUE_SIZE", SRV__UINT, SRV__F(queue_size), "64", 1, 1000000,
    "plans waiting for a worker before new ones get 503"},
   {"max-queued-per-client", "MEMPLAN_MAX_QUEUED_PER_CLIENT", SRV__UINT, SRV__F(max_queued_per_client), "16", 0,

@@ -69,8 +69,8 @@ static uint64_t wide_peak(const mp_graph_t *g) {
 }
 
 /* The wall time of mp_frontier (auto) with the given lower-set limit (1:
- * the fallback's), -1 when it fails. */
-static double wide_frontier(const mp_graph_t *g, size_t max_sets, size_t win) {
+ * the fallback's) on `threads` threads, -1 when it fails. */
+static double wide_frontier(const mp_graph_t *g, size_t max_sets, size_t win, unsigned threads) {
   mp_plan_options_t o;
   mp_frontier_t f;
   mp_error_t err;
@@ -78,7 +78,7 @@ static double wide_frontier(const mp_graph_t *g, size_t max_sets, size_t win) {
   mp_plan_options_init(&o);
   o.max_lower_sets = max_sets;
   o.window_sets = win;
-  o.threads = 1;
+  o.threads = threads;
   if (mp_frontier(g, &o, &f, &err) != 0) {
     printf("    frontier failed: %s\n", err.message);
     return -1;
@@ -97,7 +97,7 @@ static double wide_ratio(double x, double ex) {
  * fallback's window family size (0: its default). */
 static void wide_row(const char *label, const mp_graph_t *g, int nb, size_t win) {
   uint64_t lo = 0, hi = wide_peak(g), b;
-  double rc, ex, fb, ap, worst_fb = 1, worst_ap = 1, tex = 0, tfb = 0, tfr, tfe;
+  double rc, ex, fb, ap, worst_fb = 1, worst_ap = 1, tex = 0, tfb = 0, tfr, tfe, tfe2;
   int k, miss_fb = 0, miss_ap = 0, n = 0;
   size_t nls = 0;
   char wcell[24];
@@ -118,13 +118,14 @@ static void wide_row(const char *label, const mp_graph_t *g, int nb, size_t win)
     if (wide_ratio(fb, ex) > worst_fb) worst_fb = wide_ratio(fb, ex);
     if (wide_ratio(ap, ex) > worst_ap) worst_ap = wide_ratio(ap, ex);
   }
-  tfe = wide_frontier(g, 0, 0);
-  tfr = wide_frontier(g, 1, win);
+  tfe = wide_frontier(g, 0, 0, 1);
+  tfe2 = wide_frontier(g, 0, 0, 2);
+  tfr = wide_frontier(g, 1, win, 1);
   if (win) snprintf(wcell, sizeof(wcell), "%zu", win);
   else snprintf(wcell, sizeof(wcell), "dflt");
-  printf("%-16s %5zu %9zu%s %6s %3d  %6.2fx %2d   %6.2fx %2d   %8.1f %8.1f %9.1f %9.1f  %5.2fx\n",
+  printf("%-16s %5zu %9zu%s %6s %3d  %6.2fx %2d   %6.2fx %2d   %8.1f %8.1f %9.1f %9.1f %9.1f  %5.2fx %5.2fx\n",
          label, g->n_activations, nls, cnt == 0 ? " " : "+", wcell, n, worst_fb, miss_fb, worst_ap,
-         miss_ap, tex, tfb, tfe, tfr, tex > 0 ? tfe / tex : 0);
+         miss_ap, tex, tfb, tfe, tfe2, tfr, tex > 0 ? tfe / tex : 0, tex > 0 ? tfe2 / tex : 0);
   fflush(stdout);
 }
 
@@ -154,7 +155,7 @@ static void wide_big_row(const char *label, const mp_graph_t *g, int nb) {
     if (q < best) best = q;
     if (q > worst) worst = q;
   }
-  tfr = wide_frontier(g, 0, 0);
+  tfr = wide_frontier(g, 0, 0, 1);
   printf("%-16s %5zu  %3d  recompute fallback/approx: total %.3f, per budget %.2f .. %.2f;"
          " no plan: fallback %d, approx %d; slowest solve %.1f / %.1f ms; frontier %.1f ms\n",
          label, g->n_activations, n, sum_ap > 0 ? sum_fb / sum_ap : 1, best, worst, miss_fb, miss_ap,
@@ -172,11 +173,12 @@ void mp_bench_wide_table(void) {
   printf("\nwide graphs: the exact solver's fallback (lower-set limit 1; its window family of the\n"
          "size shown, dflt: the default) and approx against exact, simulated recomputation at 9\n"
          "budgets from exact's least to plain backpropagation's peak; worst = the largest ratio to\n"
-         "exact, miss = budgets exact meets and it does not; times in ms: the slowest solve, the\n"
-         "exact and the fallback frontiers\n");
-  printf("%-16s %5s %10s %6s %3s  %-11s  %-11s  %8s %8s %9s %9s  %s\n", "graph", "nodes",
+         "exact, miss = budgets exact meets and it does not; times in ms: the slowest solve (one\n"
+         "thread), the exact frontier on one thread and on two, the fallback frontier; the exact\n"
+         "frontier's time over the slowest exact solve's, on one thread and on two\n");
+  printf("%-16s %5s %10s %6s %3s  %-11s  %-11s  %8s %8s %9s %9s %9s  %s\n", "graph", "nodes",
          "lower sets", "window", "n", "fallback", "approx", "exact ms", "fb ms", "ex front",
-         "fb front", "ex front/solve");
+         "ex fr 2t", "fb front", "front/solve 1t 2t");
   printf("%-16s %5s %10s %6s %3s  %-11s  %-11s\n", "", "", "", "sets", "", "worst miss",
          "worst miss");
   for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {

@@ -385,6 +385,133 @@ START_TEST(test_hybrid_dominates_layrub) {
 }
 END_TEST
 
+/* Plans on parallel threads answer as one thread does (plan_many.c): a
+ * fit and a frontier with 3 threads equal those with 1, field for field, for
+ * a DP solver and a migration one, on U-Net and a random DAG. */
+static void fit_and_frontier(const mp_graph_t *g, mp_solver_t s, unsigned threads, const uint64_t *b,
+                             size_t n, mp_fit_t *fit, mp_frontier_t *f) {
+  mp_plan_options_t o;
+  mp_error_t err;
+  mp_plan_options_init(&o);
+  o.solver = s;
+  o.threads = threads;
+  ck_assert_msg(mp_fit(g, &o, b, n, fit, &err) == 0, "%s", err.message);
+  ck_assert_msg(mp_frontier(g, &o, f, &err) == 0, "%s", err.message);
+}
+
+START_TEST(test_threads_same_answers) {
+  static const mp_solver_t solvers[] = {MP_SOLVER_AUTO, MP_SOLVER_HYBRID};
+  uint64_t seed = 0x5eed1234u, b[13];
+  mp_graph_t *gs[2];
+  size_t k, i, j;
+  gs[0] = mp_test_load_shipped("unet");
+  gs[1] = random_dag(&seed, 12);
+  for (k = 0; k < 2; k++) {
+    grid(gs[k], b, 13);
+    for (j = 0; j < 2; j++) {
+      mp_fit_t f1, f3;
+      mp_frontier_t p1, p3;
+      fit_and_frontier(gs[k], solvers[j], 1, b, 13, &f1, &p1);
+      fit_and_frontier(gs[k], solvers[j], 3, b, 13, &f3, &p3);
+      for (i = 0; i < 13; i++) {
+        const mp_fit_answer_t *x = &f1.answers[i], *y = &f3.answers[i];
+        ck_assert_msg(x->feasible == y->feasible && x->peak_bytes == y->peak_bytes &&
+                          x->recompute == y->recompute && x->extra_time == y->extra_time &&
+                          x->solver_used == y->solver_used &&
+                          x->min_feasible_budget == y->min_feasible_budget,
+                      "graph %zu %s fit at %llu differs with 3 threads", k, mp_solver_name(solvers[j]),
+                      (unsigned long long)b[i]);
+      }
+      ck_assert_uint_eq(p1.n_points, p3.n_points);
+      ck_assert_uint_ge(p1.n_points, 2);
+      ck_assert_int_eq(p1.solver_used, p3.solver_used);
+      for (i = 0; i < p1.n_points; i++)
+        ck_assert_msg(memcmp(&p1.points[i], &p3.points[i], sizeof(p1.points[i])) == 0,
+                      "graph %zu %s frontier point %zu differs with 3 threads", k,
+                      mp_solver_name(solvers[j]), i);
+      mp_fit_free(&f1);
+      mp_fit_free(&f3);
+      mp_frontier_free(&p1);
+      mp_frontier_free(&p3);
+    }
+    mp_graph_free(gs[k]);
+  }
+}
+END_TEST
+
+/* mp_fit plans each distinct budget once, whatever the order and however
+ * often it is asked, and answers every asked budget with its plan: budgets
+ * given three, two and one times, out of order, on one thread and on two. */
+START_TEST(test_fit_repeated_budgets) {
+  mp_graph_t *g = mp_test_load_shipped("resnet50");
+  uint64_t grid4[4], b[9];
+  unsigned threads;
+  size_t i;
+  grid(g, grid4, 4);
+  b[0] = grid4[2], b[1] = grid4[1], b[2] = grid4[2], b[3] = grid4[3], b[4] = grid4[2];
+  b[5] = grid4[1], b[6] = grid4[0], b[7] = grid4[3], b[8] = grid4[3];
+  for (threads = 1; threads <= 2; threads++) {
+    mp_plan_options_t o;
+    mp_fit_t fit;
+    mp_error_t err;
+    mp_plan_options_init(&o);
+    o.solver = MP_SOLVER_EXACT;
+    o.threads = threads;
+    ck_assert_int_eq(mp_fit(g, &o, b, 9, &fit, &err), 0);
+    ck_assert_uint_eq(fit.n, 9);
+    for (i = 0; i < 9; i++) {
+      mp_plan_result_t r;
+      const mp_fit_answer_t *a = &fit.answers[i];
+      o.budget = b[i];
+      ck_assert_int_eq(mp_plan(g, &o, &r, &err), 0);
+      ck_assert_uint_eq(a->budget, b[i]);
+      ck_assert_int_eq(a->feasible, r.feasible);
+      if (r.feasible) {
+        ck_assert_uint_eq(a->peak_bytes, r.sim.peak_bytes);
+        ck_assert(a->recompute == r.sim.time_recompute);
+      } else {
+        ck_assert_uint_eq(a->min_feasible_budget, r.min_feasible_budget);
+      }
+      mp_plan_result_free(&r);
+    }
+    mp_fit_free(&fit);
+  }
+  mp_graph_free(g);
+}
+END_TEST
+
+/* A fit on parallel threads that is cancelled midway returns MP_ECANCELED
+ * (every thread stops: the first failure stops the others) and leaks
+ * nothing (the ASan build checks). Midway: half the polls of a whole fit. */
+static int stop_after(void *arg) {
+  long *left = arg; /* calls come one at a time (mp__serial_poll) */
+  return --*left < 0;
+}
+
+START_TEST(test_threads_cancel) {
+  mp_graph_t *g = mp_test_load_shipped("resnet50");
+  mp_plan_options_t o;
+  mp_fit_t fit;
+  mp_error_t err;
+  uint64_t b[12];
+  long left = 1L << 40, polls;
+  grid(g, b, 12);
+  mp_plan_options_init(&o);
+  o.solver = MP_SOLVER_EXACT;
+  o.threads = 2;
+  o.should_stop = stop_after;
+  o.stop_arg = &left;
+  ck_assert_int_eq(mp_fit(g, &o, b, 12, &fit, &err), 0);
+  mp_fit_free(&fit);
+  polls = (1L << 40) - left;
+  ck_assert_int_gt(polls, 20);
+  left = polls / 2;
+  ck_assert_int_eq(mp_fit(g, &o, b, 12, &fit, &err), MP_ECANCELED);
+  ck_assert_ptr_null(fit.answers);
+  mp_graph_free(g);
+}
+END_TEST
+
 Suite *suite_consistency(void) {
   Suite *s = suite_create("consistency");
   TCase *tc = tcase_create("one truth");
@@ -397,6 +524,9 @@ Suite *suite_consistency(void) {
   tcase_add_test(tc, test_least_budget_is_a_peak);
   tcase_add_test(tc, test_slack_plan);
   tcase_add_test(tc, test_cost_monotone);
+  tcase_add_test(tc, test_threads_same_answers);
+  tcase_add_test(tc, test_threads_cancel);
+  tcase_add_test(tc, test_fit_repeated_budgets);
   suite_add_tcase(s, tc);
   return s;
 }

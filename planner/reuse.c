@@ -1,0 +1,216 @@
+/* reuse.c - the reuse record (plan_internal.h): what the DP solves of one
+ * plan (at its budget, at the DP's least budget, the slack walk of
+ * cand_recompute.c) and the plans of one caller on one graph (mp_fit, a
+ * sampled frontier) share.
+ *
+ * Two things are shared. A DP session per family holds the lower sets,
+ * their figures and the reverse pass, which hold at every budget, so a later
+ * solve costs a forward search. And the sessions' answers: a session's
+ * solves are pure (dp.h: the answer at a budget depends on the budget
+ * alone), so an answer, once found, is kept and given again. The plans of a
+ * fit or a frontier ask the same model budgets many times, since every slack
+ * walk climbs the same fixed ladder: GoogLeNet's frontier asked 104 budgets
+ * in 378 solves, and takes 20 s instead of 54. Sharing changes no answer.
+ * (Sessions once bounded each solve by their earlier answers, which broke
+ * ties differently: fit and plan differed on 53 of 410 ResNet-50 budgets.)
+ *
+ * A session is one thread's at a time (its search scratch is in it), so
+ * plans on parallel threads (plan_many.c) each have a record of their own,
+ * with their own sessions, sharing one book of answers under a mutex.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan_internal.h"
+
+/* A session's answer at one budget. */
+typedef struct {
+  uint64_t budget;
+  mp_dp_result_t r; /* owns its strategy */
+} mp__answer_t;
+
+/* The answers a book keeps, all families together, at most this many
+ * bytes of strategies (4 bytes a node): beyond, solves are answered but not
+ * kept. ResNet-152's 61-budget fit keeps about 600 answers of 2 KB. */
+#define MP__BOOK_BYTES ((size_t)64 << 20)
+
+typedef struct {
+  pthread_mutex_t lock;
+  int refs; /* records sharing the book */
+  struct {
+    int set;             /* d holds the options its answers were solved under */
+    mp_dp_options_t d;
+    mp__answer_t *ans;   /* by ascending budget */
+    size_t n, cap;
+  } fam[2];              /* [0] approx, [1] exact */
+  size_t bytes;          /* of the kept strategies */
+} mp__book_t;
+
+struct mp__reuse_s {
+  const mp_graph_t *g;
+  struct {
+    int made;          /* a session was asked for (s may be NULL: it failed) */
+    mp_dp_options_t d; /* the options it was made with */
+    mp_dp_session_t *s;
+  } fam[2];            /* [0] approx, [1] exact */
+  mp__book_t *book;
+};
+
+static mp__reuse_t *mp__reuse_make(const mp_graph_t *g, mp__book_t *book) {
+  mp__reuse_t *u = calloc(1, sizeof(*u));
+  if (u == NULL) return NULL;
+  u->g = g;
+  if (book == NULL) {
+    if ((book = calloc(1, sizeof(*book))) == NULL || pthread_mutex_init(&book->lock, NULL) != 0) {
+      free(book);
+      free(u);
+      return NULL;
+    }
+  }
+  pthread_mutex_lock(&book->lock);
+  book->refs++;
+  pthread_mutex_unlock(&book->lock);
+  u->book = book;
+  return u;
+}
+
+mp__reuse_t *mp__reuse_new(const mp_graph_t *g) { return mp__reuse_make(g, NULL); }
+
+mp__reuse_t *mp__reuse_new_sharing(mp__reuse_t *other) { return mp__reuse_make(other->g, other->book); }
+
+const mp_graph_t *mp__reuse_graph(const mp__reuse_t *u) { return u->g; }
+
+static void mp__book_release(mp__book_t *b) {
+  int k, last;
+  size_t i;
+  pthread_mutex_lock(&b->lock);
+  last = --b->refs == 0;
+  pthread_mutex_unlock(&b->lock);
+  if (!last) return;
+  for (k = 0; k < 2; k++) {
+    for (i = 0; i < b->fam[k].n; i++) mp_dp_result_free(&b->fam[k].ans[i].r);
+    free(b->fam[k].ans);
+  }
+  pthread_mutex_destroy(&b->lock);
+  free(b);
+}
+
+void mp__reuse_free(mp__reuse_t *u) {
+  if (u == NULL) return;
+  mp_dp_session_free(u->fam[0].s);
+  mp_dp_session_free(u->fam[1].s);
+  mp__book_release(u->book);
+  free(u);
+}
+
+/* Would a session made with `a` answer a solve with `b` (budgets aside)? */
+static int mp__same_dp(const mp_dp_options_t *a, const mp_dp_options_t *b) {
+  return a->exact == b->exact && a->objective == b->objective && a->accounting == b->accounting &&
+         a->max_lower_sets == b->max_lower_sets && a->window_sets == b->window_sets &&
+         a->deadline_ms <= 0 && b->deadline_ms <= 0 && a->should_stop == b->should_stop &&
+         a->stop_arg == b->stop_arg && a->tuning == b->tuning && a->threads == b->threads;
+}
+
+mp_dp_session_t *mp__reuse_session(mp__reuse_t *u, const mp_dp_options_t *d, int *rc, mp_error_t *err) {
+  int k = d->exact ? 1 : 0;
+  *rc = 0;
+  if (d->deadline_ms > 0) return NULL;
+  if (!u->fam[k].made) {
+    u->fam[k].made = 1;
+    u->fam[k].d = *d;
+    if ((*rc = mp_dp_session_new(u->g, d, &u->fam[k].s, err)) != 0) {
+      u->fam[k].s = NULL;
+      u->fam[k].made = 0; /* the error is the caller's; a later call tries again */
+      return NULL;
+    }
+  }
+  return mp__same_dp(&u->fam[k].d, d) ? u->fam[k].s : NULL;
+}
+
+/* The index of the first answer of family k at a budget >= budget (the
+ * book's lock held). */
+static size_t mp__book_at(const mp__book_t *b, int k, uint64_t budget) {
+  size_t lo = 0, hi = b->fam[k].n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (b->fam[k].ans[mid].budget < budget) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* *dst = a copy of src with its own strategy; 0 or MP_ENOMEM (*dst zeroed). */
+static int mp__result_copy(const mp_dp_result_t *src, mp_dp_result_t *dst) {
+  *dst = *src;
+  if (src->strategy != NULL && (dst->strategy = mp_strategy_copy(src->strategy)) == NULL) {
+    memset(dst, 0, sizeof(*dst));
+    return MP_ENOMEM;
+  }
+  return 0;
+}
+
+/* The book's answer for family k under options d at `budget`, copied into
+ * *dr: 1 when it has one, 0 when not, or MP_ENOMEM. */
+static int mp__book_find(mp__book_t *b, int k, const mp_dp_options_t *d, uint64_t budget,
+                         mp_dp_result_t *dr) {
+  int found = 0;
+  pthread_mutex_lock(&b->lock);
+  if (b->fam[k].set && mp__same_dp(&b->fam[k].d, d)) {
+    size_t i = mp__book_at(b, k, budget);
+    if (i < b->fam[k].n && b->fam[k].ans[i].budget == budget)
+      found = mp__result_copy(&b->fam[k].ans[i].r, dr) == 0 ? 1 : MP_ENOMEM;
+  }
+  pthread_mutex_unlock(&b->lock);
+  return found;
+}
+
+/* Keep a copy of dr, family k's answer under d at `budget`, unless the
+ * book is full, holds answers under other options, has it already (another
+ * thread solved the same budget) or memory runs out: a book that does not
+ * keep an answer only solves again. */
+static void mp__book_keep(mp__book_t *b, int k, const mp_dp_options_t *d, uint64_t budget,
+                          const mp_dp_result_t *dr) {
+  size_t bytes = dr->strategy ? dr->strategy->n_nodes * sizeof(uint32_t) : 0, i;
+  mp__answer_t a;
+  pthread_mutex_lock(&b->lock);
+  if (!b->fam[k].set) {
+    b->fam[k].set = 1;
+    b->fam[k].d = *d;
+  }
+  if (!mp__same_dp(&b->fam[k].d, d) || b->bytes + bytes > MP__BOOK_BYTES) goto out;
+  i = mp__book_at(b, k, budget);
+  if (i < b->fam[k].n && b->fam[k].ans[i].budget == budget) goto out;
+  if (b->fam[k].n == b->fam[k].cap) {
+    size_t nc = b->fam[k].cap ? 2 * b->fam[k].cap : 32;
+    mp__answer_t *na = realloc(b->fam[k].ans, nc * sizeof(*na));
+    if (na == NULL) goto out;
+    b->fam[k].ans = na;
+    b->fam[k].cap = nc;
+  }
+  a.budget = budget;
+  if (mp__result_copy(dr, &a.r) != 0) goto out;
+  memmove(&b->fam[k].ans[i + 1], &b->fam[k].ans[i], (b->fam[k].n - i) * sizeof(a));
+  b->fam[k].ans[i] = a;
+  b->fam[k].n++;
+  b->bytes += bytes;
+out:
+  pthread_mutex_unlock(&b->lock);
+}
+
+int mp__reuse_solve(const mp_plan_options_t *o, const mp_dp_options_t *d, mp_dp_result_t *dr,
+                    mp_error_t *err) {
+  mp__reuse_t *u = o->reuse;
+  int rc, k = d->exact ? 1 : 0;
+  mp_dp_session_t *s = mp__reuse_session(u, d, &rc, err);
+  if (rc != 0) {
+    memset(dr, 0, sizeof(*dr));
+    return rc;
+  }
+  if (s == NULL) return mp_dp_solve(u->g, d, dr, err);
+  if ((rc = mp__book_find(u->book, k, d, d->budget, dr)) == 1) return 0;
+  if (rc != 0) return mp_error_set(err, rc, "", "out of memory");
+  if ((rc = mp_dp_session_solve(s, d->budget, dr, err)) != 0) return rc;
+  mp__book_keep(u->book, k, d, d->budget, dr);
+  return 0;
+}
