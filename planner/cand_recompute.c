@@ -217,6 +217,12 @@ static uint64_t mp__rung_next(uint64_t x) {
   return x > UINT64_MAX - s ? UINT64_MAX : x + s;
 }
 
+uint64_t mp__rung_ceil(uint64_t x) {
+  uint64_t rung = 1;
+  while (rung < x && rung != UINT64_MAX) rung = mp__rung_next(rung);
+  return rung;
+}
+
 static int mp__offer_dp_slack(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
                               mp__family_t family, mp__cand_pick_t *p, mp_plan_result_t *r,
                               uint64_t solved, mp_error_t *err) {

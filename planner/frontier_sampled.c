@@ -15,7 +15,11 @@
  *       there, else the solver's own min_feasible_budget when that plans
  *       (the DP portfolios' always does: cand_recompute.c), else a
  *       bisection between the two ends (MP__BISECT steps);
- *   then MP__SAMPLES budgets spread evenly from lo to hi.
+ *   then MP__SAMPLES budgets spread evenly from lo to hi, each raised to
+ *       the next rung of the slack walk's ladder (mp__rung_ceil, at most
+ *       1/32 up): a plan's first DP solve is at its budget, and at a rung
+ *       that solve is one the lower samples' walks ask too (reuse.c keeps
+ *       it), which saves about a quarter of a wide graph's solves.
  *
  * Every feasible solve is a candidate point (its budget, its extra time
  * total - forward - backward); mp_frontier() Pareto-filters the candidates
@@ -212,9 +216,10 @@ static int mp__sampled(const mp__solver_t *self, const mp_graph_t *g, const mp_p
     mp_plan_options_t po;
     size_t n = 0, i;
     for (k = 1; k < MP__SAMPLES; k++) {
-      uint64_t bud = lo + (uint64_t)((double)(hi - lo) * k / (MP__SAMPLES - 1));
-      if (k == MP__SAMPLES - 1) bud = hi;
-      if (bud == lo || (bud == hi && hi_probed)) continue; /* solved already */
+      uint64_t bud = mp__rung_ceil(lo + (uint64_t)((double)(hi - lo) * k / (MP__SAMPLES - 1)));
+      if (k == MP__SAMPLES - 1 || bud > hi) bud = hi;
+      if (bud == lo || (bud == hi && hi_probed) || (n > 0 && buds[n - 1] == bud))
+        continue; /* solved already */
       buds[n++] = bud;
     }
     mp__options(&s, 0, &po);

@@ -143,6 +143,11 @@ int mp__reuse_solve(const mp_plan_options_t *o, const mp_dp_options_t *d, mp_dp_
 int mp__plan_many(const mp_graph_t *g, const mp_plan_options_t *o, double t0, const uint64_t *budgets,
                   size_t n, mp_plan_result_t *results, mp_error_t *err);
 
+/* The least rung of the slack walk's ladder (cand_recompute.c) at or above
+ * x: a DP solve at a rung is one every plan's walk may ask, so a caller with
+ * a budget to choose (a sampled frontier) picks a rung and shares the solve. */
+uint64_t mp__rung_ceil(uint64_t x);
+
 /* The DP options a plan request implies: the family's exactness and the
  * request's limits (lower sets, window, deadline, cancellation, threads);
  * objective, accounting and budget are left at their defaults. */
