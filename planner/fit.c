@@ -46,19 +46,19 @@ int mp_fit(const mp_graph_t *g, const mp_plan_options_t *asked, const uint64_t *
            mp_fit_t *out, mp_error_t *err) {
   double t0 = mp__now_ms();
   mp__progress_t tracker;
-  mp_plan_options_t tracked, po;
+  mp_plan_options_t tracked;
   const mp_plan_options_t *o = mp__progress_wrap(asked, &tracker, &tracked);
   mp_fit_answer_t *order = NULL; /* the distinct budgets, ascending; .min_feasible_budget: asked index */
   mp__cand_t all;
-  mp__reuse_t *shared = NULL;
   uint64_t *distinct = NULL;
   mp_plan_result_t *results = NULL;
-  mp__serial_t serial;
+  mp__many_ctx_t many;
   mp_fit_answer_t a;
   size_t i, j, nd;
-  int rc, serial_on = 0;
+  int rc;
 
   memset(out, 0, sizeof(*out));
+  memset(&many, 0, sizeof(many));
   if (!g->finalized) return mp_error_set(err, MP_EINVAL, "", "graph is not finalized");
   if ((rc = mp_device_check(&o->device, err)) != 0) return rc;
   out->solver = o->solver;
@@ -84,27 +84,18 @@ int mp_fit(const mp_graph_t *g, const mp_plan_options_t *asked, const uint64_t *
   for (i = j = 0; i < n; i++) /* the distinct budgets, in place */
     if (j == 0 || order[i].budget != distinct[j - 1]) distinct[j++] = order[i].budget;
   nd = j;
-  po = *o;
-  if (po.threads > 1) { /* plans on parallel threads (plan_many.c) */
-    if ((rc = mp__serial_wrap(o, &serial, &po)) != 0) {
-      rc = mp_error_set(err, rc, "", "out of memory");
-      goto out;
-    }
-    serial_on = 1;
-  }
-  /* the plans share DP sessions and answers (reuse.c; not under a deadline) */
-  if (po.deadline_ms <= 0 && (shared = mp__reuse_new(g)) != NULL) po.reuse = shared;
-  if ((rc = mp__plan_many(g, &po, -1, distinct, nd, results, err)) != 0) goto out;
+  /* the plans share DP sessions and answers, on o->threads threads
+   * (plan_many.c) */
+  if ((rc = mp__many_open(g, o, &many, err)) != 0) goto out;
+  if ((rc = mp__plan_many(g, &many.o, -1, distinct, nd, results, err)) != 0) goto out;
   for (i = j = 0; i < n; i++) {
-    if (i > 0 && order[i].budget != order[i - 1].budget) j++;
-    if (i == 0 || order[i].budget != order[i - 1].budget) mp__answer(order[i].budget, &results[j], &a);
+    if (i == 0 || order[i].budget != order[i - 1].budget) mp__answer(order[i].budget, &results[j++], &a);
     out->answers[order[i].min_feasible_budget] = a;
   }
   for (j = 0; j < nd; j++) mp_plan_result_free(&results[j]);
   rc = 0;
 out:
-  mp__reuse_free(shared);
-  if (serial_on) mp__serial_done(&serial);
+  mp__many_close(&many);
   free(results);
   free(distinct);
   free(order);

@@ -45,7 +45,6 @@
 #include <string.h>
 
 #include "plan_internal.h"
-#include "progress.h"
 #include "solver.h"
 
 /* 16 budgets from lo to hi, and at most 8 bisection steps: about 18 solves
@@ -62,11 +61,10 @@ typedef struct {
   double t0;
   mp_frontier_t *f;
   size_t cap;
-  mp__reuse_t *reuse; /* DP sessions the plans share (plan_internal.h), or NULL */
 } mp__fs_t;
 
 /* The options of every solve: the asked solver at `budget`, as a plan
- * request makes it, sharing the frontier's DP sessions. */
+ * request makes it (sharing the frontier's DP sessions: s->o->reuse). */
 static void mp__options(const mp__fs_t *s, uint64_t budget, mp_plan_options_t *po) {
   *po = *s->o;
   po->solver = s->self->id;
@@ -74,7 +72,6 @@ static void mp__options(const mp__fs_t *s, uint64_t budget, mp_plan_options_t *p
   po->objective = MP_OBJECTIVE_TIME;
   po->accounting = MP_ACCOUNTING_DEFAULT;
   po->swap = (s->self->caps & MP__CAP_SWAPS) != 0;
-  po->reuse = s->reuse;
 }
 
 /* Solve at `budget` with the asked solver. The frontier's deadline is
@@ -132,7 +129,7 @@ static int mp__probe(mp__fs_t *s, uint64_t budget, int *feasible, uint64_t *min_
 }
 
 static int mp__sampled(const mp__solver_t *self, const mp_graph_t *g, const mp_plan_options_t *o,
-                       double t0, mp__reuse_t *reuse, mp_frontier_t *out, mp_error_t *err) {
+                       double t0, mp_frontier_t *out, mp_error_t *err) {
   mp__fs_t s;
   mp_plan_result_t r;
   uint64_t lo, hi, mb, hint = 0;
@@ -144,7 +141,6 @@ static int mp__sampled(const mp__solver_t *self, const mp_graph_t *g, const mp_p
   s.o = o;
   s.t0 = t0;
   s.f = out;
-  s.reuse = reuse;
   if ((rc = mp_device_check(&o->device, err)) != 0) return rc;
   out->solver = o->solver;
   out->solver_used = o->solver;
@@ -235,19 +231,12 @@ static int mp__sampled(const mp__solver_t *self, const mp_graph_t *g, const mp_p
 int mp__frontier_sampled(const mp__solver_t *self, const mp_graph_t *g,
                          const mp_plan_options_t *o, double t0, mp_frontier_t *out,
                          mp_error_t *err) {
-  /* the plans share DP sessions and answers (reuse.c: no answer changes);
-   * with several threads, their should_stop is called one at a time */
-  mp__serial_t serial;
-  mp_plan_options_t so;
-  mp__reuse_t *reuse;
-  int rc, par = o->threads > 1 && (self->caps & MP__CAP_BUDGET);
-  if (par) {
-    if ((rc = mp__serial_wrap(o, &serial, &so)) != 0) return mp_error_set(err, rc, "", "out of memory");
-    o = &so;
-  }
-  reuse = o->deadline_ms <= 0 ? mp__reuse_new(g) : NULL;
-  rc = mp__sampled(self, g, o, t0, reuse, out, err);
-  mp__reuse_free(reuse);
-  if (par) mp__serial_done(&serial);
+  /* the plans share DP sessions and answers (reuse.c: no answer changes),
+   * on o->threads threads (plan_many.c) */
+  mp__many_ctx_t many;
+  int rc;
+  if ((rc = mp__many_open(g, o, &many, err)) != 0) return rc;
+  rc = mp__sampled(self, g, &many.o, t0, out, err);
+  mp__many_close(&many);
   return rc;
 }

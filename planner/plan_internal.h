@@ -132,12 +132,27 @@ mp_dp_session_t *mp__reuse_session(mp__reuse_t *u, const mp_dp_options_t *d, int
 int mp__reuse_solve(const mp_plan_options_t *o, const mp_dp_options_t *d, mp_dp_result_t *dr,
                     mp_error_t *err);
 
+/* The options for many plans on g (a fit's, a sampled frontier's): in
+ * c->o, the caller's with, when o->threads > 1, a should_stop safe to call
+ * from several threads (progress.h, mp__serial_poll), and without a
+ * deadline a reuse record the plans share (reuse.c). The record is made
+ * after the wrap, so its sessions poll the wrapped should_stop and every
+ * plan, on whatever thread, can use them. Release with mp__many_close. 0 or
+ * MP_ENOMEM. */
+typedef struct {
+  mp_plan_options_t o;
+  mp__serial_t serial;
+  int serial_on;
+} mp__many_ctx_t;
+int mp__many_open(const mp_graph_t *g, const mp_plan_options_t *o, mp__many_ctx_t *c, mp_error_t *err);
+void mp__many_close(mp__many_ctx_t *c);
+
 /* Plans at budgets[0..n-1] on g, each mp_plan(g, o at that budget), into
  * results[] (the caller frees each with mp_plan_result_free). With
- * o->threads > 1 and o->should_stop an mp__serial_poll (progress.h: calls
- * from several threads are safe), on up to o->threads threads, the first
- * with o->reuse and the others with records sharing its book (or none when
- * o->reuse is NULL); else on this thread alone, in order. Under a deadline
+ * o->threads > 1 and o->should_stop an mp__serial_poll (mp__many_open's
+ * options), on up to o->threads threads, the first with o->reuse and the
+ * others with records sharing its book (or none when o->reuse is NULL);
+ * else on this thread alone, in order. Under a deadline
  * each plan gets what is left of o->deadline_ms counted from t0, or all of
  * it when t0 < 0. 0, or the first failure's error (every result freed). */
 int mp__plan_many(const mp_graph_t *g, const mp_plan_options_t *o, double t0, const uint64_t *budgets,

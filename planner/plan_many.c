@@ -99,6 +99,24 @@ static void *mp__many_thread(void *arg) {
   return NULL;
 }
 
+int mp__many_open(const mp_graph_t *g, const mp_plan_options_t *o, mp__many_ctx_t *c, mp_error_t *err) {
+  int rc;
+  memset(c, 0, sizeof(*c));
+  c->o = *o;
+  if (o->threads > 1) {
+    if ((rc = mp__serial_wrap(o, &c->serial, &c->o)) != 0) return mp_error_set(err, rc, "", "out of memory");
+    c->serial_on = 1;
+  }
+  if (c->o.deadline_ms <= 0) c->o.reuse = mp__reuse_new(g); /* NULL (out of memory): no sharing */
+  return 0;
+}
+
+void mp__many_close(mp__many_ctx_t *c) {
+  mp__reuse_free(c->o.reuse);
+  if (c->serial_on) mp__serial_done(&c->serial);
+  memset(c, 0, sizeof(*c));
+}
+
 int mp__plan_many(const mp_graph_t *g, const mp_plan_options_t *o, double t0, const uint64_t *budgets,
                   size_t n, mp_plan_result_t *results, mp_error_t *err) {
   mp__many_t m;

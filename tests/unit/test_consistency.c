@@ -483,9 +483,9 @@ START_TEST(test_fit_repeated_budgets) {
 }
 END_TEST
 
-/* A fit on parallel threads that is cancelled midway returns MP_ECANCELED
- * (every thread stops: the first failure stops the others) and leaks
- * nothing (the ASan build checks). Midway: half the polls of a whole fit. */
+/* A fit on parallel threads that is cancelled midway returns MP_ECANCELED,
+ * with no answers, and leaks nothing (the ASan build checks). Midway: half
+ * the polls of a whole fit. */
 static int stop_after(void *arg) {
   long *left = arg; /* calls come one at a time (mp__serial_poll) */
   return --*left < 0;
