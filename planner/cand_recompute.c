@@ -127,13 +127,15 @@ static int mp__dp_at(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
 }
 
 /* The `source` of a plan the family's DP found: at the budget (at 0), at
- * its own least budget (1), or at a larger model budget (2, the slack
- * search below). */
+ * its own least budget (1), at a larger model budget (2, the slack search
+ * below), or the least budget's plan lowered by the local search (3,
+ * cand_refine.c). */
 static const char *mp__dp_source(mp__family_t family, const mp_dp_result_t *dr, int at) {
-  static const char *const names[4][3] = {{"chain-dp", "chain-dp-least", "chain-dp-slack"},
-                                          {"exact-dp", "exact-dp-least", "exact-dp-slack"},
-                                          {"window-dp", "window-dp-least", "window-dp-slack"},
-                                          {"approx-dp", "approx-dp-least", "approx-dp-slack"}};
+  static const char *const names[4][4] = {
+      {"chain-dp", "chain-dp-least", "chain-dp-slack", "chain-dp-refined"},
+      {"exact-dp", "exact-dp-least", "exact-dp-slack", "exact-dp-refined"},
+      {"window-dp", "window-dp-least", "window-dp-slack", "window-dp-refined"},
+      {"approx-dp", "approx-dp-least", "approx-dp-slack", "approx-dp-refined"}};
   int f = family == MP__FAMILY_CHAIN ? 0 : dr->exact_used ? 1 : dr->window_width > 0 ? 2 : 3;
   return names[f][at];
 }
@@ -254,12 +256,32 @@ static int mp__offer_dp_slack(const mp_graph_t *g, const mp_plan_options_t *o, d
 typedef struct {
   mp__cand_pick_t *p;
   mp_plan_result_t *r;
+  /* the least-peak proposal that cuts (ties: less recomputation, then the
+   * first), where the local search starts (a copy), or NULL; nomem: a copy
+   * failed */
+  mp_strategy_t *low;
+  uint64_t low_peak;
+  double low_rc;
+  int nomem;
 } mp__portfolio_t;
 
 static void mp__portfolio_visit(void *arg, mp__cand_t *c) {
   mp__portfolio_t *pf = arg;
   mp__cand_t *before = &pf->p->best;
   mp_schedule_t *old = before->schedule;
+  if (c->strategy != NULL && c->schedule != NULL &&
+      (pf->low == NULL || c->sim.peak_bytes < pf->low_peak ||
+       (c->sim.peak_bytes == pf->low_peak && c->sim.time_recompute < pf->low_rc))) {
+    mp_strategy_t *cp = mp_strategy_copy(c->strategy);
+    if (cp == NULL) {
+      pf->nomem = 1;
+    } else {
+      mp_strategy_free(pf->low);
+      pf->low = cp;
+      pf->low_peak = c->sim.peak_bytes;
+      pf->low_rc = c->sim.time_recompute;
+    }
+  }
   mp__cand_pick(pf->p, c);
   if (pf->p->best.schedule != old) {
     pf->r->source = pf->p->best.strategy ? "memonger-candidate" : "keep-all";
@@ -317,9 +339,33 @@ static int mp__offer_dp_family(const mp_graph_t *g, const mp_plan_options_t *o, 
   if (rc != 0 || dp_min == 0 || o->accounting != MP_ACCOUNTING_DEFAULT) return rc;
   if ((rc = mp__cand_dp_least(g, o, t0, family, dp_min, &c, &dr, err)) != 0) return rc;
   if (c.schedule != NULL) {
+    mp__cand_t lc;
+    mp__refine_start_t rs;
+    memset(&lc, 0, sizeof(lc));
     peak = c.sim.peak_bytes;
+    /* the same plan lowered by the simulator's figures (cand_refine.c):
+     * like it, the same at every budget that asks, and it never
+     * recomputes less, so it cannot beat the plans offered from dp_min on */
+    rs.strategy = c.strategy;
+    rs.peak = c.sim.peak_bytes;
+    rs.recompute = c.sim.time_recompute;
+    if (o->objective == MP_OBJECTIVE_TIME &&
+        (rc = mp__cand_refine_least(g, o, t0, &rs, &lc, err)) != 0) {
+      mp__cand_free(&c);
+      mp_dp_result_free(&dr);
+      return rc;
+    }
     mp__pick_dp(p, r, &c, mp__dp_source(family, &dr, 1), &dr);
     mp__cand_free(&c);
+    if (lc.schedule != NULL) {
+      mp_schedule_t *sched = lc.schedule;
+      mp__cand_pick(p, &lc);
+      if (p->best.schedule == sched) {
+        r->source = mp__dp_source(family, &dr, 3);
+        r->has_model = 0;
+      }
+      mp__cand_free(&lc);
+    }
     /* the least plan fits the budget with room: so may plans the DP finds
      * at larger model budgets. Not at exactly its peak: when that is the
      * least budget, the plan there must be the one that peaks there (a
@@ -372,12 +418,37 @@ int mp__cand_portfolio(const mp_graph_t *g, const mp_plan_options_t *o, double t
     if (family == MP__FAMILY_EXACT && (r->exact || dr_window) &&
         (rc = mp__offer_dp_family(g, o, t0, MP__FAMILY_APPROX, &p, r, NULL, err)) != 0)
       goto fail;
+    memset(&pf, 0, sizeof(pf));
     pf.p = &p;
     pf.r = r;
     {
       mp_plan_options_t co = *o;
       co.deadline_ms = 0; /* the deadline bounds the exact DP, which fell back if it hit it */
-      if ((rc = mp__cand_chen(g, &co, t0, 0, mp__portfolio_visit, &pf, err)) != 0) goto fail;
+      rc = mp__cand_chen(g, &co, t0, 0, mp__portfolio_visit, &pf, err);
+      if (rc == 0 && pf.nomem) rc = mp_error_set(err, MP_ENOMEM, "", "out of memory");
+      /* Below the DP's least model budget, Chen's least-peak plan lowered
+       * by the local search (cand_refine.c), like the DP's least plan: the
+       * start is offered at every budget, the searched plan only here, and
+       * it never recomputes less than the start. */
+      if (rc == 0 && dp_min != 0 && o->objective == MP_OBJECTIVE_TIME && pf.low != NULL) {
+        mp__refine_start_t rs;
+        mp__cand_t lc;
+        rs.strategy = pf.low;
+        rs.peak = pf.low_peak;
+        rs.recompute = pf.low_rc;
+        rc = mp__cand_refine_least(g, o, t0, &rs, &lc, err);
+        if (rc == 0 && lc.schedule != NULL) {
+          mp_schedule_t *sched = lc.schedule;
+          mp__cand_pick(&p, &lc);
+          if (p.best.schedule == sched) {
+            r->source = "memonger-refined";
+            r->has_model = 0;
+          }
+          mp__cand_free(&lc);
+        }
+      }
+      mp_strategy_free(pf.low);
+      if (rc != 0) goto fail;
     }
   }
 

@@ -131,9 +131,13 @@ typedef struct mp_plan_result_s {
                                 * "exact-dp", "window-dp" (the exact DP's
                                 * fallback, dp.h), "approx-dp", "chain-dp",
                                 * each with "-least" (the DP's plan at its
-                                * least model budget) or "-slack" (at a
-                                * larger model budget: cand_recompute.c),
-                                * "memonger-candidate", "memonger", "sqrt",
+                                * least model budget), "-slack" (at a
+                                * larger model budget: cand_recompute.c) or
+                                * "-refined" (the least plan lowered by a
+                                * local search: cand_refine.c),
+                                * "memonger-candidate", "memonger-refined"
+                                * (Chen's least-peak plan so lowered),
+                                * "memonger", "sqrt",
                                 * "keep-all", or the migration solvers';
                                 * NULL when infeasible */
   mp_sim_report_t sim;         /* the simulator's report of `schedule` */

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "consistency.h"
+#include "dp.h"
 #include "fit.h"
 #include "frontier.h"
 #include "schedule.h"
@@ -340,20 +341,92 @@ END_TEST
 
 /* U-Net: the exact DP's least model budget is 5,406,849,800 B, but the
  * approximate DP's plan at its own least budget peaks at 4,437,474,056 B,
- * so that is where exact plans begin (it said infeasible below 5.41 GB). */
+ * and the local search (cand_refine.c) lowers that plan to 4,217,207,560 B,
+ * so that is where exact plans begin (it said infeasible below 5.41 GB
+ * before the least plans, and below 4.44 GB before the search). The plan
+ * there is the searched one, and recomputes no less than the plan it
+ * started from. */
 START_TEST(test_least_budget_is_a_peak) {
   mp_graph_t *g = mp_test_load_shipped("unet");
-  mp_plan_result_t r;
-  plan_exact(g, 4437474055u, &r);
+  mp_plan_result_t r, at_least;
+  plan_exact(g, 4217207559u, &r);
   ck_assert(!r.feasible);
-  ck_assert_uint_eq(r.min_feasible_budget, 4437474056u);
+  ck_assert_uint_eq(r.min_feasible_budget, 4217207560u);
   mp_plan_result_free(&r);
-  plan_exact(g, 4437474056u, &r);
+  plan_exact(g, 4217207560u, &r);
   ck_assert(r.feasible);
-  ck_assert_uint_eq(r.sim.peak_bytes, 4437474056u);
-  ck_assert_str_eq(r.source, "approx-dp-least");
+  ck_assert_uint_eq(r.sim.peak_bytes, 4217207560u);
+  ck_assert_str_eq(r.source, "approx-dp-refined");
+  ck_assert_int_eq(r.has_model, 0);
+  plan_exact(g, 4437474056u, &at_least);
+  ck_assert(at_least.feasible);
+  ck_assert_uint_le(at_least.sim.peak_bytes, 4437474056u);
+  ck_assert_double_ge(r.sim.time_recompute, at_least.sim.time_recompute);
+  mp_plan_result_free(&at_least);
   mp_plan_result_free(&r);
   mp_graph_free(g);
+}
+END_TEST
+
+/* The local search from the least plans (cand_refine.c), on the shipped
+ * graphs where it answers at the least budget:
+ *  - VGG-19: the DP's least plan lowered to mp_min_budget's bound, which no
+ *    schedule beats (1,878,442,272 B before the search);
+ *  - ResNet-50: Chen's least-peak plan lowered to 969,269,792 B (the DP's
+ *    own least plan lowers only to 1,014,227,488; 1,072,030,240 before).
+ * At each: one byte less has no plan and says so; and the searched plan
+ * recomputes no less than the plan at the exact DP's least model budget,
+ * nor than one there minus a byte, nor than one byte above it, so cost
+ * never falls as the budget shrinks across the model's least budget,
+ * where the searched plans stop being offered. */
+START_TEST(test_least_refined) {
+  static const struct {
+    const char *name;
+    uint64_t least;
+    const char *source;
+  } cases[] = {{"vgg19", 1827062048u, "exact-dp-refined"},
+               {"resnet50", 969269792u, "memonger-refined"}};
+  size_t i;
+  for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    mp_graph_t *g = mp_test_load_shipped(cases[i].name);
+    mp_plan_result_t r, below, at_min, at_min_less, above_min;
+    mp_dp_options_t d;
+    mp_dp_result_t dr;
+    uint64_t dp_min;
+    plan_exact(g, cases[i].least, &r);
+    ck_assert_msg(r.feasible, "%s", cases[i].name);
+    ck_assert_uint_eq(r.sim.peak_bytes, cases[i].least);
+    ck_assert_str_eq(r.source, cases[i].source);
+    plan_exact(g, cases[i].least - 1, &below);
+    ck_assert(!below.feasible);
+    ck_assert_uint_eq(below.min_feasible_budget, cases[i].least);
+    if (strcmp(cases[i].name, "vgg19") == 0) {
+      uint64_t lb;
+      ck_assert_int_eq(mp_min_budget(g, &lb), 0);
+      ck_assert_uint_eq(lb, cases[i].least);
+    }
+    /* the exact DP's least model budget */
+    mp_dp_options_init(&d);
+    d.budget = 0;
+    ck_assert_int_eq(mp_dp_solve(g, &d, &dr, NULL), 0);
+    ck_assert(!dr.feasible);
+    dp_min = dr.min_feasible_budget;
+    mp_dp_result_free(&dr);
+    ck_assert_uint_gt(dp_min, cases[i].least);
+    plan_exact(g, dp_min, &at_min);
+    plan_exact(g, dp_min - 1, &at_min_less);
+    plan_exact(g, dp_min + 1, &above_min);
+    ck_assert(at_min.feasible && at_min_less.feasible && above_min.feasible);
+    ck_assert_double_ge(r.sim.time_recompute, at_min_less.sim.time_recompute);
+    ck_assert_double_ge(at_min_less.sim.time_recompute, at_min.sim.time_recompute);
+    ck_assert_double_ge(at_min.sim.time_recompute, above_min.sim.time_recompute);
+    mp_plan_result_free(&r);
+    mp_plan_result_free(&below);
+    mp_plan_result_free(&at_min);
+    mp_plan_result_free(&at_min_less);
+    mp_plan_result_free(&above_min);
+    mp_graph_free(g);
+  }
 }
 END_TEST
 
@@ -525,6 +598,7 @@ Suite *suite_consistency(void) {
   tcase_add_test(tc, test_swap_monotone_transformer);
   tcase_add_test(tc, test_auto_chain_frontier_is_its_plans);
   tcase_add_test(tc, test_least_budget_is_a_peak);
+  tcase_add_test(tc, test_least_refined);
   tcase_add_test(tc, test_slack_plan);
   tcase_add_test(tc, test_cost_monotone);
   tcase_add_test(tc, test_threads_same_answers);

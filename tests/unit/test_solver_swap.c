@@ -584,7 +584,7 @@ static void plan_shipped(const mp_graph_t *g, mp_solver_t solver, uint64_t budge
 }
 
 /* Below the least budget of recompute-only plans (halfway to the lower
- * bound mp_min_budget), swap or hybrid fits; where recompute-only and
+ * bound mp_min_budget; unless they reach the bound), swap or hybrid fits; where recompute-only and
  * swap-only both fit, hybrid is no slower than either. */
 START_TEST(test_bars_shipped) {
   mp_graph_t *g = mp_test_load_shipped(shipped[_i]);
@@ -598,10 +598,17 @@ START_TEST(test_bars_shipped) {
   p0 = none.sim.peak_bytes;
   mp_plan_result_free(&none);
   plan_shipped(g, MP_SOLVER_AUTO, lb, 0, &ro);
-  /* recompute-only plans cannot reach the lower bound itself (there would
-   * be no gap below them for migration to fill) */
-  ck_assert_msg(!ro.feasible, "%s: recompute-only fits the lower bound %llu", shipped[_i],
-                (unsigned long long)lb);
+  if (ro.feasible) {
+    /* recompute-only reaches the lower bound itself, which no schedule
+     * beats (VGG19, with the refined least plan of cand_refine.c): no gap
+     * below it for migration to fill */
+    ck_assert_uint_eq(ro.sim.peak_bytes, lb);
+    printf("  %-10s lower bound %.3f GB, met by recompute-only (%s)\n", shipped[_i], lb / 1e9,
+           ro.source);
+    least = lb;
+    mp_plan_result_free(&ro);
+    goto above;
+  }
   least = ro.min_feasible_budget;
   mp_plan_result_free(&ro);
   ck_assert_uint_gt(least, lb);
@@ -624,6 +631,7 @@ START_TEST(test_bars_shipped) {
   mp_plan_result_free(&sw);
   mp_plan_result_free(&hy);
 
+above:
   for (k = 0; k < 2; k++) {
     uint64_t b = least + (uint64_t)((double)(p0 - least) * fr[k]);
     plan_shipped(g, MP_SOLVER_AUTO, b, 0, &ro);

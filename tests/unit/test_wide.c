@@ -141,12 +141,13 @@ static double plan_rc(const mp_graph_t *g, mp_solver_t solver, size_t max_sets, 
  * backpropagation's peak: the fallback meets every budget exact meets, within
  * 10% of its recomputation, and the window DP answers at least once.
  *
- * Two known misses, pinned so that any change to them shows: on layered
- * 50/1 at 233,110,676 B exact recomputes 26 and the fallback 30 (1.15x),
- * at 259,874,794 B 10 and 12 (1.2x), with the slack walk
- * (cand_recompute.c); the slack search before it gave 29/26 and 7/10
- * (1.43x). The 10% bound is not guaranteed when the window is small
- * (docs/algorithms.md, the window family). */
+ * One known miss, pinned so that any change to it shows: on layered 50/1
+ * at 257,826,375 B exact recomputes 10 and the fallback 12 (1.2x), with the
+ * slack walk (cand_recompute.c). (Before the least plan's local search,
+ * cand_refine.c, lowered exact's least budget and so moved these budgets,
+ * the misses were 26 against 30 and 10 against 12; before the slack walk,
+ * 29/26 and 7/10.) The 10% bound is not guaranteed when the window is
+ * small (docs/algorithms.md, the window family). */
 START_TEST(test_fallback_near_exact) {
   static const struct {
     size_t n;
@@ -178,9 +179,7 @@ START_TEST(test_fallback_near_exact) {
       if (ex < 0) continue;
       ck_assert_msg(fb >= 0, "layered %zu/%u at %llu: exact %g, the fallback has no plan",
                     dags[i].n, dags[i].seed, (unsigned long long)b, ex);
-      if (dags[i].n == 50 && dags[i].seed == 1 && b == 233110676u) {
-        ck_assert(ex == 26 && fb == 30);
-      } else if (dags[i].n == 50 && dags[i].seed == 1 && b == 259874794u) {
+      if (dags[i].n == 50 && dags[i].seed == 1 && b == 257826375u) {
         ck_assert(ex == 10 && fb == 12);
       } else {
         ck_assert_msg(fb <= 1.10 * ex + 1e-9, "layered %zu/%u at %llu: fallback %g > 1.1 x exact %g",
