@@ -41,6 +41,7 @@
 
 #include "dp_chain.h"
 #include "memonger.h"
+#include "progress.h"
 
 int mp__cand_chen(const mp_graph_t *g, const mp_plan_options_t *o, double t0, int sqrt_cuts,
                   mp__cand_visit_cb visit, void *arg, mp_error_t *err) {
@@ -225,23 +226,111 @@ uint64_t mp__rung_ceil(uint64_t x) {
   return rung;
 }
 
+/* Answers the prefix DP solved ahead (dp_chain_many.c): dr[next .. n) at
+ * budget[next .. n), handed out in order. The slack walk's rungs are known
+ * before their answers, so on several threads a large chain's plan solves
+ * its budget and the first rungs above it at once, and each later batch of
+ * rungs together. The answers are the same (every solve is pure); only
+ * rungs past where the walk stops are solved for nothing. */
+typedef struct {
+  size_t n, next;
+  uint64_t budget[MP__CHAIN_MANY_MAX];
+  mp_dp_result_t dr[MP__CHAIN_MANY_MAX];
+  int rc[MP__CHAIN_MANY_MAX];
+  mp_error_t err[MP__CHAIN_MANY_MAX];
+} mp__ahead_t;
+
+static void mp__ahead_free(mp__ahead_t *a) {
+  for (; a->next < a->n; a->next++) mp_dp_result_free(&a->dr[a->next]);
+  a->n = a->next = 0;
+}
+
+/* How many budgets the family's DP solves at once: several only for the
+ * prefix DP (no session to share) on several threads, and not inside a
+ * fit's or frontier's plans, which already run on the threads. */
+static size_t mp__ahead_width(const mp_plan_options_t *o, mp__family_t family) {
+  size_t w = o->threads;
+  if (family != MP__FAMILY_CHAIN || w <= 1 || o->should_stop == mp__serial_poll) return 1;
+  return w > MP__CHAIN_MANY_MAX ? MP__CHAIN_MANY_MAX : w;
+}
+
+/* The family's DP at `budget` (o->budget is ignored): from `a` when it was
+ * solved ahead; else solved now, and, when the family allows and `a` is
+ * given, up to `left` - 1 rungs from `next_rung` on solved with it into
+ * `a`. */
+static int mp__dp_ahead(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
+                        mp__family_t family, mp__ahead_t *a, uint64_t budget, uint64_t next_rung,
+                        size_t left, mp_dp_result_t *dr, mp_error_t *err) {
+  mp_plan_options_t mo = *o;
+  size_t w = mp__ahead_width(o, family), i;
+  int rc;
+  mo.budget = budget;
+  if (a == NULL || (a->next >= a->n && (w <= 1 || left <= 1)))
+    return mp__dp_at(g, &mo, t0, family, dr, err);
+  if (a->next >= a->n) {
+    uint64_t b[MP__CHAIN_MANY_MAX];
+    size_t n = 1;
+    if (w > left) w = left;
+    b[0] = budget;
+    if (budget != UINT64_MAX)
+      for (b[n] = next_rung; n < w; n++) {
+        if (n > 1) b[n] = mp__rung_next(b[n - 1]);
+        if (b[n] == UINT64_MAX) {
+          n++;
+          break;
+        }
+      }
+    if ((rc = mp__chain_solve_many(g, &mo, t0, b, n, a->dr, a->rc, a->err)) != 0) {
+      *err = a->err[0];
+      return rc;
+    }
+    for (i = 0; i < n; i++) a->budget[i] = b[i];
+    a->n = n;
+    a->next = 0;
+  }
+  i = a->next++;
+  if (a->budget[i] != budget) { /* never: the walk asks the rungs in order */
+    memset(dr, 0, sizeof(*dr));
+    return mp_error_set(err, MP_ESCHEDULE, "", "planner bug: the slack walk skipped a rung");
+  }
+  *dr = a->dr[i];
+  memset(&a->dr[i], 0, sizeof(a->dr[i]));
+  if (a->rc[i] != 0) *err = a->err[i];
+  return a->rc[i];
+}
+
+/* The first rung above x. */
+static uint64_t mp__rung_above(uint64_t x) {
+  uint64_t rung = 1;
+  while (rung <= x && rung != UINT64_MAX) rung = mp__rung_next(rung);
+  return rung;
+}
+
+/* The walk from the first rung above `solved`; `a` (NULL: none) holds the
+ * rungs solved ahead of it, and is left empty. */
 static int mp__offer_dp_slack(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
                               mp__family_t family, mp__cand_pick_t *p, mp_plan_result_t *r,
-                              uint64_t solved, mp_error_t *err) {
+                              uint64_t solved, mp__ahead_t *a, mp_error_t *err) {
   mp_plan_options_t mo = *o;
-  uint64_t rung = 1;
+  mp__ahead_t own;
+  uint64_t rung = mp__rung_above(solved);
   int k, rc = 0;
-  while (rung <= solved && rung != UINT64_MAX) rung = mp__rung_next(rung);
+  if (a == NULL) {
+    own.n = own.next = 0;
+    a = &own;
+  }
   for (k = 0; k < MP__WALK_MAX; k++, rung = mp__rung_next(rung)) {
     mp_dp_result_t dr;
     mp__cand_t c;
     int fits;
     mo.budget = rung;
-    if ((rc = mp__dp_at(g, &mo, t0, family, &dr, err)) != 0) return rc;
+    if ((rc = mp__dp_ahead(g, o, t0, family, a, rung, mp__rung_next(rung),
+                           (size_t)(MP__WALK_MAX - k), &dr, err)) != 0)
+      break;
     if (dr.feasible) mp__progress_phase(o->should_stop, o->stop_arg, "simulation", -1);
     if ((rc = mp__dp_cand(g, &mo, rung, &dr, &c, err)) != 0) {
       mp_dp_result_free(&dr);
-      return rc;
+      break;
     }
     fits = c.schedule != NULL && c.sim.peak_bytes <= o->budget;
     if (fits) mp__pick_dp(p, r, &c, mp__dp_source(family, &dr, 2), &dr);
@@ -249,7 +338,8 @@ static int mp__offer_dp_slack(const mp_graph_t *g, const mp_plan_options_t *o, d
     mp_dp_result_free(&dr);
     if (!fits || rung == UINT64_MAX) break;
   }
-  return 0;
+  mp__ahead_free(a);
+  return rc;
 }
 
 /* Chen-family candidates offered to a DP solver, recording the source. */
@@ -322,14 +412,21 @@ static int mp__offer_dp_family(const mp_graph_t *g, const mp_plan_options_t *o, 
   mp_dp_result_t dr;
   mp__cand_t c;
   uint64_t dp_min;
-  int rc;
+  int rc, walks = o->accounting == MP_ACCOUNTING_DEFAULT && o->objective == MP_OBJECTIVE_TIME;
   uint64_t peak;
-  if ((rc = mp__dp_at(g, o, t0, family, &dr, err)) != 0) return rc;
+  mp__ahead_t ahead;
+  ahead.n = ahead.next = 0;
+  /* with the walk's first rungs, when they can be solved at once */
+  if ((rc = mp__dp_ahead(g, o, t0, family, walks ? &ahead : NULL, o->budget,
+                         mp__rung_above(o->budget), MP__WALK_MAX + 1, &dr, err)) != 0) {
+    mp__ahead_free(&ahead);
+    return rc;
+  }
   dp_min = dr.feasible ? 0 : dr.min_feasible_budget;
   rc = mp__offer_dp(g, &dr, mp__dp_source(family, &dr, 0), p, r, &peak, err);
-  if (rc == 0 && peak != UINT64_MAX && o->accounting == MP_ACCOUNTING_DEFAULT &&
-      o->objective == MP_OBJECTIVE_TIME)
-    rc = mp__offer_dp_slack(g, o, t0, family, p, r, o->budget, err);
+  if (rc == 0 && peak != UINT64_MAX && walks)
+    rc = mp__offer_dp_slack(g, o, t0, family, p, r, o->budget, &ahead, err);
+  mp__ahead_free(&ahead);
   if (first) {
     *first = dr; /* the figures; its strategy went to the candidate */
     first->strategy = NULL;
@@ -372,7 +469,7 @@ static int mp__offer_dp_family(const mp_graph_t *g, const mp_plan_options_t *o, 
      * slack plan peaking lower would have no plan at its own peak, where
      * this one does not fit and the walk does not run). */
     if (o->objective == MP_OBJECTIVE_TIME && peak < o->budget)
-      rc = mp__offer_dp_slack(g, o, t0, family, p, r, dp_min, err);
+      rc = mp__offer_dp_slack(g, o, t0, family, p, r, dp_min, NULL, err);
   }
   mp_dp_result_free(&dr);
   return rc;

@@ -50,4 +50,18 @@ int mp__chain_shape(const mp_graph_t *g, mp__chain_shape_t *out);
 int mp__chain_solve(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
                     mp_dp_result_t *res, mp_error_t *err);
 
+/* The most budgets mp__chain_solve_many solves at once. */
+#define MP__CHAIN_MANY_MAX 8
+
+/* mp__chain_solve at budgets[0 .. n) (n <= MP__CHAIN_MANY_MAX; more are
+ * ignored), o's other options alike, the solves shared out over up to
+ * o->threads threads (dp_chain_many.c): res[i], rcs[i] and errs[i] are
+ * what mp__chain_solve returns at budgets[i], the same on any number of
+ * threads. should_stop is polled one thread at a time. Returns 0, or
+ * MP_ENOMEM before any solve (errs[0] says so, every res[i] zeroed). The
+ * caller frees every res[i]. */
+int mp__chain_solve_many(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
+                         const uint64_t *budgets, size_t n, mp_dp_result_t *res, int *rcs,
+                         mp_error_t *errs);
+
 #endif

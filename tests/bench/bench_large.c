@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "formats.h"
 #include "gen_graphs.h"
@@ -58,8 +59,10 @@ void mp_bench_large_table(void) {
   } graphs[] = {{"chain", 10000}, {"transformer", 10000}, {"chain", 100000}};
   static const double fractions[] = {0.3, 0.5, 0.7};
   size_t i, k;
+  long nc = sysconf(_SC_NPROCESSORS_ONLN);
+  unsigned cores = nc < 1 ? 1 : nc > 8 ? 8 : (unsigned)nc;
   printf("large generated graphs: auto at 30/50/70%% from the lower bound to plain "
-         "backpropagation's peak\n");
+         "backpropagation's peak, on one thread and on every core (at most 8)\n");
   for (i = 0; i < sizeof(graphs) / sizeof(graphs[0]); i++) {
     mp_graph_t *g = large_make(graphs[i].kind, graphs[i].n, 1);
     mp_schedule_t *s = NULL;
@@ -78,25 +81,40 @@ void mp_bench_large_table(void) {
            graphs[i].kind, g->n_activations, (double)lo / (1 << 30), (double)hi / (1 << 30));
     for (k = 0; k < sizeof(fractions) / sizeof(fractions[0]); k++) {
       mp_plan_options_t o;
-      mp_plan_result_t r;
+      mp_plan_result_t r, rn;
       mp_error_t err;
-      double t0, dt;
-      int rc;
+      double t0, dt, dtn = -1;
+      int rc, rcn = -1;
       mp_plan_options_init(&o);
       o.budget = lo + (uint64_t)((double)(hi - lo) * fractions[k]);
+      o.threads = 1;
       t0 = large_now_ms();
       rc = mp_plan(g, &o, &r, &err);
       dt = large_now_ms() - t0;
-      if (rc != 0)
+      if (rc != 0) {
         printf("    %2.0f%%  budget %7.3f GiB  error: %s\n", fractions[k] * 100,
                (double)o.budget / (1 << 30), err.message);
-      else
-        printf("    %2.0f%%  budget %7.3f GiB  %9.1f ms  %s  solver %s (%s), recompute %g, "
-               "peak %.3f GiB\n",
-               fractions[k] * 100, (double)o.budget / (1 << 30), dt,
-               r.feasible ? "feasible  " : "infeasible", mp_solver_name(r.solver_used),
-               r.source ? r.source : "-", r.sim.time_recompute,
-               (double)r.sim.peak_bytes / (1 << 30));
+        continue;
+      }
+      /* again on every core, as the CLI plans by default: the same answer */
+      if (cores > 1) {
+        o.threads = cores;
+        t0 = large_now_ms();
+        rcn = mp_plan(g, &o, &rn, &err);
+        dtn = large_now_ms() - t0;
+        if (rcn == 0) {
+          if (rn.feasible != r.feasible || rn.sim.peak_bytes != r.sim.peak_bytes ||
+              rn.sim.time_recompute != r.sim.time_recompute)
+            printf("    MISMATCH: %u threads answer differently from one\n", cores);
+          mp_plan_result_free(&rn);
+        }
+      }
+      printf("    %2.0f%%  budget %7.3f GiB  %9.1f ms, %9.1f ms on %u threads  %s  solver %s (%s), "
+             "recompute %g, peak %.3f GiB\n",
+             fractions[k] * 100, (double)o.budget / (1 << 30), dt, dtn, cores,
+             r.feasible ? "feasible  " : "infeasible", mp_solver_name(r.solver_used),
+             r.source ? r.source : "-", r.sim.time_recompute,
+             (double)r.sim.peak_bytes / (1 << 30));
       fflush(stdout);
       mp_plan_result_free(&r);
     }

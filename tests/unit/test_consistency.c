@@ -458,6 +458,73 @@ START_TEST(test_hybrid_dominates_layrub) {
 }
 END_TEST
 
+/* A plan of a large near-chain solves the prefix DP at its budget and the
+ * slack walk's first rungs at once, on its threads (dp_chain_many.c): the
+ * answers equal one thread's, field for field, at 13 budgets of a
+ * 1,008-activation transformer (auto plans it with the prefix DP), with a
+ * should_stop that counts its calls (one thread at a time, so a plain
+ * counter) and never stops. Some answers must come from the walk, or the
+ * test would not test it. A should_stop that stops at once cancels on
+ * every thread count. */
+static int count_calls(void *arg) {
+  ++*(long *)arg;
+  return 0;
+}
+
+static int stop_now(void *arg) {
+  (void)arg;
+  return 1;
+}
+
+START_TEST(test_chain_walk_threads) {
+  mp_graph_t *g = transformer(84);
+  uint64_t b[13];
+  size_t i;
+  int walked = 0;
+  long calls = 0;
+  grid(g, b, 13);
+  for (i = 0; i < 13; i++) {
+    mp_plan_result_t r1, r3;
+    mp_plan_options_t o;
+    mp_error_t err;
+    mp_plan_options_init(&o);
+    o.budget = b[i];
+    o.threads = 1;
+    ck_assert_int_eq(mp_plan(g, &o, &r1, &err), 0);
+    o.threads = 3;
+    o.should_stop = count_calls;
+    o.stop_arg = &calls;
+    ck_assert_msg(mp_plan(g, &o, &r3, &err) == 0, "%s", err.message);
+    ck_assert_int_eq(r1.solver_used, MP_SOLVER_CHAIN);
+    ck_assert_msg(r1.feasible == r3.feasible && r1.sim.peak_bytes == r3.sim.peak_bytes &&
+                      r1.sim.time_recompute == r3.sim.time_recompute &&
+                      r1.n_segments == r3.n_segments &&
+                      r1.min_feasible_budget == r3.min_feasible_budget &&
+                      (r1.source == NULL) == (r3.source == NULL) &&
+                      (r1.source == NULL || strcmp(r1.source, r3.source) == 0),
+                  "at %llu: 1 thread %s %g, 3 threads %s %g", (unsigned long long)b[i],
+                  r1.source ? r1.source : "-", r1.sim.time_recompute, r3.source ? r3.source : "-",
+                  r3.sim.time_recompute);
+    walked += r1.source != NULL && strcmp(r1.source, "chain-dp-slack") == 0;
+    mp_plan_result_free(&r1);
+    mp_plan_result_free(&r3);
+  }
+  ck_assert_int_gt(walked, 0);
+  ck_assert_int_gt(calls, 0);
+  {
+    mp_plan_result_t r;
+    mp_plan_options_t o;
+    mp_error_t err;
+    mp_plan_options_init(&o);
+    o.budget = b[6];
+    o.threads = 3;
+    o.should_stop = stop_now;
+    ck_assert_int_eq(mp_plan(g, &o, &r, &err), MP_ECANCELED);
+  }
+  mp_graph_free(g);
+}
+END_TEST
+
 /* Plans on parallel threads answer as one thread does (plan_many.c): a
  * fit and a frontier with 3 threads equal those with 1, field for field, for
  * a DP solver and a migration one, on U-Net and a random DAG, and for auto
@@ -602,6 +669,7 @@ Suite *suite_consistency(void) {
   tcase_add_test(tc, test_slack_plan);
   tcase_add_test(tc, test_cost_monotone);
   tcase_add_test(tc, test_threads_same_answers);
+  tcase_add_test(tc, test_chain_walk_threads);
   tcase_add_test(tc, test_threads_cancel);
   tcase_add_test(tc, test_fit_repeated_budgets);
   suite_add_tcase(s, tc);
