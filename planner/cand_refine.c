@@ -31,10 +31,12 @@
 #include <string.h>
 
 /* The work limit, in node visits of the schedule builder and simulator:
- * moves simulated times the graph's nodes. About half a second here; a
- * thousand-node graph gets some 8,000 moves, more than any shipped graph
- * uses (DenseNet's search takes 1,361). */
-#define MP__REFINE_WORK ((uint64_t)8 << 20)
+ * moves simulated times the graph's nodes. DenseNet's search (1,054
+ * nodes) ends by itself after some 1,400 moves, within it; on the
+ * generated 10,000-node chain and transformer of `make bench` it stops
+ * the search after some 200 moves and 0.35 s (8 Mi visits took a second
+ * there and found nothing more). */
+#define MP__REFINE_WORK ((uint64_t)2 << 20)
 
 /* Whether moving activation v to segment `to` keeps the strategy valid:
  * no activation predecessor after it, no activation successor before it. */
