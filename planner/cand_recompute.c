@@ -447,7 +447,7 @@ static int mp__offer_dp_family(const mp_graph_t *g, const mp_plan_options_t *o, 
     rs.peak = c.sim.peak_bytes;
     rs.recompute = c.sim.time_recompute;
     if (o->objective == MP_OBJECTIVE_TIME &&
-        (rc = mp__cand_refine_least(g, o, t0, &rs, &lc, err)) != 0) {
+        (rc = mp__cand_refine_least(g, o, &rs, &lc, err)) != 0) {
       mp__cand_free(&c);
       mp_dp_result_free(&dr);
       return rc;
@@ -533,7 +533,7 @@ int mp__cand_portfolio(const mp_graph_t *g, const mp_plan_options_t *o, double t
         rs.strategy = pf.low;
         rs.peak = pf.low_peak;
         rs.recompute = pf.low_rc;
-        rc = mp__cand_refine_least(g, o, t0, &rs, &lc, err);
+        rc = mp__cand_refine_least(g, o, &rs, &lc, err);
         if (rc == 0 && lc.schedule != NULL) {
           mp_schedule_t *sched = lc.schedule;
           mp__cand_pick(&p, &lc);

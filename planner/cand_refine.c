@@ -17,8 +17,9 @@
  * What it promises, which the planner's consistency rests on
  * (cand_recompute.c):
  *  - it depends on its start and the options alone, never on the budget
- *    nor on the clock (its work limit counts moves), so every budget that
- *    asks gets the same plan;
+ *    nor on the clock (its work limit counts moves, and the deadline,
+ *    which bounds the exact DP, is not polled: only cancellation, like
+ *    Chen's proposals), so every budget that asks gets the same plan;
  *  - its plan recomputes no less than the start (`floor`): it trades
  *    recomputation for memory and never the reverse. Its starts are
  *    offered at every budget from the DP's least model budget on, where
@@ -88,7 +89,7 @@ static int mp__refine_better(const mp__cand_t *a, const mp__cand_t *b, double fl
   return a->sim.time_recompute < b->sim.time_recompute;
 }
 
-int mp__cand_refine_least(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
+int mp__cand_refine_least(const mp_graph_t *g, const mp_plan_options_t *o,
                           const mp__refine_start_t *start, mp__cand_t *out, mp_error_t *err) {
   mp__cand_t best;
   uint32_t *count = NULL;
@@ -116,7 +117,10 @@ int mp__cand_refine_least(const mp_graph_t *g, const mp_plan_options_t *o, doubl
         mp__cand_t c;
         if ((d < 0 && from == 0) || (d > 0 && from + 1 >= best.strategy->n_segments)) continue;
         if (!mp__move_ok(g, best.strategy->seg, v, to)) continue;
-        if ((rc = mp__plan_stop(o, t0, err)) != 0) goto fail;
+        if (o->should_stop != NULL && o->should_stop(o->stop_arg)) {
+          rc = mp_error_set(err, MP_ECANCELED, "", "planning was cancelled");
+          goto fail;
+        }
         if ((st = mp__moved(best.strategy, count, v, to)) == NULL) goto nomem;
         if ((rc = mp__cand_make(g, o, st, &c, err)) != 0) goto fail;
         work += per;

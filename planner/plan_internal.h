@@ -185,13 +185,14 @@ typedef struct {
   uint64_t peak;
   double recompute;
 } mp__refine_start_t;
-/* The local search of cand_refine.c: from `start`, single-node moves across segment boundaries that lower the
- * simulated peak (ties: less recomputation), never below start's
- * recomputation, within a fixed number of moves. *out receives the best
- * plan found, or stays empty when no move helped. Depends on start and o
- * alone, never on o->budget. 0, MP_ECANCELED, MP_ETIMEDOUT (mp__plan_stop
- * from t0), MP_ENOMEM or MP_ESCHEDULE. */
-int mp__cand_refine_least(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
+/* The local search of cand_refine.c: from `start`, single-node moves
+ * across segment boundaries that lower the simulated peak (ties: less
+ * recomputation), never below start's recomputation, within a fixed number
+ * of moves. *out receives the best plan found, or stays empty when no move
+ * helped. Depends on start and o alone, never on o->budget, and polls
+ * o->should_stop only (not the deadline). 0, MP_ECANCELED, MP_ENOMEM or
+ * MP_ESCHEDULE. */
+int mp__cand_refine_least(const mp_graph_t *g, const mp_plan_options_t *o,
                           const mp__refine_start_t *start, mp__cand_t *out, mp_error_t *err);
 /* The best recompute-only plan at o->budget: the family's DP plan and, with
  * the default accounting, for exact the approximate DP's too, Chen's proposals and keeping everything, all
