@@ -26,8 +26,11 @@
 
 #define SRV_VERSION "0.1.0"
 /* Part of every cache key: bump it whenever the planner's answers change,
- * so results computed by an older planner are not served again. */
-#define SRV_PLANNER_VERSION "planner-1"
+ * so results computed by an older planner are not served again (a plan
+ * cached by the older planner would disagree with a fit computed by the
+ * newer). planner-2: the least plans' local search (planner/cand_refine.c)
+ * and the slack walk before it changed answers. */
+#define SRV_PLANNER_VERSION "planner-2"
 
 /* Error codes of the server modules: 0 or negative, like the planner's. */
 enum {
