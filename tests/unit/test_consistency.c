@@ -430,6 +430,63 @@ START_TEST(test_least_refined) {
 }
 END_TEST
 
+/* Cancelling a plan at any of its polls, the least plans' local search
+ * (cand_refine.c) among them: ResNet-50 at budget 1 (infeasible, so the
+ * DP's least plan and both searches run) polls should_stop some hundreds
+ * of times; stopped at the k-th poll, for 40 values of k spread over all
+ * of them, the plan returns MP_ECANCELED with a message and no answer, or,
+ * where a poll's verdict comes after the work it guards, the uncancelled
+ * answer. (The ASan build checks that nothing leaks on the way out.) */
+typedef struct {
+  long polls, stop_at;
+} poll_count_t;
+
+static int stop_at_poll(void *arg) {
+  poll_count_t *p = arg;
+  return ++p->polls >= p->stop_at && p->stop_at > 0;
+}
+
+START_TEST(test_cancel_anywhere) {
+  mp_graph_t *g = mp_test_load_shipped("resnet50");
+  mp_plan_options_t o;
+  mp_plan_result_t full, r;
+  mp_error_t err;
+  poll_count_t pc = {0, 0};
+  long total, k;
+  int i, cancelled = 0;
+  mp_plan_options_init(&o);
+  o.solver = MP_SOLVER_EXACT;
+  o.budget = 1;
+  o.threads = 1;
+  o.should_stop = stop_at_poll;
+  o.stop_arg = &pc;
+  ck_assert_int_eq(mp_plan(g, &o, &full, &err), 0);
+  ck_assert(!full.feasible);
+  ck_assert_uint_eq(full.min_feasible_budget, 969269792u);
+  total = pc.polls;
+  ck_assert_int_gt(total, 40);
+  for (i = 0; i < 40; i++) {
+    int rc;
+    k = 1 + (total - 1) * i / 39;
+    pc.polls = 0;
+    pc.stop_at = k;
+    rc = mp_plan(g, &o, &r, &err);
+    if (rc == MP_ECANCELED) {
+      ck_assert_ptr_null(r.schedule);
+      ck_assert(err.message[0] != '\0');
+      cancelled++;
+    } else {
+      ck_assert_msg(rc == 0, "stopped at poll %ld of %ld: %d %s", k, total, rc, err.message);
+      ck_assert_uint_eq(r.min_feasible_budget, full.min_feasible_budget);
+      mp_plan_result_free(&r);
+    }
+  }
+  ck_assert_int_gt(cancelled, 30);
+  mp_plan_result_free(&full);
+  mp_graph_free(g);
+}
+END_TEST
+
 /* hybrid dominates Layrub under the same device: at Layrub's own peak (the
  * least budget it meets) and above, hybrid fits, no slower. */
 START_TEST(test_hybrid_dominates_layrub) {
@@ -666,6 +723,7 @@ Suite *suite_consistency(void) {
   tcase_add_test(tc, test_auto_chain_frontier_is_its_plans);
   tcase_add_test(tc, test_least_budget_is_a_peak);
   tcase_add_test(tc, test_least_refined);
+  tcase_add_test(tc, test_cancel_anywhere);
   tcase_add_test(tc, test_slack_plan);
   tcase_add_test(tc, test_cost_monotone);
   tcase_add_test(tc, test_threads_same_answers);
