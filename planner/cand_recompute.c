@@ -300,11 +300,7 @@ static int mp__dp_ahead(const mp_graph_t *g, const mp_plan_options_t *o, double 
 }
 
 /* The first rung above x. */
-static uint64_t mp__rung_above(uint64_t x) {
-  uint64_t rung = 1;
-  while (rung <= x && rung != UINT64_MAX) rung = mp__rung_next(rung);
-  return rung;
-}
+static uint64_t mp__rung_above(uint64_t x) { return x == UINT64_MAX ? x : mp__rung_ceil(x + 1); }
 
 /* The walk from the first rung above `solved`; `a` (NULL: none) holds the
  * rungs solved ahead of it, and is left empty. */
@@ -342,16 +338,43 @@ static int mp__offer_dp_slack(const mp_graph_t *g, const mp_plan_options_t *o, d
   return rc;
 }
 
+/* Offer the local search's plan from `start` (cand_refine.c), when it
+ * finds one below the start's peak; the answer records `source` when it
+ * wins. Only where the family's DP fails at the budget (the callers): the
+ * searched plan never recomputes less than its start, which every larger
+ * budget is offered, so cost stays monotone. */
+static int mp__offer_refined(const mp_graph_t *g, const mp_plan_options_t *o,
+                             const mp_strategy_t *start, const mp_sim_report_t *start_sim,
+                             const char *source, mp__cand_pick_t *p, mp_plan_result_t *r,
+                             mp_error_t *err) {
+  mp__refine_start_t rs;
+  mp__cand_t lc;
+  mp_schedule_t *sched;
+  int rc;
+  rs.strategy = start;
+  rs.peak = start_sim->peak_bytes;
+  rs.recompute = start_sim->time_recompute;
+  if ((rc = mp__cand_refine_least(g, o, &rs, &lc, err)) != 0 || lc.schedule == NULL) return rc;
+  sched = lc.schedule;
+  mp__cand_pick(p, &lc);
+  if (p->best.schedule == sched) {
+    r->source = source;
+    r->has_model = 0;
+  }
+  mp__cand_free(&lc);
+  return 0;
+}
+
 /* Chen-family candidates offered to a DP solver, recording the source. */
 typedef struct {
   mp__cand_pick_t *p;
   mp_plan_result_t *r;
-  /* the least-peak proposal that cuts (ties: less recomputation, then the
-   * first), where the local search starts (a copy), or NULL; nomem: a copy
-   * failed */
+  /* when track_low: the least-peak proposal that cuts (ties: less
+   * recomputation, then the first), where the local search starts (a
+   * copy), or NULL; nomem: a copy failed */
+  int track_low;
   mp_strategy_t *low;
-  uint64_t low_peak;
-  double low_rc;
+  mp_sim_report_t low_sim; /* its peak and recomputation alone */
   int nomem;
 } mp__portfolio_t;
 
@@ -359,17 +382,18 @@ static void mp__portfolio_visit(void *arg, mp__cand_t *c) {
   mp__portfolio_t *pf = arg;
   mp__cand_t *before = &pf->p->best;
   mp_schedule_t *old = before->schedule;
-  if (c->strategy != NULL && c->schedule != NULL &&
-      (pf->low == NULL || c->sim.peak_bytes < pf->low_peak ||
-       (c->sim.peak_bytes == pf->low_peak && c->sim.time_recompute < pf->low_rc))) {
+  if (pf->track_low && c->strategy != NULL && c->schedule != NULL &&
+      (pf->low == NULL || c->sim.peak_bytes < pf->low_sim.peak_bytes ||
+       (c->sim.peak_bytes == pf->low_sim.peak_bytes &&
+        c->sim.time_recompute < pf->low_sim.time_recompute))) {
     mp_strategy_t *cp = mp_strategy_copy(c->strategy);
     if (cp == NULL) {
       pf->nomem = 1;
     } else {
       mp_strategy_free(pf->low);
       pf->low = cp;
-      pf->low_peak = c->sim.peak_bytes;
-      pf->low_rc = c->sim.time_recompute;
+      pf->low_sim.peak_bytes = c->sim.peak_bytes;
+      pf->low_sim.time_recompute = c->sim.time_recompute;
     }
   }
   mp__cand_pick(pf->p, c);
@@ -436,33 +460,18 @@ static int mp__offer_dp_family(const mp_graph_t *g, const mp_plan_options_t *o, 
   if (rc != 0 || dp_min == 0 || o->accounting != MP_ACCOUNTING_DEFAULT) return rc;
   if ((rc = mp__cand_dp_least(g, o, t0, family, dp_min, &c, &dr, err)) != 0) return rc;
   if (c.schedule != NULL) {
-    mp__cand_t lc;
-    mp__refine_start_t rs;
-    memset(&lc, 0, sizeof(lc));
     peak = c.sim.peak_bytes;
-    /* the same plan lowered by the simulator's figures (cand_refine.c):
-     * like it, the same at every budget that asks, and it never
-     * recomputes less, so it cannot beat the plans offered from dp_min on */
-    rs.strategy = c.strategy;
-    rs.peak = c.sim.peak_bytes;
-    rs.recompute = c.sim.time_recompute;
-    if (o->objective == MP_OBJECTIVE_TIME &&
-        (rc = mp__cand_refine_least(g, o, &rs, &lc, err)) != 0) {
+    /* the same plan lowered by the simulator's figures (cand_refine.c),
+     * searched before the candidate is taken */
+    if (o->objective == MP_OBJECTIVE_TIME)
+      rc = mp__offer_refined(g, o, c.strategy, &c.sim, mp__dp_source(family, &dr, 3), p, r, err);
+    if (rc != 0) {
       mp__cand_free(&c);
       mp_dp_result_free(&dr);
       return rc;
     }
     mp__pick_dp(p, r, &c, mp__dp_source(family, &dr, 1), &dr);
     mp__cand_free(&c);
-    if (lc.schedule != NULL) {
-      mp_schedule_t *sched = lc.schedule;
-      mp__cand_pick(p, &lc);
-      if (p->best.schedule == sched) {
-        r->source = mp__dp_source(family, &dr, 3);
-        r->has_model = 0;
-      }
-      mp__cand_free(&lc);
-    }
     /* the least plan fits the budget with room: so may plans the DP finds
      * at larger model budgets. Not at exactly its peak: when that is the
      * least budget, the plan there must be the one that peaks there (a
@@ -518,6 +527,7 @@ int mp__cand_portfolio(const mp_graph_t *g, const mp_plan_options_t *o, double t
     memset(&pf, 0, sizeof(pf));
     pf.p = &p;
     pf.r = r;
+    pf.track_low = dp_min != 0 && o->objective == MP_OBJECTIVE_TIME; /* a search runs below */
     {
       mp_plan_options_t co = *o;
       co.deadline_ms = 0; /* the deadline bounds the exact DP, which fell back if it hit it */
@@ -527,23 +537,8 @@ int mp__cand_portfolio(const mp_graph_t *g, const mp_plan_options_t *o, double t
        * by the local search (cand_refine.c), like the DP's least plan: the
        * start is offered at every budget, the searched plan only here, and
        * it never recomputes less than the start. */
-      if (rc == 0 && dp_min != 0 && o->objective == MP_OBJECTIVE_TIME && pf.low != NULL) {
-        mp__refine_start_t rs;
-        mp__cand_t lc;
-        rs.strategy = pf.low;
-        rs.peak = pf.low_peak;
-        rs.recompute = pf.low_rc;
-        rc = mp__cand_refine_least(g, o, &rs, &lc, err);
-        if (rc == 0 && lc.schedule != NULL) {
-          mp_schedule_t *sched = lc.schedule;
-          mp__cand_pick(&p, &lc);
-          if (p.best.schedule == sched) {
-            r->source = "memonger-refined";
-            r->has_model = 0;
-          }
-          mp__cand_free(&lc);
-        }
-      }
+      if (rc == 0 && pf.low != NULL)
+        rc = mp__offer_refined(g, o, pf.low, &pf.low_sim, "memonger-refined", &p, r, err);
       mp_strategy_free(pf.low);
       if (rc != 0) goto fail;
     }
