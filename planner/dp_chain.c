@@ -73,6 +73,12 @@ typedef struct {
   uint32_t from;   /* index of the previous pair, UINT32_MAX at {} */
 } mp__cpair_t;
 
+/* A node of the max-tree over states, on the beam's heap. */
+typedef struct {
+  double v;           /* its best score */
+  size_t x, first, len; /* its index and the states it covers */
+} mp__cnode_t;
+
 typedef struct {
   const mp_graph_t *g;
   size_t n;
@@ -103,6 +109,10 @@ typedef struct {
   size_t ncand, capcand;
   size_t work, limit;          /* candidate steps so far, and the limit */
   size_t beam;                /* the last resort's pairs per state (0: all) */
+  int no_skip;                /* tests: the beam's far steps without its skip */
+  mp__chain_stats_t *stats;   /* NULL, or figures for the tests */
+  mp__cnode_t *heap;          /* the beam's far search: tree nodes, best first */
+  size_t nheap, capheap;
 } mp__chain_t;
 
 static double mp__cscore(const mp__chain_t *c, const mp__cpair_t *x) {
@@ -212,6 +222,7 @@ static void mp__chain_free(mp__chain_t *c) {
   free(c->pm);
   free(c->alive);
   free(c->cand);
+  free(c->heap);
 }
 
 static int mp__chain_init(mp__chain_t *c, const mp_graph_t *g, uint64_t budget) {
@@ -525,9 +536,22 @@ static int mp__chain_step(mp__chain_t *c, const mp__cpass_t *ps, uint32_t xi, ui
   return mp__chain_push(c, &y);
 }
 
+/* State L's pairs still alive for targets of 2 M + SV = twoM, the expired
+ * ones dropped for good (its leaf updated). A state's pairs are sorted by
+ * kept memory, so its sigma falls along them and its alive pairs are a
+ * prefix, which shrinks for good. */
+static size_t mp__chain_alive(mp__chain_t *c, size_t L, uint64_t twoM) {
+  size_t o = c->off[L], na = c->alive[L];
+  while (na > 0 && mp__csigma(c, &c->pr[o + na - 1]) < twoM) na--;
+  if (na != c->alive[L]) {
+    c->alive[L] = (uint32_t)na;
+    mp__chain_tree_set(c, L);
+  }
+  return na;
+}
+
 /* Every alive pair of the states [lo, hi) whose score reaches thr, stepped
- * with (m, t). A state's pairs are sorted by kept memory, so its sigma falls
- * along them and its alive pairs are a prefix, which shrinks for good. */
+ * with (m, t). */
 static int mp__chain_far(mp__chain_t *c, const mp__cpass_t *ps, size_t lo, size_t hi, double thr,
                          uint64_t m, double t) {
   size_t stack[3 * 80], sp = 0;
@@ -538,12 +562,7 @@ static int mp__chain_far(mp__chain_t *c, const mp__cpass_t *ps, size_t lo, size_
     size_t len = stack[--sp], first = stack[--sp], x = stack[--sp];
     if (c->tree[x] < thr || first >= hi || first + len <= lo) continue;
     if (len == 1) {
-      size_t L = first, i, o = c->off[L], na = c->alive[L];
-      while (na > 0 && mp__csigma(c, &c->pr[o + na - 1]) < ps->twoM) na--;
-      if (na != c->alive[L]) {
-        c->alive[L] = (uint32_t)na;
-        mp__chain_tree_set(c, L);
-      }
+      size_t L = first, i, o = c->off[L], na = mp__chain_alive(c, L, ps->twoM);
       for (i = o; i < o + na; i++)
         if (mp__cscore(c, &c->pr[i]) >= thr &&
             (rc = mp__chain_step(c, ps, (uint32_t)i, m, t)) != 0)
@@ -566,6 +585,108 @@ static double mp__chain_promise(const mp__chain_t *c, const mp__cpair_t *y, size
     if (x > lb) lb = x;
   }
   return c->T[L] - c->TR[L] - y->a + lb;
+}
+
+/* The beam-th least promise among the candidates of target L so far, or
+ * HUGE_VAL while they are fewer. */
+static double mp__chain_beam_bar(const mp__chain_t *c, size_t L) {
+  double b[MP__CHAIN_BEAM];
+  size_t i, nb = 0, k = c->beam;
+  if (c->ncand < k || k > MP__CHAIN_BEAM) return HUGE_VAL;
+  for (i = 0; i < c->ncand; i++) { /* b: the k least, ascending */
+    double v = mp__chain_promise(c, &c->cand[i], L);
+    size_t j;
+    if (nb == k && v >= b[k - 1]) continue;
+    j = nb < k ? nb++ : k - 1;
+    while (j > 0 && b[j - 1] > v) b[j] = b[j - 1], j--;
+    b[j] = v;
+  }
+  return b[k - 1];
+}
+
+/* The heap of tree nodes (a max-heap on v). */
+static int mp__chain_heap_push(mp__chain_t *c, size_t x, size_t first, size_t len) {
+  size_t i;
+  double v = c->tree[x];
+  if (c->nheap == c->capheap) {
+    size_t nc = c->capheap ? 2 * c->capheap : 256;
+    mp__cnode_t *nh = realloc(c->heap, nc * sizeof(*nh));
+    if (nh == NULL) return MP_ENOMEM;
+    c->heap = nh;
+    c->capheap = nc;
+  }
+  for (i = c->nheap++; i > 0 && c->heap[(i - 1) / 2].v < v; i = (i - 1) / 2)
+    c->heap[i] = c->heap[(i - 1) / 2];
+  c->heap[i].v = v;
+  c->heap[i].x = x;
+  c->heap[i].first = first;
+  c->heap[i].len = len;
+  return 0;
+}
+
+static mp__cnode_t mp__chain_heap_pop(mp__chain_t *c) {
+  mp__cnode_t top = c->heap[0], last = c->heap[--c->nheap];
+  size_t i = 0, n = c->nheap;
+  if (n == 0) return top;
+  for (;;) {
+    size_t l = 2 * i + 1, b;
+    if (l >= n) break;
+    b = l + 1 < n && c->heap[l + 1].v > c->heap[l].v ? l + 1 : l;
+    if (c->heap[b].v <= last.v) break;
+    c->heap[i] = c->heap[b];
+    i = b;
+  }
+  c->heap[i] = last;
+  return top;
+}
+
+/* The beam's far steps: mp__chain_far's, with one more skip. The beam keeps
+ * the c->beam candidates of least promise, and a far source's candidate
+ * has promise at least K - score (K fixed by the target; the first
+ * multiplier's term alone), so once `beam` candidates promise less than
+ * some bar, a source whose score is below K - bar cannot be kept: it is
+ * skipped unstepped. The states are visited best score first (a heap over
+ * the max-tree), so the bar falls early and whole subtrees are skipped.
+ *
+ * The bar is taken from the candidates' staircase as it stands. The
+ * staircase loses candidates only to ones that beat them, whose promise is
+ * no larger, so the bar can rise only when one candidate beats two of the
+ * best ones; a source skipped before that could have been kept. The beam is
+ * a last resort with no optimality claim either way; on the generated
+ * transformers of the bench it keeps the same pairs as without the skip
+ * (tests/unit/test_solver_chain.c, test_near_chain_beam_skip). */
+static int mp__chain_far_beam(mp__chain_t *c, const mp__cpass_t *ps, size_t lo, size_t hi,
+                              double thr, uint64_t m, double t) {
+  size_t L = ps->L;
+  double K = c->T[L] - c->TR[L] - t + c->H[L] - c->lam * (double)(c->cap - m - c->MR[L]);
+  double eps = 1e-9 * (fabs(K) + 1), th = thr, bar;
+  int rc;
+  if (lo >= hi) return 0;
+  c->nheap = 0;
+  if ((rc = mp__chain_heap_push(c, 1, 0, c->tcap)) != 0) return rc;
+  bar = c->no_skip ? HUGE_VAL : mp__chain_beam_bar(c, L);
+  if (bar < HUGE_VAL && K - bar - eps > th) th = K - bar - eps;
+  while (c->nheap > 0) {
+    mp__cnode_t nd = mp__chain_heap_pop(c);
+    if (nd.v < th) break; /* the best left: nothing else reaches th */
+    if (nd.first >= hi || nd.first + nd.len <= lo) continue;
+    if (nd.len == 1) {
+      size_t S = nd.first, i, o = c->off[S], na = mp__chain_alive(c, S, ps->twoM);
+      for (i = o; i < o + na; i++)
+        if (mp__cscore(c, &c->pr[i]) >= th &&
+            (rc = mp__chain_step(c, ps, (uint32_t)i, m, t)) != 0)
+          return rc;
+      bar = c->no_skip ? HUGE_VAL : mp__chain_beam_bar(c, L);
+      if (bar < HUGE_VAL && K - bar - eps > th) th = K - bar - eps;
+      continue;
+    }
+    if (c->tree[2 * nd.x] >= th && (rc = mp__chain_heap_push(c, 2 * nd.x, nd.first, nd.len / 2)) != 0)
+      return rc;
+    if (c->tree[2 * nd.x + 1] >= th &&
+        (rc = mp__chain_heap_push(c, 2 * nd.x + 1, nd.first + nd.len / 2, nd.len / 2)) != 0)
+      return rc;
+  }
+  return 0;
 }
 
 /* The last resort's beam: keep the c->beam most promising pairs of the
@@ -626,8 +747,10 @@ static int mp__chain_pass(mp__chain_t *c, const mp_plan_options_t *o, double t0,
     /* sources up to first(L): all of bd(L) kept */
     thr = c->T[L] - c->TR[L] - c->tb[L] + c->H[L] - c->lam * (double)c->cap +
           c->lam * (double)(c->mb[L] + c->MR[L]) - R - tol - 1e-9 * fabs(c->lam * (double)c->cap);
-    if ((rc = mp__chain_far(c, &ps, 0, fst + 1, thr, c->mb[L], c->tb[L])) != 0) return rc;
-    /* the sources after it, one by one */
+    if (c->beam == 0 && (rc = mp__chain_far(c, &ps, 0, fst + 1, thr, c->mb[L], c->tb[L])) != 0)
+      return rc;
+    /* the sources after it, one by one (in the beam, first: their
+     * candidates set the bar of the far steps) */
     for (Lp = fst + 1; Lp < L; Lp++) {
       uint64_t m;
       double t;
@@ -635,6 +758,9 @@ static int mp__chain_pass(mp__chain_t *c, const mp_plan_options_t *o, double t0,
       for (k = c->off[Lp]; k < c->off[Lp + 1]; k++)
         if ((rc = mp__chain_step(c, &ps, (uint32_t)k, m, t)) != 0) return rc;
     }
+    if (c->beam > 0 &&
+        (rc = mp__chain_far_beam(c, &ps, 0, fst + 1, thr, c->mb[L], c->tb[L])) != 0)
+      return rc;
     if (c->npr + c->ncand > c->cappr) {
       size_t nc = c->cappr;
       mp__cpair_t *np;
@@ -709,6 +835,11 @@ static int mp__chain_strategy(const mp__chain_t *c, const uint32_t *ends, size_t
 
 int mp__chain_solve(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
                     mp_dp_result_t *res, mp_error_t *err) {
+  return mp__chain_solve_ex(g, o, t0, 0, NULL, res, err);
+}
+
+int mp__chain_solve_ex(const mp_graph_t *g, const mp_plan_options_t *o, double t0, int no_skip,
+                       mp__chain_stats_t *stats, mp_dp_result_t *res, mp_error_t *err) {
   mp__chain_t c;
   mp__chain_shape_t sh;
   uint32_t *qnext = NULL, *dq = NULL, *ends = NULL;
@@ -718,10 +849,13 @@ int mp__chain_solve(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
   int rc, proven = 0;
 
   memset(res, 0, sizeof(*res));
+  if (stats) memset(stats, 0, sizeof(*stats));
   if ((rc = mp__chain_shape(g, &sh)) != 0) return mp_error_set(err, rc, "", "out of memory");
   if ((rc = mp__chain_init(&c, g, budget > g->const_bytes ? budget - g->const_bytes : 0)) != 0)
     goto nomem;
   n = c.n;
+  c.no_skip = no_skip;
+  c.stats = stats;
   res->n_lower_sets = n + 1;
   c.limit = sh.chain ? MP__CHAIN_WORK_LIMIT : MP__CHAIN_NEAR_WORK_LIMIT;
   qnext = malloc((n + 1) * sizeof(uint32_t));
@@ -775,6 +909,7 @@ int mp__chain_solve(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
   for (;;) {
     uint32_t bi = UINT32_MAX;
     double bc = HUGE_VAL;
+    if (stats && c.beam > 0) stats->beam_passes++;
     if ((rc = mp__chain_pass(&c, o, t0, R, tol, &bi, &bc, err)) != 0) goto out;
     if (bi != UINT32_MAX && bc < best_c) {
       /* keep the path: the pairs are rebuilt by the next pass */
@@ -858,6 +993,7 @@ nomem:
   rc = mp_error_set(err, MP_ENOMEM, "", "out of memory");
 out:
   if (rc != 0) mp_dp_result_free(res);
+  if (stats) stats->work = c.work;
   mp__chain_free(&c);
   free(qnext);
   free(dq);

@@ -50,6 +50,18 @@ int mp__chain_shape(const mp_graph_t *g, mp__chain_shape_t *out);
 int mp__chain_solve(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
                     mp_dp_result_t *res, mp_error_t *err);
 
+/* What a solve did, for the tests. */
+typedef struct {
+  size_t work;         /* candidate steps in all passes */
+  size_t beam_passes;  /* passes of the last resort's beam (0: it never ran) */
+} mp__chain_stats_t;
+
+/* mp__chain_solve, for the tests: no_skip != 0 steps every far source of
+ * the beam that passes the cut, as before the skip of
+ * mp__chain_far_beam (dp_chain.c); stats (NULL: none) gets what it did. */
+int mp__chain_solve_ex(const mp_graph_t *g, const mp_plan_options_t *o, double t0, int no_skip,
+                       mp__chain_stats_t *stats, mp_dp_result_t *res, mp_error_t *err);
+
 /* The most budgets mp__chain_solve_many solves at once. */
 #define MP__CHAIN_MANY_MAX 8
 

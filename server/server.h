@@ -29,8 +29,11 @@
  * so results computed by an older planner are not served again (a plan
  * cached by the older planner would disagree with a fit computed by the
  * newer). planner-2: the least plans' local search (planner/cand_refine.c)
- * and the slack walk before it changed answers. */
-#define SRV_PLANNER_VERSION "planner-2"
+ * and the slack walk before it changed answers. planner-3: the prefix DP's
+ * beam skips sources (dp_chain.c); the same answers wherever measured, but
+ * it may keep other pairs in a rare case, so a cached near-chain plan could
+ * differ. */
+#define SRV_PLANNER_VERSION "planner-3"
 
 /* Error codes of the server modules: 0 or negative, like the planner's. */
 enum {

@@ -83,7 +83,7 @@ START_TEST(test_metrics_scrape) {
     fprintf(stderr, "test_metrics: promtool not installed (Debian: apt-get install prometheus); lint skipped\n");
   }
 
-  ck_assert_ptr_nonnull(strstr(text, "\nmemplan_build_info{version=\"0.1.0\",planner_version=\"planner-2\"} 1\n"));
+  ck_assert_ptr_nonnull(strstr(text, "\nmemplan_build_info{version=\"0.1.0\",planner_version=\"planner-3\"} 1\n"));
   ck_assert_ptr_nonnull(strstr(text, "\n# TYPE memplan_http_request_duration_seconds histogram\n"));
   ck_assert_double_eq(series(text, "memplan_http_requests_total{route=\"/v1/status\",status=\"200\"}"), 3);
   ck_assert_double_eq(series(text, "memplan_http_request_duration_seconds_count{route=\"/v1/status\"}"), 3);

@@ -194,6 +194,45 @@ START_TEST(test_near_chain_valid) {
 }
 END_TEST
 
+/* The beam's skip (dp_chain.c, mp__chain_far_beam) on transformer-shaped
+ * near-chains large enough for the beam to run: the same answer as the beam
+ * without it, found with fewer steps. */
+START_TEST(test_near_chain_beam_skip) {
+  static const unsigned pct[] = {20, 30};
+  mp_graph_t *g = mp_gen_transformer(1500, 1);
+  uint64_t lo, hi;
+  size_t i, v;
+  ck_assert_ptr_nonnull(g);
+  tc_range(g, &lo, &hi);
+  for (i = 0; i < sizeof(pct) / sizeof(pct[0]); i++) {
+    mp_plan_options_t o;
+    mp_dp_result_t r[2];
+    mp__chain_stats_t st[2];
+    mp_error_t err;
+    int k;
+    mp_plan_options_init(&o);
+    o.budget = lo + (hi - lo) / 100 * pct[i];
+    for (k = 0; k < 2; k++) {
+      ck_assert_int_eq(mp__chain_solve_ex(g, &o, 0, k, &st[k], &r[k], &err), 0);
+      ck_assert(r[k].feasible);
+      ck_assert_uint_gt(st[k].beam_passes, 0); /* the beam ran */
+      ck_assert_uint_le(r[k].model_peak, o.budget);
+      ck_assert_int_eq(mp_strategy_check(g, r[k].strategy, &err), 0);
+    }
+    ck_assert_uint_eq(st[0].beam_passes, st[1].beam_passes);
+    ck_assert_uint_lt(st[0].work, st[1].work);
+    ck_assert(r[0].recompute_time == r[1].recompute_time);
+    ck_assert_uint_eq(r[0].model_peak, r[1].model_peak);
+    ck_assert_uint_eq(r[0].kept_bytes, r[1].kept_bytes);
+    ck_assert_uint_eq(r[0].strategy->n_segments, r[1].strategy->n_segments);
+    for (v = 0; v < g->n_nodes; v++) ck_assert_uint_eq(r[0].strategy->seg[v], r[1].strategy->seg[v]);
+    mp_dp_result_free(&r[0]);
+    mp_dp_result_free(&r[1]);
+  }
+  mp_graph_free(g);
+}
+END_TEST
+
 /* auto's rule: large chains and near-chains go to the prefix DP, small ones
  * and wide graphs to the exact DP. */
 START_TEST(test_auto_rule) {
@@ -259,6 +298,7 @@ Suite *suite_solver_chain(void) {
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_chain_matches_exact);
   tcase_add_test(tc, test_near_chain_valid);
+  tcase_add_test(tc, test_near_chain_beam_skip);
   tcase_add_test(tc, test_auto_rule);
   tcase_add_test(tc, test_generators);
   suite_add_tcase(s, tc);
