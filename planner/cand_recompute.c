@@ -500,7 +500,7 @@ int mp__cand_portfolio(const mp_graph_t *g, const mp_plan_options_t *o, double t
    * frontier's), or the plan's own. Sharing never changes an answer: every
    * solve is pure (mp__reuse_solve), the same whatever was asked before. */
   if (so.reuse != NULL && mp__reuse_graph(so.reuse) != g) so.reuse = NULL; /* (another graph's) */
-  if (so.reuse == NULL && so.deadline_ms <= 0 && family != MP__FAMILY_CHAIN &&
+  if (so.reuse == NULL && family != MP__FAMILY_CHAIN &&
       (own = mp__reuse_new(g)) != NULL)
     so.reuse = own;
   o = &so;

@@ -81,6 +81,7 @@ static int mp__exec_with_fallback(mp__dp_t *c, const mp_dp_options_t *o, int fro
   int rc = mp__exec(c, frontier, o->objective, budget, hint);
   if (rc == MP_ETIMEDOUT && mp__complete(c)) {
     mp__dp_free_family(c);
+    c->timed_out = 1;
     snprintf(reason, reason_len, "the deadline of %.0f ms passed during the exact DP",
              o->deadline_ms);
     *exact_used = 0;
@@ -235,9 +236,11 @@ static int mp__session_open(mp_dp_session_t *s, const mp_graph_t *g, const mp_dp
   return mp__load_family(&s->c, o, t0, s->reason, sizeof(s->reason), &s->exact_used);
 }
 
-/* One solve at `budget` (in the options' terms), the deadline counted from
- * t0. Fills *res (zeroed first); on error *res is left zeroed. */
-static int mp__session_solve(mp_dp_session_t *s, uint64_t budget, double t0, mp_dp_result_t *res) {
+/* One solve at `budget` (in the options' terms), the deadline (deadline_ms,
+ * 0: none) counted from t0. Fills *res (zeroed first); on error *res is
+ * left zeroed. */
+static int mp__session_solve(mp_dp_session_t *s, uint64_t budget, double t0, double deadline_ms,
+                             mp_dp_result_t *res) {
   const mp_graph_t *g = s->g;
   const mp_dp_options_t *o = &s->o;
   mp__dp_t *c = &s->c;
@@ -248,7 +251,7 @@ static int mp__session_solve(mp_dp_session_t *s, uint64_t budget, double t0, mp_
 
   memset(res, 0, sizeof(*res));
   mp__hint_init(&hint);
-  c->deadline_at = mp__complete(c) && o->deadline_ms > 0 ? t0 + o->deadline_ms : 0;
+  c->deadline_at = mp__complete(c) && deadline_ms > 0 ? t0 + deadline_ms : 0;
   if (o->accounting == MP_ACCOUNTING_REFERENCE) {
     bact = budget;
   } else if (budget < g->const_bytes) {
@@ -300,8 +303,10 @@ static int mp__session_solve(mp_dp_session_t *s, uint64_t budget, double t0, mp_
     if (!mp__complete(c)) mp__hint_init(&hint); /* after a fallback */
     rc = mp__solve_minpeak(c, &hint, &p);
     if (rc == MP_ETIMEDOUT) {
-      /* the answer (no plan) stands; only the least budget is unknown */
+      /* the answer (no plan) stands; only the least budget is unknown,
+       * which the clock decided (mp__dp_session_timed_out) */
       size_t n = strlen(res->fallback_reason);
+      c->timed_out = 1;
       snprintf(res->fallback_reason + n, sizeof(res->fallback_reason) - n, "%s%s",
                n ? "; " : "", "deadline passed before the least feasible budget was found");
     } else if (rc != 0) {
@@ -331,7 +336,7 @@ int mp_dp_solve(const mp_graph_t *g, const mp_dp_options_t *opts, mp_dp_result_t
   }
   if ((rc = mp__check_options(opts, err)) != 0) return rc;
   rc = mp__session_open(&s, g, opts, t0, 0);
-  if (rc == 0) rc = mp__session_solve(&s, opts->budget, t0, res);
+  if (rc == 0) rc = mp__session_solve(&s, opts->budget, t0, opts->deadline_ms, res);
   mp__session_close(&s);
   return rc == 0 ? 0 : mp__fail(rc, err);
 }
@@ -359,9 +364,17 @@ int mp_dp_session_new(const mp_graph_t *g, const mp_dp_options_t *opts, mp_dp_se
 
 int mp_dp_session_solve(mp_dp_session_t *s, uint64_t budget, mp_dp_result_t *res,
                         mp_error_t *err) {
-  int rc = mp__session_solve(s, budget, mp_lowerset_clock_ms(), res);
+  int rc = mp__session_solve(s, budget, mp_lowerset_clock_ms(), s->o.deadline_ms, res);
   return rc == 0 ? 0 : mp__fail(rc, err);
 }
+
+int mp__dp_session_solve_until(mp_dp_session_t *s, uint64_t budget, double deadline_ms,
+                               mp_dp_result_t *res, mp_error_t *err) {
+  int rc = mp__session_solve(s, budget, mp_lowerset_clock_ms(), deadline_ms, res);
+  return rc == 0 ? 0 : mp__fail(rc, err);
+}
+
+int mp__dp_session_timed_out(const mp_dp_session_t *s) { return s->c.timed_out; }
 
 int mp_dp_session_staircase(mp_dp_session_t *s, uint64_t max_budget, size_t max_work,
                             mp_dp_point_t **points, size_t *n_points, mp_error_t *err) {

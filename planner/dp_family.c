@@ -327,6 +327,7 @@ int mp__load_family(mp__dp_t *c, const mp_dp_options_t *o, double t0, char *reas
       else
         snprintf(reason, reason_len, "the lower sets exceed the memory cap after %zu", seen);
     } else if (rc == MP_ETIMEDOUT) {
+      c->timed_out = 1;
       snprintf(reason, reason_len,
                "the deadline of %.0f ms passed while enumerating lower sets (%zu so far)",
                o->deadline_ms, seen);

@@ -223,6 +223,8 @@ typedef struct {
 
   /* stopping */
   double deadline_at; /* 0: none */
+  int timed_out;      /* the deadline changed an answer: moved it to the
+                         fallback family, or left a least budget unknown */
   int (*should_stop)(void *);
   void *stop_arg;
   size_t work;
@@ -242,6 +244,18 @@ int mp__load_family(mp__dp_t *c, const mp_dp_options_t *o, double t0, char *reas
 int mp__dp_prepare(mp__dp_t *c);
 void mp__dp_free_family(mp__dp_t *c);
 void mp__dp_free(mp__dp_t *c);
+
+/* ---- Sessions, for the reuse record (dp.c, reuse.c) -------------------------- */
+
+/* mp_dp_session_solve with deadline_ms (0: none) in place of the session's
+ * own: the caller's plan decides how long its solve may take. */
+int mp__dp_session_solve_until(mp_dp_session_t *s, uint64_t budget, double deadline_ms,
+                               mp_dp_result_t *res, mp_error_t *err);
+/* Whether a deadline has changed one of the session's answers: moved it to
+ * the fallback family (while enumerating its lower sets or during an exact
+ * solve) or left an infeasible answer without its least budget. Until then
+ * its answers are those of a session without a deadline. */
+int mp__dp_session_timed_out(const mp_dp_session_t *s);
 
 /* ---- The fallback family (dp_window.c) -------------------------------------- */
 

@@ -4,10 +4,11 @@
  * solver used. It is the answer of `memplan fit` and POST /v1/fit.
  *
  * It costs one mp_plan per distinct budget (a budget asked twice is planned
- * once); without a deadline the plans share DP sessions (the lower sets and
- * the reverse pass are done once) and the DP's answers (reuse.c), which
- * changes no answer. With a deadline (o->deadline_ms > 0) each budget is
- * planned afresh, the deadline applying to each plan. With o->threads > 1
+ * once); the plans share DP sessions (the lower sets and the reverse pass
+ * are done once) and the DP's answers (reuse.c), which changes no answer.
+ * A deadline (o->deadline_ms > 0) applies to each plan; an answer it
+ * changed (the exact DP fell back when it passed) is not shared. With
+ * o->threads > 1
  * the budgets are planned on up to that many threads (plan_many.c), with
  * the same answers; o->should_stop is then called from those threads, one
  * at a time.

@@ -126,16 +126,18 @@ mp_dp_session_t *mp__reuse_session(mp__reuse_t *u, const mp_dp_options_t *d, int
 /* The family's DP (exact = 1: the exact family with its fallback; 0:
  * approx) at o->budget, from the book's answer at that budget or else the
  * session the reuse record keeps for the family, made on first use from
- * `d` (mp__dp_options_from's, with o's objective and accounting). A session
- * made under other options or a deadline is not used: a fresh mp_dp_solve
- * answers. */
+ * `d` (mp__dp_options_from's, with o's objective and accounting), the solve
+ * under d's deadline. A session made under other options (deadlines aside)
+ * is not used: a fresh mp_dp_solve answers. An answer the deadline changed
+ * (the exact DP fell back when it passed) is not kept, and its session is
+ * dropped (reuse.c). */
 int mp__reuse_solve(const mp_plan_options_t *o, const mp_dp_options_t *d, mp_dp_result_t *dr,
                     mp_error_t *err);
 
 /* The options for many plans on g (a fit's, a sampled frontier's): in
  * c->o, the caller's with, when o->threads > 1, a should_stop safe to call
- * from several threads (progress.h, mp__serial_poll), and without a
- * deadline a reuse record the plans share (reuse.c). The record is made
+ * from several threads (progress.h, mp__serial_poll), and a reuse record
+ * the plans share (reuse.c). The record is made
  * after the wrap, so its sessions poll the wrapped should_stop and every
  * plan, on whatever thread, can use them. Release with mp__many_close. 0 or
  * MP_ENOMEM. */

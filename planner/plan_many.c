@@ -107,7 +107,7 @@ int mp__many_open(const mp_graph_t *g, const mp_plan_options_t *o, mp__many_ctx_
     if ((rc = mp__serial_wrap(o, &c->serial, &c->o)) != 0) return mp_error_set(err, rc, "", "out of memory");
     c->serial_on = 1;
   }
-  if (c->o.deadline_ms <= 0) c->o.reuse = mp__reuse_new(g); /* NULL (out of memory): no sharing */
+  c->o.reuse = mp__reuse_new(g); /* NULL (out of memory): no sharing */
   return 0;
 }
 
@@ -149,8 +149,8 @@ int mp__plan_many(const mp_graph_t *g, const mp_plan_options_t *o, double t0, co
   }
   m.nt = nt;
   /* thread 0 is this one, with the caller's record; the others get records
-   * sharing its book (or none when the caller has none, as under a
-   * deadline, where no session is used). A thread that cannot start leaves
+   * sharing its book (or none when the caller has none: out of memory).
+   * A thread that cannot start leaves
    * its run to the others. */
   for (i = 1; i < nt; i++) {
     th[i].m = &m;

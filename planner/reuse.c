@@ -17,11 +17,24 @@
  * A session is one thread's at a time (its search scratch is in it), so
  * plans on parallel threads (plan_many.c) each have a record of their own,
  * with their own sessions, sharing one book of answers under a mutex.
+ *
+ * Under a deadline (mp_plan_options_t.deadline_ms; the daemon enforces its
+ * plan timeout through should_stop instead) the same holds. A deadline changes an exact solve's answer only when it passes:
+ * the exact DP then falls back to the window family, and the answer depends
+ * on the clock. Until then the answer is the deadline-free one, so it is
+ * kept and given again like any other; each solve runs under its caller's
+ * deadline, not the session's. A session the deadline has moved to the
+ * fallback (mp__dp_session_timed_out) answers the solve that moved it and
+ * is dropped, its answer not kept; the next solve makes a new session, as a
+ * fresh mp_dp_solve would have. (Before, a deadline turned all sharing off:
+ * GoogLeNet's frontier under one took 178 s instead of 13, as `make
+ * bench`'s table of the shipped graphs, which sets one, reported.)
  */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dp_internal.h"
 #include "plan_internal.h"
 
 /* A session's answer at one budget. */
@@ -104,18 +117,18 @@ void mp__reuse_free(mp__reuse_t *u) {
   free(u);
 }
 
-/* Would a session made with `a` answer a solve with `b` (budgets aside)? */
+/* Would a session made with `a` answer a solve with `b` (budgets and
+ * deadlines aside: only answers no deadline touched are kept)? */
 static int mp__same_dp(const mp_dp_options_t *a, const mp_dp_options_t *b) {
   return a->exact == b->exact && a->objective == b->objective && a->accounting == b->accounting &&
          a->max_lower_sets == b->max_lower_sets && a->window_sets == b->window_sets &&
-         a->deadline_ms <= 0 && b->deadline_ms <= 0 && a->should_stop == b->should_stop &&
+         a->should_stop == b->should_stop &&
          a->stop_arg == b->stop_arg && a->tuning == b->tuning && a->threads == b->threads;
 }
 
 mp_dp_session_t *mp__reuse_session(mp__reuse_t *u, const mp_dp_options_t *d, int *rc, mp_error_t *err) {
   int k = d->exact ? 1 : 0;
   *rc = 0;
-  if (d->deadline_ms > 0) return NULL;
   if (!u->fam[k].made) {
     u->fam[k].made = 1;
     u->fam[k].d = *d;
@@ -210,7 +223,15 @@ int mp__reuse_solve(const mp_plan_options_t *o, const mp_dp_options_t *d, mp_dp_
   if (s == NULL) return mp_dp_solve(u->g, d, dr, err);
   if ((rc = mp__book_find(u->book, k, d, d->budget, dr)) == 1) return 0;
   if (rc != 0) return mp_error_set(err, rc, "", "out of memory");
-  if ((rc = mp_dp_session_solve(s, d->budget, dr, err)) != 0) return rc;
+  rc = mp__dp_session_solve_until(s, d->budget, d->deadline_ms, dr, err);
+  if (mp__dp_session_timed_out(s)) {
+    /* on the fallback because of the clock: answer, keep nothing */
+    mp_dp_session_free(s);
+    u->fam[k].s = NULL;
+    u->fam[k].made = 0;
+    return rc;
+  }
+  if (rc != 0) return rc;
   mp__book_keep(u->book, k, d, d->budget, dr);
   return 0;
 }

@@ -26,6 +26,8 @@
 
 #include "consistency.h"
 #include "dp.h"
+#include "../layered_dag.h"
+#include "plan_internal.h"
 #include "fit.h"
 #include "frontier.h"
 #include "schedule.h"
@@ -712,6 +714,111 @@ START_TEST(test_threads_cancel) {
 }
 END_TEST
 
+
+/* A should_stop that counts its calls. */
+static int count_polls(void *arg) {
+  (*(size_t *)arg)++;
+  return 0;
+}
+
+/* Under a deadline (mp_plan_options_t.deadline_ms) the DP's sessions and
+ * answers are shared as without (reuse.c): a budget solved once is
+ * answered from the book, with no search (no poll), and a fit and a
+ * frontier under a deadline answer exactly as without one. An answer the
+ * deadline changed (the exact DP fell back when it passed) is not kept:
+ * the same budget asked again without a deadline gets the exact answer. */
+START_TEST(test_reuse_under_deadline) {
+  mp_graph_t *g = mp_test_load_shipped("resnet50"), *w = mp_tl_layered_dag(60, 2, 30);
+  mp_plan_options_t o;
+  mp_dp_options_t d;
+  mp_dp_result_t r1, r2, r3;
+  mp_error_t err;
+  size_t polls = 0, v, k;
+  uint64_t b[10], lo, hi;
+  mp_fit_t fit[2];
+  mp_frontier_t fr[2];
+
+  mp_plan_options_init(&o);
+  o.deadline_ms = 300000;
+  o.should_stop = count_polls;
+  o.stop_arg = &polls;
+  o.reuse = mp__reuse_new(g);
+  ck_assert_ptr_nonnull(o.reuse);
+  mp__dp_options_from(&o, 1, &d);
+  d.objective = o.objective;
+  d.accounting = o.accounting;
+  d.budget = (uint64_t)2 << 30;
+  ck_assert_int_eq(mp__reuse_solve(&o, &d, &r1, &err), 0);
+  ck_assert_uint_gt(polls, 0);
+  ck_assert(r1.feasible && r1.exact_used);
+  polls = 0;
+  ck_assert_int_eq(mp__reuse_solve(&o, &d, &r2, &err), 0);
+  ck_assert_uint_eq(polls, 0); /* from the book */
+  ck_assert(r2.recompute_time == r1.recompute_time);
+  ck_assert_uint_eq(r2.model_peak, r1.model_peak);
+  for (v = 0; v < g->n_nodes; v++) ck_assert_uint_eq(r2.strategy->seg[v], r1.strategy->seg[v]);
+  mp_dp_result_free(&r1);
+  mp_dp_result_free(&r2);
+  mp__reuse_free(o.reuse);
+
+  /* a fit and a frontier, with and without a deadline */
+  for (k = 0; k < 2; k++) {
+    mp_plan_options_t po;
+    mp_plan_options_init(&po);
+    po.threads = 2;
+    po.deadline_ms = k ? 300000 : 0;
+    ck_assert_int_eq(mp_frontier(g, &po, &fr[k], &err), 0);
+    lo = fr[k].points[0].budget;
+    hi = fr[k].peak_no_recompute;
+    for (v = 0; v < 10; v++) b[v] = lo - 1 + (hi - lo) / 9 * v;
+    ck_assert_int_eq(mp_fit(g, &po, b, 10, &fit[k], &err), 0);
+  }
+  ck_assert_uint_eq(fr[0].n_points, fr[1].n_points);
+  for (v = 0; v < fr[0].n_points; v++) {
+    ck_assert_uint_eq(fr[0].points[v].budget, fr[1].points[v].budget);
+    ck_assert(fr[0].points[v].recompute == fr[1].points[v].recompute);
+    ck_assert_uint_eq(fr[0].points[v].peak_bytes, fr[1].points[v].peak_bytes);
+  }
+  for (v = 0; v < 10; v++) {
+    ck_assert_int_eq(fit[0].answers[v].feasible, fit[1].answers[v].feasible);
+    ck_assert_uint_eq(fit[0].answers[v].peak_bytes, fit[1].answers[v].peak_bytes);
+    ck_assert(fit[0].answers[v].recompute == fit[1].answers[v].recompute);
+    ck_assert_uint_eq(fit[0].answers[v].min_feasible_budget, fit[1].answers[v].min_feasible_budget);
+  }
+  ck_assert_int_eq(fit[0].answers[0].feasible, 0); /* one byte below the least budget */
+  for (k = 0; k < 2; k++) {
+    mp_fit_free(&fit[k]);
+    mp_frontier_free(&fr[k]);
+  }
+
+  /* a deadline that passes at once: the exact DP falls back, and that
+   * answer is not kept */
+  ck_assert_ptr_nonnull(w);
+  mp_plan_options_init(&o);
+  o.deadline_ms = 1e-6;
+  o.reuse = mp__reuse_new(w);
+  mp__dp_options_from(&o, 1, &d);
+  d.objective = o.objective;
+  d.accounting = o.accounting;
+  d.budget = UINT64_MAX / 4;
+  ck_assert_int_eq(mp__reuse_solve(&o, &d, &r1, &err), 0);
+  ck_assert_int_eq(r1.exact_used, 0);
+  ck_assert_ptr_nonnull(strstr(r1.fallback_reason, "deadline"));
+  d.deadline_ms = 0;
+  ck_assert_int_eq(mp__reuse_solve(&o, &d, &r2, &err), 0);
+  ck_assert_int_eq(r2.exact_used, 1);
+  ck_assert_int_eq(mp_dp_solve(w, &d, &r3, &err), 0);
+  ck_assert(r2.recompute_time == r3.recompute_time);
+  ck_assert_uint_eq(r2.model_peak, r3.model_peak);
+  mp_dp_result_free(&r1);
+  mp_dp_result_free(&r2);
+  mp_dp_result_free(&r3);
+  mp__reuse_free(o.reuse);
+  mp_graph_free(w);
+  mp_graph_free(g);
+}
+END_TEST
+
 Suite *suite_consistency(void) {
   Suite *s = suite_create("consistency");
   TCase *tc = tcase_create("one truth");
@@ -730,6 +837,7 @@ Suite *suite_consistency(void) {
   tcase_add_test(tc, test_chain_walk_threads);
   tcase_add_test(tc, test_threads_cancel);
   tcase_add_test(tc, test_fit_repeated_budgets);
+  tcase_add_test(tc, test_reuse_under_deadline);
   suite_add_tcase(s, tc);
   return s;
 }
