@@ -364,8 +364,7 @@ int mp_dp_session_new(const mp_graph_t *g, const mp_dp_options_t *opts, mp_dp_se
 
 int mp_dp_session_solve(mp_dp_session_t *s, uint64_t budget, mp_dp_result_t *res,
                         mp_error_t *err) {
-  int rc = mp__session_solve(s, budget, mp_lowerset_clock_ms(), s->o.deadline_ms, res);
-  return rc == 0 ? 0 : mp__fail(rc, err);
+  return mp__dp_session_solve_until(s, budget, s->o.deadline_ms, res, err);
 }
 
 int mp__dp_session_solve_until(mp_dp_session_t *s, uint64_t budget, double deadline_ms,

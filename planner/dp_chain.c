@@ -110,7 +110,7 @@ typedef struct {
   size_t hint;                /* where the last push placed or met its pair */
   size_t work, limit;          /* candidate steps so far, and the limit */
   size_t beam;                /* the last resort's pairs per state (0: all) */
-  int no_skip;                /* tests: the beam's far steps without its skip */
+  int no_skip;                /* tests: the beam's far steps by mp__chain_far */
   mp__chain_stats_t *stats;   /* NULL, or figures for the tests */
   mp__cnode_t *heap;          /* the beam's far search: tree nodes, best first */
   size_t nheap, capheap;
@@ -704,7 +704,7 @@ static int mp__chain_far_beam(mp__chain_t *c, const mp__cpass_t *ps, size_t lo, 
   if (lo >= hi) return 0;
   c->nheap = 0;
   if ((rc = mp__chain_heap_push(c, 1, 0, c->tcap)) != 0) return rc;
-  bar = c->no_skip ? HUGE_VAL : mp__chain_beam_bar(c, L);
+  bar = mp__chain_beam_bar(c, L);
   if (bar < HUGE_VAL && K - bar - eps > th) th = K - bar - eps;
   while (c->nheap > 0) {
     mp__cnode_t nd = mp__chain_heap_pop(c);
@@ -716,7 +716,7 @@ static int mp__chain_far_beam(mp__chain_t *c, const mp__cpass_t *ps, size_t lo, 
         if (mp__cscore(c, &c->pr[i]) >= th &&
             (rc = mp__chain_step_far(c, ps, (uint32_t)i, m, t)) != 0)
           return rc;
-      bar = c->no_skip ? HUGE_VAL : mp__chain_beam_bar(c, L);
+      bar = mp__chain_beam_bar(c, L);
       if (bar < HUGE_VAL && K - bar - eps > th) th = K - bar - eps;
       continue;
     }
@@ -799,7 +799,8 @@ static int mp__chain_pass(mp__chain_t *c, const mp_plan_options_t *o, double t0,
         if ((rc = mp__chain_step(c, &ps, (uint32_t)k, m, t)) != 0) return rc;
     }
     if (c->beam > 0 &&
-        (rc = mp__chain_far_beam(c, &ps, 0, fst + 1, thr, c->mb[L], c->tb[L])) != 0)
+        (rc = c->no_skip ? mp__chain_far(c, &ps, 0, fst + 1, thr, c->mb[L], c->tb[L])
+                         : mp__chain_far_beam(c, &ps, 0, fst + 1, thr, c->mb[L], c->tb[L])) != 0)
       return rc;
     if (c->npr + c->ncand > c->cappr) {
       size_t nc = c->cappr;

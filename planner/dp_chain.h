@@ -57,8 +57,9 @@ typedef struct {
 } mp__chain_stats_t;
 
 /* mp__chain_solve, for the tests: no_skip != 0 steps every far source of
- * the beam that passes the cut, as before the skip of
- * mp__chain_far_beam (dp_chain.c); stats (NULL: none) gets what it did. */
+ * the beam that passes the cut (mp__chain_far, as outside the beam) instead
+ * of skipping those it could not keep (mp__chain_far_beam, dp_chain.c);
+ * stats (NULL: none) gets what it did. */
 int mp__chain_solve_ex(const mp_graph_t *g, const mp_plan_options_t *o, double t0, int no_skip,
                        mp__chain_stats_t *stats, mp_dp_result_t *res, mp_error_t *err);
 

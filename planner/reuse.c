@@ -19,9 +19,9 @@
  * with their own sessions, sharing one book of answers under a mutex.
  *
  * Under a deadline (mp_plan_options_t.deadline_ms; the daemon enforces its
- * plan timeout through should_stop instead) the same holds. A deadline changes an exact solve's answer only when it passes:
- * the exact DP then falls back to the window family, and the answer depends
- * on the clock. Until then the answer is the deadline-free one, so it is
+ * plan timeout through should_stop instead) the same holds. A deadline
+ * changes an exact solve's answer only when it passes: the exact DP then
+ * falls back to the window family, and the answer depends on the clock. Until then the answer is the deadline-free one, so it is
  * kept and given again like any other; each solve runs under its caller's
  * deadline, not the session's. A session the deadline has moved to the
  * fallback (mp__dp_session_timed_out) answers the solve that moved it and
