@@ -228,6 +228,7 @@ typedef struct {
   int (*should_stop)(void *);
   void *stop_arg;
   size_t work;
+  size_t passes; /* the time objective's bounded forward passes, in all (tests) */
   double tol; /* slack for comparing sums of times */
 
   /* reverse passes on several threads (mp__par_pass) */
@@ -256,6 +257,30 @@ int mp__dp_session_solve_until(mp_dp_session_t *s, uint64_t budget, double deadl
  * solve) or left an infeasible answer without its least budget. Until then
  * its answers are those of a session without a deadline. */
 int mp__dp_session_timed_out(const mp_dp_session_t *s);
+
+/* The time objective's staircase of the session's family
+ * (mp_dp_session_staircase up to every budget, with a work limit meant for
+ * a caller that will solve many budgets: 12 times the reverse walk's steps,
+ * clamped to 256 million .. a billion candidates, where one solve's caller
+ * gets 64 million .. a billion). *points is malloc'd, the
+ * caller frees it. 0, MP_ELIMIT (too large: solve without it), or the
+ * pass's error (cancel, deadline, out of memory), as an MP_E* code with
+ * err set. */
+int mp__dp_session_optima(mp_dp_session_t *s, mp_dp_point_t **points, size_t *n_points,
+                          mp_error_t *err);
+/* Let the session's time-objective solves start their search at the
+ * optimum the staircase `points` gives for the budget (points borrowed:
+ * they must outlive the session's solves, or be unset with NULL first).
+ * The points must be mp__dp_session_optima's from a session of the same
+ * graph and options: they are used only when the family has as many lower
+ * sets as n_sets says (the session that computed them). No answer changes
+ * (mp__hint_t); the search finds it in one pass where it took several. */
+void mp__dp_session_use_optima(mp_dp_session_t *s, const mp_dp_point_t *points, size_t n_points,
+                               size_t n_sets);
+/* The number of lower sets of the session's family. */
+size_t mp__dp_session_sets(const mp_dp_session_t *s);
+/* The forward passes its time-objective solves have run so far (tests). */
+size_t mp__dp_session_passes(const mp_dp_session_t *s);
 
 /* ---- The fallback family (dp_window.c) -------------------------------------- */
 
@@ -549,13 +574,20 @@ static inline int mp__pw_poll(mp__pw_t *me, size_t t) {
  * min_peak: what the approx family found at the same budget and objective
  * (exact family only): the approx family is a subfamily, so its plan is a
  * plan of the exact family too (exact is never worse), and its least
- * feasible budget is at least the exact one. */
+ * feasible budget is at least the exact one. opt_known/opt_charged (time
+ * objective, any family): this family's own least charged time at the
+ * budget, read from its staircase (mp__dp_session_use_optima); the search
+ * then starts its cut there. Neither changes the answer, only how fast it
+ * is found: a cut below the optimum fails and grows, one above it gives
+ * the uncut DP's answer. */
 typedef struct {
   int known;
   int feasible;
   double charged;      /* t(V) - a of its answer */
   uint64_t kept;       /* k of its answer */
   uint64_t min_peak;   /* when infeasible: its least feasible activation budget */
+  int opt_known;
+  double opt_charged;  /* the optimum t(V) - a at this budget */
 } mp__hint_t;
 
 static inline void mp__hint_init(mp__hint_t *h) { memset(h, 0, sizeof(*h)); }
@@ -567,6 +599,6 @@ int mp__solve_frontier(mp__dp_t *c);
 /* ---- The staircase (dp_staircase.c) ----------------------------------------- */
 
 int mp__staircase_points(mp__dp_t *c, uint64_t cst, uint64_t max_budget, size_t max_work,
-                         mp_dp_point_t **points, size_t *n_points);
+                         size_t min_work, mp_dp_point_t **points, size_t *n_points);
 
 #endif

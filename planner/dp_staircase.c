@@ -381,10 +381,12 @@ done:
 
 /* The staircase up to max_budget, for mp_dp_session_staircase (which sets
  * the deadline and turns a code into an error): cst is the constant memory
- * in the options' terms (0 in the reference accounting). Returns 0 or an
+ * in the options' terms (0 in the reference accounting); max_work 0 is the
+ * default limit (dp.h), raised to min_work (still at most a billion, unless
+ * min_work says more). Returns 0 or an
  * MP_E* code; on error *points is NULL and *n_points 0. */
 int mp__staircase_points(mp__dp_t *c, uint64_t cst, uint64_t max_budget, size_t max_work,
-                         mp_dp_point_t **points, size_t *n_points) {
+                         size_t min_work, mp_dp_point_t **points, size_t *n_points) {
   uint64_t qmax;
   size_t last = c->fam.n_sets - 1, i;
   double cmax = HUGE_VAL;
@@ -397,13 +399,14 @@ int mp__staircase_points(mp__dp_t *c, uint64_t cst, uint64_t max_budget, size_t 
   /* hq for the projection (the steps each set's walk takes) and for cmax:
    * the least-peak plan's charged time bounds every useful point */
   if (!(c->hq_done && !c->hq_part && c->hq_cap >= qmax && c->ht_done) &&
-      (rc = mp__reverse_q(c, qmax, 1, HUGE_VAL)) != 0)
-    return rc;
+      (rc = mp__reverse_q(c, c->qcap_all ? UINT64_MAX : qmax, 1, HUGE_VAL)) != 0)
+    return rc; /* (a session's solves need it for every budget: then once) */
   if (c->rr[0].hq > qmax) return 0; /* no plan up to max_budget */
   cmax = mp__qchain_charged(c) + c->tol;
   if (max_work == 0) {
     double w = 12.0 * (double)(c->fam.exact ? c->rvis_total : (last + 1) * (last + 1));
     if (w < 64e6) w = 64e6;
+    if (w < (double)min_work) w = (double)min_work;
     max_work = w > 1e9 ? (size_t)1e9 : (size_t)w;
   }
   /* The pass costs more the larger cmax is (GoogLeNet: 8 s at 107, 12 at

@@ -87,6 +87,9 @@ int mp_fit(const mp_graph_t *g, const mp_plan_options_t *asked, const uint64_t *
   /* the plans share DP sessions and answers, on o->threads threads
    * (plan_many.c) */
   if ((rc = mp__many_open(g, o, &many, err)) != 0) goto out;
+  /* from a few budgets on, the DP families' staircases pay for themselves
+   * (reuse.c) */
+  if (nd >= MP__FIT_STAIRS) mp__reuse_use_staircases(many.o.reuse);
   if ((rc = mp__plan_many(g, &many.o, -1, distinct, nd, results, err)) != 0) goto out;
   for (i = j = 0; i < n; i++) {
     if (i == 0 || order[i].budget != order[i - 1].budget) mp__answer(order[i].budget, &results[j++], &a);

@@ -236,6 +236,7 @@ int mp__frontier_sampled(const mp__solver_t *self, const mp_graph_t *g,
   mp__many_ctx_t many;
   int rc;
   if ((rc = mp__many_open(g, o, &many, err)) != 0) return rc;
+  mp__reuse_use_staircases(many.o.reuse); /* (reuse.c) */
   rc = mp__sampled(self, g, &many.o, t0, out, err);
   mp__many_close(&many);
   return rc;

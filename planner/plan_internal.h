@@ -115,6 +115,14 @@ mp__reuse_t *mp__reuse_new(const mp_graph_t *g);
  * NULL when out of memory. */
 mp__reuse_t *mp__reuse_new_sharing(mp__reuse_t *other);
 void mp__reuse_free(mp__reuse_t *u);
+/* Make u's book (and every record sharing it) share each DP family's
+ * staircase between its sessions, so that their solves start at the
+ * optimum (reuse.c): for callers that plan many budgets, since computing it
+ * costs about one solve at the graph's hardest budget. Answers do not
+ * change. NULL is fine. Call before the plans start. */
+void mp__reuse_use_staircases(mp__reuse_t *u);
+/* A fit of at least this many distinct budgets uses the staircases. */
+#define MP__FIT_STAIRS 4
 /* The graph the record was made for. */
 const mp_graph_t *mp__reuse_graph(const mp__reuse_t *u);
 

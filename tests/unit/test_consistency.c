@@ -26,6 +26,7 @@
 
 #include "consistency.h"
 #include "dp.h"
+#include "dp_internal.h"
 #include "../layered_dag.h"
 #include "plan_internal.h"
 #include "fit.h"
@@ -727,6 +728,73 @@ static int count_polls(void *arg) {
  * frontier under a deadline answer exactly as without one. An answer the
  * deadline changed (the exact DP fell back when it passed) is not kept:
  * the same budget asked again without a deadline gets the exact answer. */
+/* A DP session lent its family's staircase (reuse.c does so for a fit's
+ * and a frontier's sessions) starts each time-objective search at the
+ * optimum: the same answer, strategy for strategy, at every budget, in one
+ * forward pass where the search climbed through several. On the exact
+ * family (a layered DAG, ResNet-50) and on the window family of the
+ * fallback. */
+static void stair_lent_agrees(const mp_graph_t *g, size_t max_sets, size_t window) {
+  mp_dp_options_t d;
+  mp_dp_session_t *s[2];
+  mp_dp_point_t *pts = NULL;
+  mp_dp_result_t r[2];
+  mp_error_t err;
+  size_t n = 0, i, k, v, solves = 0, feasible = 0, nb = 40;
+  uint64_t lo, hi, b;
+  mp_dp_options_init(&d);
+  d.max_lower_sets = max_sets;
+  d.window_sets = window;
+  for (k = 0; k < 2; k++) ck_assert_int_eq(mp_dp_session_new(g, &d, &s[k], &err), 0);
+  ck_assert_int_eq(mp_dp_session_exact_used(s[0], NULL), max_sets == 0);
+  ck_assert_int_eq(mp__dp_session_optima(s[1], &pts, &n, &err), 0);
+  ck_assert_uint_gt(n, 3);
+  mp__dp_session_use_optima(s[1], pts, n, mp__dp_session_sets(s[1]));
+  lo = pts[0].budget - 1; /* no plan there */
+  hi = pts[n - 1].budget + pts[n - 1].budget / 8;
+  for (i = 0; i <= nb + n; i++) {
+    /* evenly spaced budgets, then every point's own (where the optimum
+     * changes) */
+    b = i <= nb ? lo + (hi - lo) / nb * i : pts[i - nb - 1].budget;
+    for (k = 0; k < 2; k++) ck_assert_int_eq(mp_dp_session_solve(s[k], b, &r[k], &err), 0);
+    solves++;
+    ck_assert_int_eq(r[1].feasible, r[0].feasible);
+    ck_assert_int_eq(r[1].feasible, b >= pts[0].budget);
+    if (r[0].feasible) {
+      feasible++;
+      ck_assert(r[1].recompute_time == r[0].recompute_time);
+      ck_assert_uint_eq(r[1].kept_bytes, r[0].kept_bytes);
+      ck_assert_uint_eq(r[1].model_peak, r[0].model_peak);
+      for (v = 0; v < g->n_nodes; v++) ck_assert_uint_eq(r[1].strategy->seg[v], r[0].strategy->seg[v]);
+    } else {
+      ck_assert_uint_eq(r[1].min_feasible_budget, r[0].min_feasible_budget);
+      ck_assert_uint_eq(r[1].min_feasible_budget, pts[0].budget);
+    }
+    for (k = 0; k < 2; k++) mp_dp_result_free(&r[k]);
+  }
+  if (getenv("MP_CONSISTENCY_VERBOSE"))
+    fprintf(stderr, "%zu sets: %zu solves (%zu feasible), passes %zu without the staircase, %zu with\n",
+            mp__dp_session_sets(s[1]), solves, feasible, mp__dp_session_passes(s[0]),
+            mp__dp_session_passes(s[1]));
+  /* one pass per feasible solve (none below the least budget, where hq
+   * answers), against several */
+  ck_assert_uint_eq(mp__dp_session_passes(s[1]), feasible);
+  ck_assert_uint_gt(mp__dp_session_passes(s[0]), 2 * feasible);
+  for (k = 0; k < 2; k++) mp_dp_session_free(s[k]);
+  free(pts);
+}
+
+START_TEST(test_staircase_starts_search) {
+  mp_graph_t *g = mp_tl_layered_dag(60, 1, 30), *r50 = mp_test_load_shipped("resnet50");
+  ck_assert_ptr_nonnull(g);
+  stair_lent_agrees(g, 0, 0);
+  stair_lent_agrees(r50, 0, 0);
+  stair_lent_agrees(g, 1, 600); /* the window family */
+  mp_graph_free(g);
+  mp_graph_free(r50);
+}
+END_TEST
+
 START_TEST(test_reuse_under_deadline) {
   mp_graph_t *g = mp_test_load_shipped("resnet50"), *w = mp_tl_layered_dag(60, 2, 30);
   mp_plan_options_t o;
@@ -838,6 +906,7 @@ Suite *suite_consistency(void) {
   tcase_add_test(tc, test_threads_cancel);
   tcase_add_test(tc, test_fit_repeated_budgets);
   tcase_add_test(tc, test_reuse_under_deadline);
+  tcase_add_test(tc, test_staircase_starts_search);
   suite_add_tcase(s, tc);
   return s;
 }
