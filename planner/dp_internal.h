@@ -263,11 +263,13 @@ int mp__dp_session_timed_out(const mp_dp_session_t *s);
  * a caller that will solve many budgets: 12 times the reverse walk's steps,
  * clamped to 256 million .. a billion candidates, where one solve's caller
  * gets 64 million .. a billion). *points is malloc'd, the
- * caller frees it. 0, MP_ELIMIT (too large: solve without it), or the
- * pass's error (cancel, deadline, out of memory), as an MP_E* code with
- * err set. */
-int mp__dp_session_optima(mp_dp_session_t *s, mp_dp_point_t **points, size_t *n_points,
-                          mp_error_t *err);
+ * caller frees it. deadline_ms (0: none) counts from now, as a solve's
+ * does; a staircase that passes it changes no answer of the session (the
+ * solves that follow have their own deadlines). 0, MP_ELIMIT (too large:
+ * solve without it), or the pass's error (cancel, deadline, out of
+ * memory), as an MP_E* code with err set. */
+int mp__dp_session_optima(mp_dp_session_t *s, double deadline_ms, mp_dp_point_t **points,
+                          size_t *n_points, mp_error_t *err);
 /* Let the session's time-objective solves start their search at the
  * optimum the staircase `points` gives for the budget (points borrowed:
  * they must outlive the session's solves, or be unset with NULL first).

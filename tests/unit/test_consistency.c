@@ -747,7 +747,7 @@ static void stair_lent_agrees(const mp_graph_t *g, size_t max_sets, size_t windo
   d.window_sets = window;
   for (k = 0; k < 2; k++) ck_assert_int_eq(mp_dp_session_new(g, &d, &s[k], &err), 0);
   ck_assert_int_eq(mp_dp_session_exact_used(s[0], NULL), max_sets == 0);
-  ck_assert_int_eq(mp__dp_session_optima(s[1], &pts, &n, &err), 0);
+  ck_assert_int_eq(mp__dp_session_optima(s[1], 0, &pts, &n, &err), 0);
   ck_assert_uint_gt(n, 3);
   mp__dp_session_use_optima(s[1], pts, n, mp__dp_session_sets(s[1]));
   lo = pts[0].budget - 1; /* no plan there */
