@@ -201,6 +201,18 @@ static int mp__strategy(const mp__dp_t *c, size_t at, mp_strategy_t **out) {
   return 0;
 }
 
+/* The index of the last of points[0 .. n) (strictly increasing budget) at
+ * or below `budget`, -1 when none is. */
+static long mp__point_at(const mp_dp_point_t *points, size_t n, uint64_t budget) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) { /* first point with budget > given */
+    size_t mid = (lo + hi) / 2;
+    if (points[mid].budget <= budget) lo = mid + 1;
+    else hi = mid;
+  }
+  return (long)lo - 1;
+}
+
 /* ---- Sessions: one graph, several budgets ----------------------------------- */
 
 struct mp_dp_session_s {
@@ -269,14 +281,8 @@ static int mp__session_solve(mp_dp_session_t *s, uint64_t budget, double t0, dou
    * approx family, whose plan would only cap a cut that starts there) */
   if (!below_const && s->n_opt > 0 && s->opt_sets == c->fam.n_sets &&
       o->objective == MP_OBJECTIVE_TIME && budget >= s->opt[0].budget) {
-    size_t lo = 0, hi = s->n_opt;
-    while (hi - lo > 1) {
-      size_t mid = lo + (hi - lo) / 2;
-      if (s->opt[mid].budget <= budget) lo = mid;
-      else hi = mid;
-    }
     hint.opt_known = 1;
-    hint.opt_charged = s->opt[lo].recompute_time;
+    hint.opt_charged = s->opt[mp__point_at(s->opt, s->n_opt, budget)].recompute_time;
   }
   if (mp__complete(c) && !hint.opt_known) {
     if (!s->have_a) {
@@ -394,29 +400,34 @@ int mp__dp_session_solve_until(mp_dp_session_t *s, uint64_t budget, double deadl
 
 int mp__dp_session_timed_out(const mp_dp_session_t *s) { return s->c.timed_out; }
 
-int mp_dp_session_staircase(mp_dp_session_t *s, uint64_t max_budget, size_t max_work,
-                            mp_dp_point_t **points, size_t *n_points, mp_error_t *err) {
+/* The session's staircase (mp__staircase_points' arguments) under a
+ * deadline of deadline_ms from now (0: none). */
+static int mp__session_staircase(mp_dp_session_t *s, uint64_t max_budget, size_t max_work,
+                                 size_t min_work, double deadline_ms, mp_dp_point_t **points,
+                                 size_t *n_points, mp_error_t *err) {
   uint64_t cst = s->o.accounting == MP_ACCOUNTING_DEFAULT ? s->g->const_bytes : 0;
   int rc;
   s->c.deadline_at =
-      mp__complete(&s->c) && s->o.deadline_ms > 0 ? mp_lowerset_clock_ms() + s->o.deadline_ms : 0;
-  rc = mp__staircase_points(&s->c, cst, max_budget, max_work, 0, points, n_points);
+      mp__complete(&s->c) && deadline_ms > 0 ? mp_lowerset_clock_ms() + deadline_ms : 0;
+  rc = mp__staircase_points(&s->c, cst, max_budget, max_work, min_work, points, n_points);
   return rc == 0 ? 0 : mp__fail(rc, err);
+}
+
+int mp_dp_session_staircase(mp_dp_session_t *s, uint64_t max_budget, size_t max_work,
+                            mp_dp_point_t **points, size_t *n_points, mp_error_t *err) {
+  return mp__session_staircase(s, max_budget, max_work, 0, s->o.deadline_ms, points, n_points,
+                               err);
 }
 
 int mp__dp_session_optima(mp_dp_session_t *s, double deadline_ms, mp_dp_point_t **points,
                           size_t *n_points, mp_error_t *err) {
-  uint64_t cst = s->o.accounting == MP_ACCOUNTING_DEFAULT ? s->g->const_bytes : 0;
-  int rc;
   /* The default limit (12 times the reverse walk's steps, at least 64
    * million) weighs one staircase against one solve; here it replaces the
    * failed passes of many solves. On a 100-node layered DAG of the bench
    * (seed 3) it gave up, projected past 64 million candidates; it needs 61
    * million and 0.4 s, where the failed passes of its frontier took 5 s. */
-  s->c.deadline_at =
-      mp__complete(&s->c) && deadline_ms > 0 ? mp_lowerset_clock_ms() + deadline_ms : 0;
-  rc = mp__staircase_points(&s->c, cst, UINT64_MAX, 0, (size_t)256 << 20, points, n_points);
-  return rc == 0 ? 0 : mp__fail(rc, err);
+  return mp__session_staircase(s, UINT64_MAX, 0, (size_t)256 << 20, deadline_ms, points,
+                               n_points, err);
 }
 
 void mp__dp_session_use_optima(mp_dp_session_t *s, const mp_dp_point_t *points, size_t n_points,
@@ -549,11 +560,5 @@ fail:
 }
 
 long mp_dp_frontier_lookup(const mp_dp_frontier_t *f, uint64_t budget) {
-  size_t lo = 0, hi = f->n_points;
-  while (lo < hi) { /* first point with budget > given */
-    size_t mid = (lo + hi) / 2;
-    if (f->points[mid].budget <= budget) lo = mid + 1;
-    else hi = mid;
-  }
-  return (long)lo - 1;
+  return mp__point_at(f->points, f->n_points, budget);
 }

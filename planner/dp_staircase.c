@@ -382,9 +382,9 @@ done:
 /* The staircase up to max_budget, for mp_dp_session_staircase (which sets
  * the deadline and turns a code into an error): cst is the constant memory
  * in the options' terms (0 in the reference accounting); max_work 0 is the
- * default limit (dp.h), raised to min_work (still at most a billion, unless
- * min_work says more). Returns 0 or an
- * MP_E* code; on error *points is NULL and *n_points 0. */
+ * default limit (dp.h), raised to at least min_work (and still at most a
+ * billion). Returns 0 or an MP_E* code; on error *points is NULL and
+ * *n_points 0. */
 int mp__staircase_points(mp__dp_t *c, uint64_t cst, uint64_t max_budget, size_t max_work,
                          size_t min_work, mp_dp_point_t **points, size_t *n_points) {
   uint64_t qmax;

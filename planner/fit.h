@@ -8,10 +8,9 @@
  * are done once) and the DP's answers (reuse.c), which changes no answer.
  * A deadline (o->deadline_ms > 0) applies to each plan; an answer it
  * changed (the exact DP fell back when it passed) is not shared. With
- * o->threads > 1
- * the budgets are planned on up to that many threads (plan_many.c), with
- * the same answers; o->should_stop is then called from those threads, one
- * at a time.
+ * o->threads > 1 the budgets are planned on up to that many threads
+ * (plan_many.c), with the same answers; o->should_stop is then called from
+ * those threads, one at a time.
  *
  * Ownership: mp_fit fills a caller-provided struct; release it with
  * mp_fit_free (safe on a zeroed struct). The graph, options and budgets are

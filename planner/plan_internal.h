@@ -145,9 +145,9 @@ int mp__reuse_solve(const mp_plan_options_t *o, const mp_dp_options_t *d, mp_dp_
 /* The options for many plans on g (a fit's, a sampled frontier's): in
  * c->o, the caller's with, when o->threads > 1, a should_stop safe to call
  * from several threads (progress.h, mp__serial_poll), and a reuse record
- * the plans share (reuse.c). The record is made
- * after the wrap, so its sessions poll the wrapped should_stop and every
- * plan, on whatever thread, can use them. Release with mp__many_close. 0 or
+ * the plans share (reuse.c). The record is made after the wrap, so its
+ * sessions poll the wrapped should_stop and every plan, on whatever
+ * thread, can use them. Release with mp__many_close. 0 or
  * MP_ENOMEM. */
 typedef struct {
   mp_plan_options_t o;

@@ -150,8 +150,7 @@ int mp__plan_many(const mp_graph_t *g, const mp_plan_options_t *o, double t0, co
   m.nt = nt;
   /* thread 0 is this one, with the caller's record; the others get records
    * sharing its book (or none when the caller has none: out of memory).
-   * A thread that cannot start leaves
-   * its run to the others. */
+   * A thread that cannot start leaves its run to the others. */
   for (i = 1; i < nt; i++) {
     th[i].m = &m;
     th[i].t = i;

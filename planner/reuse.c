@@ -21,9 +21,10 @@
  * Under a deadline (mp_plan_options_t.deadline_ms; the daemon enforces its
  * plan timeout through should_stop instead) the same holds. A deadline
  * changes an exact solve's answer only when it passes: the exact DP then
- * falls back to the window family, and the answer depends on the clock. Until then the answer is the deadline-free one, so it is
- * kept and given again like any other; each solve runs under its caller's
- * deadline, not the session's. A session the deadline has moved to the
+ * falls back to the window family, and the answer depends on the clock.
+ * Until then the answer is the deadline-free one, so it is kept and given
+ * again like any other; each solve runs under its caller's deadline, not
+ * the session's. A session the deadline has moved to the
  * fallback (mp__dp_session_timed_out) answers the solve that moved it and
  * is dropped, its answer not kept; the next solve makes a new session, as a
  * fresh mp_dp_solve would have. (Before, a deadline turned all sharing off:
@@ -69,7 +70,8 @@ typedef struct {
     size_t n, cap;
   } fam[2];              /* [0] approx, [1] exact */
   size_t bytes;          /* of the kept strategies */
-  int stairs;            /* share the families' staircases (many plans) */
+  int stairs;            /* share the families' staircases (many plans; set
+                          * before the plans start, read-only after) */
   pthread_cond_t stair_done; /* signalled when a staircase's state leaves 1 */
   struct {
     int state;           /* 0: not tried, 1: being computed, 2: held, -1: none */
@@ -138,10 +140,7 @@ static void mp__book_release(mp__book_t *b) {
 }
 
 void mp__reuse_use_staircases(mp__reuse_t *u) {
-  if (u == NULL) return;
-  pthread_mutex_lock(&u->book->lock);
-  u->book->stairs = 1;
-  pthread_mutex_unlock(&u->book->lock);
+  if (u != NULL) u->book->stairs = 1; /* before the plans' threads start */
 }
 
 void mp__reuse_free(mp__reuse_t *u) {
@@ -251,7 +250,7 @@ out:
  * finds another computing it waits: the staircase's reverse pass runs on
  * the session's threads, and solving beside it without the staircase took
  * longer (GoogLeNet's 24-budget fit on two threads: the staircase took
- * 8.5 s instead of 4.4). 0, or the error that stops the plan (cancel); a
+ * 8.5 s, against 4.0 s when the other thread waits). 0, or the error that stops the plan (cancel); a
  * staircase that fails otherwise (its work limit, the caller's deadline,
  * out of memory) is not used, and the solves climb as they would without.
  * (Under a deadline the staircase's time counts against it like a solve's:

@@ -722,29 +722,35 @@ static int count_polls(void *arg) {
   return 0;
 }
 
-/* Under a deadline (mp_plan_options_t.deadline_ms) the DP's sessions and
- * answers are shared as without (reuse.c): a budget solved once is
- * answered from the book, with no search (no poll), and a fit and a
- * frontier under a deadline answer exactly as without one. An answer the
- * deadline changed (the exact DP fell back when it passed) is not kept:
- * the same budget asked again without a deadline gets the exact answer. */
 /* A DP session lent its family's staircase (reuse.c does so for a fit's
  * and a frontier's sessions) starts each time-objective search at the
  * optimum: the same answer, strategy for strategy, at every budget, in one
- * forward pass where the search climbed through several. On the exact
- * family (a layered DAG, ResNet-50) and on the window family of the
- * fallback. */
+ * forward pass where the search climbed through several. So does the
+ * session of a reuse record for many plans (mp__reuse_use_staircases),
+ * which is lent the staircase by reuse.c. On the exact family (a layered
+ * DAG, ResNet-50) and on the window family of the fallback. */
 static void stair_lent_agrees(const mp_graph_t *g, size_t max_sets, size_t window) {
-  mp_dp_options_t d;
-  mp_dp_session_t *s[2];
+  mp_dp_options_t d, du;
+  mp_plan_options_t po;
+  mp_dp_session_t *s[2], *su;
   mp_dp_point_t *pts = NULL;
-  mp_dp_result_t r[2];
+  mp_dp_result_t r[2], ru;
   mp_error_t err;
   size_t n = 0, i, k, v, solves = 0, feasible = 0, nb = 40;
   uint64_t lo, hi, b;
+  int rc;
   mp_dp_options_init(&d);
   d.max_lower_sets = max_sets;
   d.window_sets = window;
+  mp_plan_options_init(&po);
+  po.max_lower_sets = max_sets;
+  po.window_sets = window;
+  po.reuse = mp__reuse_new(g);
+  ck_assert_ptr_nonnull(po.reuse);
+  mp__reuse_use_staircases(po.reuse);
+  mp__dp_options_from(&po, 1, &du);
+  du.objective = po.objective;
+  du.accounting = po.accounting;
   for (k = 0; k < 2; k++) ck_assert_int_eq(mp_dp_session_new(g, &d, &s[k], &err), 0);
   ck_assert_int_eq(mp_dp_session_exact_used(s[0], NULL), max_sets == 0);
   ck_assert_int_eq(mp__dp_session_optima(s[1], 0, &pts, &n, &err), 0);
@@ -757,6 +763,14 @@ static void stair_lent_agrees(const mp_graph_t *g, size_t max_sets, size_t windo
      * changes) */
     b = i <= nb ? lo + (hi - lo) / nb * i : pts[i - nb - 1].budget;
     for (k = 0; k < 2; k++) ck_assert_int_eq(mp_dp_session_solve(s[k], b, &r[k], &err), 0);
+    du.budget = b;
+    ck_assert_int_eq(mp__reuse_solve(&po, &du, &ru, &err), 0);
+    ck_assert_int_eq(ru.feasible, r[0].feasible);
+    if (ru.feasible) {
+      ck_assert(ru.recompute_time == r[0].recompute_time);
+      for (v = 0; v < g->n_nodes; v++) ck_assert_uint_eq(ru.strategy->seg[v], r[0].strategy->seg[v]);
+    }
+    mp_dp_result_free(&ru);
     solves++;
     ck_assert_int_eq(r[1].feasible, r[0].feasible);
     ck_assert_int_eq(r[1].feasible, b >= pts[0].budget);
@@ -780,6 +794,14 @@ static void stair_lent_agrees(const mp_graph_t *g, size_t max_sets, size_t windo
    * answers), against several */
   ck_assert_uint_eq(mp__dp_session_passes(s[1]), feasible);
   ck_assert_uint_gt(mp__dp_session_passes(s[0]), 2 * feasible);
+  /* the record's session: at most one pass per feasible budget (a budget
+   * asked twice comes from the book) */
+  su = mp__reuse_session(po.reuse, &du, &rc, &err);
+  ck_assert_int_eq(rc, 0);
+  ck_assert_ptr_nonnull(su);
+  ck_assert_uint_gt(mp__dp_session_passes(su), 0);
+  ck_assert_uint_le(mp__dp_session_passes(su), feasible);
+  mp__reuse_free(po.reuse);
   for (k = 0; k < 2; k++) mp_dp_session_free(s[k]);
   free(pts);
 }
@@ -795,6 +817,12 @@ START_TEST(test_staircase_starts_search) {
 }
 END_TEST
 
+/* Under a deadline (mp_plan_options_t.deadline_ms) the DP's sessions and
+ * answers are shared as without (reuse.c): a budget solved once is
+ * answered from the book, with no search (no poll), and a fit and a
+ * frontier under a deadline answer exactly as without one. An answer the
+ * deadline changed (the exact DP fell back when it passed) is not kept:
+ * the same budget asked again without a deadline gets the exact answer. */
 START_TEST(test_reuse_under_deadline) {
   mp_graph_t *g = mp_test_load_shipped("resnet50"), *w = mp_tl_layered_dag(60, 2, 30);
   mp_plan_options_t o;
