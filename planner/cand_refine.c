@@ -89,8 +89,8 @@ static int mp__refine_better(const mp__cand_t *a, const mp__cand_t *b, double fl
   return a->sim.time_recompute < b->sim.time_recompute;
 }
 
-int mp__cand_refine_least(const mp_graph_t *g, const mp_plan_options_t *o,
-                          const mp__refine_start_t *start, mp__cand_t *out, mp_error_t *err) {
+static int mp__refine_search(const mp_graph_t *g, const mp_plan_options_t *o,
+                             const mp__refine_start_t *start, mp__cand_t *out, mp_error_t *err) {
   mp__cand_t best;
   uint32_t *count = NULL;
   uint64_t work = 0, per = g->n_nodes ? g->n_nodes : 1;
@@ -146,4 +146,22 @@ fail:
   free(count);
   mp__cand_free(&best);
   return rc;
+}
+
+/* The search, or its answer from the reuse book when the plans of a
+ * frontier or a fit have run it from the same start (reuse.c). The
+ * answer's candidate is simulated again: the same strategy simulates the
+ * same. */
+int mp__cand_refine_least(const mp_graph_t *g, const mp_plan_options_t *o,
+                          const mp__refine_start_t *start, mp__cand_t *out, mp_error_t *err) {
+  mp_strategy_t *found;
+  int rc;
+  memset(out, 0, sizeof(*out));
+  if (start->strategy == NULL) return 0;
+  rc = mp__reuse_refined_find(o->reuse, g, &o->device, start->strategy, &found);
+  if (rc == 1) return found ? mp__cand_make(g, o, found, out, err) : 0;
+  if (rc != 0) return mp_error_set(err, rc, "", "out of memory");
+  if ((rc = mp__refine_search(g, o, start, out, err)) != 0) return rc;
+  mp__reuse_refined_keep(o->reuse, g, &o->device, start->strategy, out->strategy);
+  return 0;
 }

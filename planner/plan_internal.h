@@ -126,6 +126,23 @@ void mp__reuse_use_staircases(mp__reuse_t *u);
 /* The graph the record was made for. */
 const mp_graph_t *mp__reuse_graph(const mp__reuse_t *u);
 
+/* The local search's answers (cand_refine.c), kept in u's book: it depends
+ * on its start and the device alone, and a frontier's or a fit's plans
+ * below the DP's least budget search from the same few starts (ResNet-50's
+ * frontier: 2,435 of its 2,849 simulations were these searches' moves).
+ * mp__reuse_refined_find: 1 when the book has the search from `start` on g
+ * under dev, with *found a copy of the plan it found (the caller owns it;
+ * NULL when no move helped); 0 when it has not (the caller searches, and
+ * the book counts a search); MP_ENOMEM. u NULL or made for another graph:
+ * 0. mp__reuse_refined_keep keeps a search's answer (copies of start and
+ * found, which may be NULL) unless the book is full or has it already.
+ * mp__reuse_refined_count: the searches counted. */
+int mp__reuse_refined_find(mp__reuse_t *u, const mp_graph_t *g, const mp_device_t *dev,
+                           const mp_strategy_t *start, mp_strategy_t **found);
+void mp__reuse_refined_keep(mp__reuse_t *u, const mp_graph_t *g, const mp_device_t *dev,
+                            const mp_strategy_t *start, const mp_strategy_t *found);
+size_t mp__reuse_refined_count(const mp__reuse_t *u);
+
 /* The session the reuse record keeps for d's family (made now from d when
  * none is), or NULL with *rc set: 0 when a session made under other options
  * is kept (the caller solves afresh), else the error of making it. */

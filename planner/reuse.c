@@ -1,11 +1,11 @@
 /* reuse.c - the reuse record (plan_internal.h): what the DP solves of one
  * plan (at its budget, at the DP's least budget, the slack walk of
  * cand_recompute.c) and the plans of one caller on one graph (mp_fit, a
- * sampled frontier) share.
+ * sampled frontier) share, and the local searches' answers they share.
  *
- * Two things are shared. A DP session per family holds the lower sets,
- * their figures and the reverse pass, which hold at every budget, so a later
- * solve costs a forward search. And the sessions' answers: a session's
+ * Two things of the DP are shared. A DP session per family holds the lower
+ * sets, their figures and the reverse pass, which hold at every budget, so a
+ * later solve costs a forward search. And the sessions' answers: a session's
  * solves are pure (dp.h: the answer at a budget depends on the budget
  * alone), so an answer, once found, is kept and given again. The plans of a
  * fit or a frontier ask the same model budgets many times, since every slack
@@ -30,6 +30,14 @@
  * fresh mp_dp_solve would have. (Before, a deadline turned all sharing off:
  * GoogLeNet's frontier under one took 178 s instead of 13, as `make
  * bench`'s table of the shipped graphs, which sets one, reported.)
+ *
+ * The book also keeps the local search's answers (cand_refine.c), by
+ * start: the search depends on its start and the device alone, and the
+ * plans of a frontier or a fit below the DP's least budget search from the
+ * same few starts (the DP's least plans, Chen's least-peak one). On
+ * ResNet-50's frontier these searches' moves were 2,435 of its 2,849
+ * simulations; kept, each runs once and the frontier takes 43 ms instead
+ * of 70-80 (one thread, same points).
  *
  * A record for many plans (mp__reuse_use_staircases: a frontier's, a fit's
  * of several budgets) also shares each family's staircase: the least
@@ -60,6 +68,14 @@ typedef struct {
  * kept. ResNet-152's 61-budget fit keeps about 600 answers of 2 KB. */
 #define MP__BOOK_BYTES ((size_t)64 << 20)
 
+/* A local search's answer (cand_refine.c) from one start, under one
+ * device: the plan it found, or none when no move helped. */
+typedef struct {
+  mp_strategy_t *start;
+  mp_strategy_t *found; /* NULL: no move helped */
+  mp_device_t dev;
+} mp__refined_t;
+
 typedef struct {
   pthread_mutex_t lock;
   int refs; /* records sharing the book */
@@ -79,6 +95,9 @@ typedef struct {
     mp_dp_point_t *pts;  /* held: the staircase, lent to the sessions */
     size_t n, sets;      /* its points; the lower sets of its family */
   } stair[2];
+  mp__refined_t *refined; /* the local searches' answers, in the order made */
+  size_t n_refined, cap_refined;
+  size_t n_refine_searches; /* searches run for the book (mp__reuse_refined_count) */
 } mp__book_t;
 
 struct mp__reuse_s {
@@ -134,6 +153,11 @@ static void mp__book_release(mp__book_t *b) {
     free(b->fam[k].ans);
     free(b->stair[k].pts);
   }
+  for (i = 0; i < b->n_refined; i++) {
+    mp_strategy_free(b->refined[i].start);
+    mp_strategy_free(b->refined[i].found);
+  }
+  free(b->refined);
   pthread_cond_destroy(&b->stair_done);
   pthread_mutex_destroy(&b->lock);
   free(b);
@@ -321,4 +345,84 @@ int mp__reuse_solve(const mp_plan_options_t *o, const mp_dp_options_t *d, mp_dp_
   if (rc != 0) return rc;
   mp__book_keep(u->book, k, d, d->budget, dr);
   return 0;
+}
+
+/* ---- The local search's answers ---------------------------------------- */
+
+static int mp__same_device(const mp_device_t *a, const mp_device_t *b) {
+  return a->h2d_bytes_per_s == b->h2d_bytes_per_s && a->d2h_bytes_per_s == b->d2h_bytes_per_s &&
+         a->latency_s == b->latency_s && a->copy_engines == b->copy_engines &&
+         a->host_bytes == b->host_bytes && a->time_unit_s == b->time_unit_s &&
+         a->intra_layer_reuse == b->intra_layer_reuse &&
+         a->prefetch_lookahead == b->prefetch_lookahead;
+}
+
+static int mp__same_strategy(const mp_strategy_t *a, const mp_strategy_t *b) {
+  return a->n_nodes == b->n_nodes && a->n_segments == b->n_segments &&
+         memcmp(a->seg, b->seg, a->n_nodes * sizeof(uint32_t)) == 0;
+}
+
+/* The entry for start under dev (the lock held), or NULL. */
+static mp__refined_t *mp__refined_at(mp__book_t *b, const mp_device_t *dev,
+                                     const mp_strategy_t *start) {
+  size_t i;
+  for (i = 0; i < b->n_refined; i++)
+    if (mp__same_device(&b->refined[i].dev, dev) && mp__same_strategy(b->refined[i].start, start))
+      return &b->refined[i];
+  return NULL;
+}
+
+int mp__reuse_refined_find(mp__reuse_t *u, const mp_graph_t *g, const mp_device_t *dev,
+                           const mp_strategy_t *start, mp_strategy_t **found) {
+  mp__refined_t *e;
+  int rc = 0;
+  *found = NULL;
+  if (u == NULL || u->g != g) return 0;
+  pthread_mutex_lock(&u->book->lock);
+  if ((e = mp__refined_at(u->book, dev, start)) != NULL) {
+    rc = 1;
+    if (e->found != NULL && (*found = mp_strategy_copy(e->found)) == NULL) rc = MP_ENOMEM;
+  }
+  if (rc == 0) u->book->n_refine_searches++; /* the caller searches now */
+  pthread_mutex_unlock(&u->book->lock);
+  return rc;
+}
+
+void mp__reuse_refined_keep(mp__reuse_t *u, const mp_graph_t *g, const mp_device_t *dev,
+                            const mp_strategy_t *start, const mp_strategy_t *found) {
+  mp__book_t *b;
+  mp__refined_t e;
+  size_t bytes;
+  if (u == NULL || u->g != g) return;
+  b = u->book;
+  bytes = (start->n_nodes + (found ? found->n_nodes : 0)) * sizeof(uint32_t);
+  pthread_mutex_lock(&b->lock);
+  if (b->bytes + bytes > MP__BOOK_BYTES || mp__refined_at(b, dev, start) != NULL) goto out;
+  if (b->n_refined == b->cap_refined) {
+    size_t nc = b->cap_refined ? 2 * b->cap_refined : 8;
+    mp__refined_t *na = realloc(b->refined, nc * sizeof(*na));
+    if (na == NULL) goto out;
+    b->refined = na;
+    b->cap_refined = nc;
+  }
+  e.dev = *dev;
+  e.start = mp_strategy_copy(start);
+  e.found = found ? mp_strategy_copy(found) : NULL;
+  if (e.start == NULL || (found != NULL && e.found == NULL)) {
+    mp_strategy_free(e.start);
+    mp_strategy_free(e.found);
+    goto out;
+  }
+  b->refined[b->n_refined++] = e;
+  b->bytes += bytes;
+out:
+  pthread_mutex_unlock(&b->lock);
+}
+
+size_t mp__reuse_refined_count(const mp__reuse_t *u) {
+  size_t n;
+  pthread_mutex_lock(&u->book->lock);
+  n = u->book->n_refine_searches;
+  pthread_mutex_unlock(&u->book->lock);
+  return n;
 }

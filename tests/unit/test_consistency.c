@@ -266,6 +266,20 @@ START_TEST(test_auto_chain_frontier_is_its_plans) {
 }
 END_TEST
 
+/* The exact DP's least model budget on g. */
+static uint64_t exact_dp_least(const mp_graph_t *g) {
+  mp_dp_options_t d;
+  mp_dp_result_t dr;
+  uint64_t least;
+  mp_dp_options_init(&d);
+  d.budget = 0;
+  ck_assert_int_eq(mp_dp_solve(g, &d, &dr, NULL), 0);
+  ck_assert(!dr.feasible);
+  least = dr.min_feasible_budget;
+  mp_dp_result_free(&dr);
+  return least;
+}
+
 /* `exact` on g at `budget`, one thread; the caller frees *r. */
 static void plan_exact(const mp_graph_t *g, uint64_t budget, mp_plan_result_t *r) {
   mp_plan_options_t o;
@@ -393,8 +407,6 @@ START_TEST(test_least_refined) {
   for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     mp_graph_t *g = mp_test_load_shipped(cases[i].name);
     mp_plan_result_t r, below, at_min, at_min_less, above_min;
-    mp_dp_options_t d;
-    mp_dp_result_t dr;
     uint64_t dp_min;
     plan_exact(g, cases[i].least, &r);
     ck_assert_msg(r.feasible, "%s", cases[i].name);
@@ -408,13 +420,7 @@ START_TEST(test_least_refined) {
       ck_assert_int_eq(mp_min_budget(g, &lb), 0);
       ck_assert_uint_eq(lb, cases[i].least);
     }
-    /* the exact DP's least model budget */
-    mp_dp_options_init(&d);
-    d.budget = 0;
-    ck_assert_int_eq(mp_dp_solve(g, &d, &dr, NULL), 0);
-    ck_assert(!dr.feasible);
-    dp_min = dr.min_feasible_budget;
-    mp_dp_result_free(&dr);
+    dp_min = exact_dp_least(g);
     ck_assert_uint_gt(dp_min, cases[i].least);
     plan_exact(g, dp_min, &at_min);
     plan_exact(g, dp_min - 1, &at_min_less);
@@ -817,6 +823,67 @@ START_TEST(test_staircase_starts_search) {
 }
 END_TEST
 
+/* The local searches below the DP's least budget (cand_refine.c) are kept
+ * in the reuse book: on ResNet-50, plans at six budgets from the least
+ * budget (969,269,792 B, where memonger-refined answers) to just below the
+ * exact DP's least model budget, planned through one record, run exactly
+ * the searches that one plan at the least budget runs (their starts are the
+ * same at every such budget), and answer exactly as plans of their own do:
+ * peak, recomputation, source and checkpoints. */
+START_TEST(test_refine_kept) {
+  mp_graph_t *g = mp_test_load_shipped("resnet50");
+  const uint64_t least = 969269792u;
+  mp_plan_options_t o;
+  mp_error_t err;
+  mp__reuse_t *one;
+  size_t i, k, single;
+  uint64_t dp_min;
+
+  dp_min = exact_dp_least(g);
+  ck_assert_uint_gt(dp_min, least + 5);
+
+  mp_plan_options_init(&o);
+  o.solver = MP_SOLVER_EXACT;
+  o.threads = 1;
+  o.budget = least;
+  o.reuse = one = mp__reuse_new(g);
+  ck_assert_ptr_nonnull(one);
+  {
+    mp_plan_result_t r;
+    ck_assert_int_eq(mp_plan(g, &o, &r, &err), 0);
+    ck_assert(r.feasible);
+    ck_assert_uint_eq(r.sim.peak_bytes, least);
+    mp_plan_result_free(&r);
+  }
+  single = mp__reuse_refined_count(one);
+  ck_assert_uint_ge(single, 1);
+  ck_assert_uint_le(single, 3);
+  mp__reuse_free(one);
+
+  o.reuse = mp__reuse_new(g);
+  ck_assert_ptr_nonnull(o.reuse);
+  for (i = 0; i < 6; i++) {
+    mp_plan_result_t kept, own;
+    mp_plan_options_t oo = o;
+    o.budget = oo.budget = least + (dp_min - 1 - least) / 5 * i;
+    oo.reuse = NULL;
+    ck_assert_int_eq(mp_plan(g, &o, &kept, &err), 0);
+    ck_assert_int_eq(mp_plan(g, &oo, &own, &err), 0);
+    ck_assert(kept.feasible && own.feasible);
+    ck_assert_uint_eq(kept.sim.peak_bytes, own.sim.peak_bytes);
+    ck_assert(kept.sim.time_recompute == own.sim.time_recompute);
+    ck_assert_str_eq(kept.source, own.source);
+    ck_assert_uint_eq(kept.n_checkpoints, own.n_checkpoints);
+    for (k = 0; k < own.n_checkpoints; k++) ck_assert_uint_eq(kept.checkpoints[k], own.checkpoints[k]);
+    mp_plan_result_free(&kept);
+    mp_plan_result_free(&own);
+  }
+  ck_assert_uint_eq(mp__reuse_refined_count(o.reuse), single);
+  mp__reuse_free(o.reuse);
+  mp_graph_free(g);
+}
+END_TEST
+
 /* Under a deadline (mp_plan_options_t.deadline_ms) the DP's sessions and
  * answers are shared as without (reuse.c): a budget solved once is
  * answered from the book, with no search (no poll), and a fit and a
@@ -935,6 +1002,7 @@ Suite *suite_consistency(void) {
   tcase_add_test(tc, test_fit_repeated_budgets);
   tcase_add_test(tc, test_reuse_under_deadline);
   tcase_add_test(tc, test_staircase_starts_search);
+  tcase_add_test(tc, test_refine_kept);
   suite_add_tcase(s, tc);
   return s;
 }
