@@ -343,25 +343,44 @@ static int mp__offer_dp_slack(const mp_graph_t *g, const mp_plan_options_t *o, d
  * wins. Only where the family's DP fails at the budget (the callers): the
  * searched plan never recomputes less than its start, which every larger
  * budget is offered, so cost stays monotone. */
+static void mp__pick_refined(mp__cand_pick_t *p, mp_plan_result_t *r, mp__cand_t *c,
+                             const char *source) {
+  mp_schedule_t *sched = c->schedule;
+  if (sched == NULL) return; /* the search found nothing */
+  mp__cand_pick(p, c);
+  if (p->best.schedule == sched) {
+    r->source = source;
+    r->has_model = 0;
+  }
+  mp__cand_free(c);
+}
+
+/* Two searches are offered: moves to the neighbouring segments, then, from
+ * its plan (or the start when it found none), moves up to two segments
+ * away. The second reaches plans the first cannot (a node whose move by
+ * one segment is invalid or raises the peak); offering both keeps every
+ * plan the first search gives, so no budget loses its plan or pays more
+ * for the second. */
 static int mp__offer_refined(const mp_graph_t *g, const mp_plan_options_t *o,
                              const mp_strategy_t *start, const mp_sim_report_t *start_sim,
                              const char *source, mp__cand_pick_t *p, mp_plan_result_t *r,
                              mp_error_t *err) {
   mp__refine_start_t rs;
-  mp__cand_t lc;
-  mp_schedule_t *sched;
+  mp__cand_t near, far;
   int rc;
   rs.strategy = start;
   rs.peak = start_sim->peak_bytes;
   rs.recompute = start_sim->time_recompute;
-  if ((rc = mp__cand_refine_least(g, o, &rs, &lc, err)) != 0 || lc.schedule == NULL) return rc;
-  sched = lc.schedule;
-  mp__cand_pick(p, &lc);
-  if (p->best.schedule == sched) {
-    r->source = source;
-    r->has_model = 0;
+  if ((rc = mp__cand_refine_least(g, o, &rs, 0, &near, err)) != 0) return rc;
+  if (near.schedule != NULL) {
+    rs.strategy = near.strategy;
+    rs.peak = near.sim.peak_bytes;
+    rs.recompute = near.sim.time_recompute;
   }
-  mp__cand_free(&lc);
+  rc = mp__cand_refine_least(g, o, &rs, 1, &far, err);
+  mp__pick_refined(p, r, &near, source);
+  if (rc != 0) return rc;
+  mp__pick_refined(p, r, &far, source);
   return 0;
 }
 

@@ -1,7 +1,8 @@
 /* cand_refine.c - the local search that lowers a plan's simulated peak
  * (mp__cand_refine_least): from a lower-set strategy, move one activation
- * at a time into the segment before or after its own, keep a move when
- * the simulator says the peak went down, and stop when no move helps.
+ * at a time into the segment before or after its own (with `far`, also two
+ * segments away), keep a move when the simulator says the peak went down,
+ * and stop when no move helps.
  * Declared in plan_internal.h; cand_recompute.c offers its plans beside
  * the DP's plan at the DP's least budget: one searched from that plan, one
  * from the least-peak plan of Chen's family.
@@ -90,12 +91,13 @@ static int mp__refine_better(const mp__cand_t *a, const mp__cand_t *b, double fl
 }
 
 static int mp__refine_search(const mp_graph_t *g, const mp_plan_options_t *o,
-                             const mp__refine_start_t *start, mp__cand_t *out, mp_error_t *err) {
+                             const mp__refine_start_t *start, int far, mp__cand_t *out,
+                             mp_error_t *err) {
   mp__cand_t best;
   uint32_t *count = NULL;
   uint64_t work = 0, per = g->n_nodes ? g->n_nodes : 1;
   double floor = start->recompute;
-  int improved = 1, rc = 0;
+  int improved = 1, accepted = 0, rc = 0;
   size_t v;
 
   memset(out, 0, sizeof(*out));
@@ -109,13 +111,20 @@ static int mp__refine_search(const mp_graph_t *g, const mp_plan_options_t *o,
     if ((rc = mp__refine_count(best.strategy, &count)) != 0) goto nomem;
     for (v = 0; v < g->n_nodes && work < MP__REFINE_WORK; v++) {
       uint32_t from = best.strategy->seg[v];
-      int d, moved = 0;
+      int k, moved = 0;
       if (from == MP_SEG_NONE) continue;
-      for (d = -1; d <= 1 && !moved; d += 2) {
+      for (k = 0; k < (far ? 4 : 2) && !moved; k++) {
+        static const int steps[4] = {-1, 1, -2, 2};
+        int d = steps[k];
         uint32_t to = from + (uint32_t)d;
         mp_strategy_t *st;
         mp__cand_t c;
-        if ((d < 0 && from == 0) || (d > 0 && from + 1 >= best.strategy->n_segments)) continue;
+        if ((d < 0 && from < (uint32_t)-d) || (d > 0 && from + (uint32_t)d >= best.strategy->n_segments))
+          continue;
+        /* far: until a move is taken, only moves two segments away (the start
+         * is the near search's plan, which no move by one segment lowers,
+         * unless that search stopped at the work limit) */
+        if (far && !accepted && (d == 1 || d == -1)) continue;
         if (!mp__move_ok(g, best.strategy->seg, v, to)) continue;
         if (o->should_stop != NULL && o->should_stop(o->stop_arg)) {
           rc = mp_error_set(err, MP_ECANCELED, "", "planning was cancelled");
@@ -127,7 +136,7 @@ static int mp__refine_search(const mp_graph_t *g, const mp_plan_options_t *o,
         if (mp__refine_better(&c, &best, floor)) {
           mp__cand_free(&best);
           best = c;
-          improved = moved = 1;
+          improved = moved = accepted = 1;
           if ((rc = mp__refine_count(best.strategy, &count)) != 0) goto nomem;
         } else {
           mp__cand_free(&c);
@@ -153,15 +162,15 @@ fail:
  * answer's candidate is simulated again: the same strategy simulates the
  * same. */
 int mp__cand_refine_least(const mp_graph_t *g, const mp_plan_options_t *o,
-                          const mp__refine_start_t *start, mp__cand_t *out, mp_error_t *err) {
+                          const mp__refine_start_t *start, int far, mp__cand_t *out, mp_error_t *err) {
   mp_strategy_t *found;
   int rc;
   memset(out, 0, sizeof(*out));
   if (start->strategy == NULL) return 0;
-  rc = mp__reuse_refined_find(o->reuse, g, &o->device, start->strategy, &found);
+  rc = mp__reuse_refined_find(o->reuse, g, &o->device, start->strategy, far, &found);
   if (rc == 1) return found ? mp__cand_make(g, o, found, out, err) : 0;
   if (rc != 0) return mp_error_set(err, rc, "", "out of memory");
-  if ((rc = mp__refine_search(g, o, start, out, err)) != 0) return rc;
-  mp__reuse_refined_keep(o->reuse, g, &o->device, start->strategy, out->strategy);
+  if ((rc = mp__refine_search(g, o, start, far, out, err)) != 0) return rc;
+  mp__reuse_refined_keep(o->reuse, g, &o->device, start->strategy, far, out->strategy);
   return 0;
 }

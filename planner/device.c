@@ -17,6 +17,14 @@ void mp_device_init(mp_device_t *d) {
   d->prefetch_lookahead = 0; /* just in time */
 }
 
+int mp_device_same(const mp_device_t *a, const mp_device_t *b) {
+  return a->h2d_bytes_per_s == b->h2d_bytes_per_s && a->d2h_bytes_per_s == b->d2h_bytes_per_s &&
+         a->latency_s == b->latency_s && a->copy_engines == b->copy_engines &&
+         a->host_bytes == b->host_bytes && a->time_unit_s == b->time_unit_s &&
+         a->intra_layer_reuse == b->intra_layer_reuse &&
+         a->prefetch_lookahead == b->prefetch_lookahead;
+}
+
 int mp_device_check(const mp_device_t *d, mp_error_t *err) {
   if (!isfinite(d->h2d_bytes_per_s) || d->h2d_bytes_per_s <= 0)
     return mp_error_set(err, MP_EINVAL, "$.device.h2d_bandwidth",

@@ -72,6 +72,9 @@ typedef struct mp_device_s {
 /* The defaults above. */
 void mp_device_init(mp_device_t *d);
 
+/* 1 when a and b hold the same values in every field, else 0. */
+int mp_device_same(const mp_device_t *a, const mp_device_t *b);
+
 /* Check ranges; 0 or MP_EINVAL with err->path "$.device.<field>" naming the
  * field and why (bandwidth not positive or not finite, negative latency,
  * engines not 1 or 2, negative or non-finite time unit, a prefetch lookahead

@@ -130,17 +130,18 @@ const mp_graph_t *mp__reuse_graph(const mp__reuse_t *u);
  * on its start and the device alone, and a frontier's or a fit's plans
  * below the DP's least budget search from the same few starts (ResNet-50's
  * frontier: 2,435 of its 2,849 simulations were these searches' moves).
- * mp__reuse_refined_find: 1 when the book has the search from `start` on g
- * under dev, with *found a copy of the plan it found (the caller owns it;
- * NULL when no move helped); 0 when it has not (the caller searches, and
- * the book counts a search); MP_ENOMEM. u NULL or made for another graph:
- * 0. mp__reuse_refined_keep keeps a search's answer (copies of start and
- * found, which may be NULL) unless the book is full or has it already.
- * mp__reuse_refined_count: the searches counted. */
+ * mp__reuse_refined_find: 1 when the book has the search from `start` with
+ * `far` moves (mp__cand_refine_least) on g under dev, with *found a copy of
+ * the plan it found (the caller owns it; NULL when no move helped); 0 when
+ * it has not (the caller searches, and the book counts a search);
+ * MP_ENOMEM. u NULL or made for another graph: 0. mp__reuse_refined_keep
+ * keeps a search's answer (copies of start and found, which may be NULL)
+ * unless the book is full or has it already. mp__reuse_refined_count: the
+ * searches counted. */
 int mp__reuse_refined_find(mp__reuse_t *u, const mp_graph_t *g, const mp_device_t *dev,
-                           const mp_strategy_t *start, mp_strategy_t **found);
+                           const mp_strategy_t *start, int far, mp_strategy_t **found);
 void mp__reuse_refined_keep(mp__reuse_t *u, const mp_graph_t *g, const mp_device_t *dev,
-                            const mp_strategy_t *start, const mp_strategy_t *found);
+                            const mp_strategy_t *start, int far, const mp_strategy_t *found);
 size_t mp__reuse_refined_count(const mp__reuse_t *u);
 
 /* The session the reuse record keeps for d's family (made now from d when
@@ -213,14 +214,16 @@ typedef struct {
   double recompute;
 } mp__refine_start_t;
 /* The local search of cand_refine.c: from `start`, single-node moves
- * across segment boundaries that lower the simulated peak (ties: less
- * recomputation), never below start's recomputation, within a fixed number
- * of moves. *out receives the best plan found, or stays empty when no move
- * helped. Depends on start and o alone, never on o->budget, and polls
+ * into the segment before or after the node's own (far: or two segments
+ * away) that lower the simulated peak (ties: less recomputation), never
+ * below start's recomputation, within a fixed number of moves. *out
+ * receives the best plan found, or stays empty when no move helped.
+ * Depends on start, far and o alone, never on o->budget, and polls
  * o->should_stop only (not the deadline). 0, MP_ECANCELED, MP_ENOMEM or
  * MP_ESCHEDULE. */
 int mp__cand_refine_least(const mp_graph_t *g, const mp_plan_options_t *o,
-                          const mp__refine_start_t *start, mp__cand_t *out, mp_error_t *err);
+                          const mp__refine_start_t *start, int far, mp__cand_t *out,
+                          mp_error_t *err);
 /* The best recompute-only plan at o->budget: the family's DP plan and, with
  * the default accounting, for exact the approximate DP's too, Chen's proposals and keeping everything, all
  * simulated; and for each DP family that finds no plan at o->budget, its

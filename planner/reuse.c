@@ -72,6 +72,7 @@ typedef struct {
  * device: the plan it found, or none when no move helped. */
 typedef struct {
   mp_strategy_t *start;
+  int far;              /* the search's moves (cand_refine.c) */
   mp_strategy_t *found; /* NULL: no move helped */
   mp_device_t dev;
 } mp__refined_t;
@@ -349,14 +350,6 @@ int mp__reuse_solve(const mp_plan_options_t *o, const mp_dp_options_t *d, mp_dp_
 
 /* ---- The local search's answers ---------------------------------------- */
 
-static int mp__same_device(const mp_device_t *a, const mp_device_t *b) {
-  return a->h2d_bytes_per_s == b->h2d_bytes_per_s && a->d2h_bytes_per_s == b->d2h_bytes_per_s &&
-         a->latency_s == b->latency_s && a->copy_engines == b->copy_engines &&
-         a->host_bytes == b->host_bytes && a->time_unit_s == b->time_unit_s &&
-         a->intra_layer_reuse == b->intra_layer_reuse &&
-         a->prefetch_lookahead == b->prefetch_lookahead;
-}
-
 static int mp__same_strategy(const mp_strategy_t *a, const mp_strategy_t *b) {
   return a->n_nodes == b->n_nodes && a->n_segments == b->n_segments &&
          memcmp(a->seg, b->seg, a->n_nodes * sizeof(uint32_t)) == 0;
@@ -364,22 +357,23 @@ static int mp__same_strategy(const mp_strategy_t *a, const mp_strategy_t *b) {
 
 /* The entry for start under dev (the lock held), or NULL. */
 static mp__refined_t *mp__refined_at(mp__book_t *b, const mp_device_t *dev,
-                                     const mp_strategy_t *start) {
+                                     const mp_strategy_t *start, int far) {
   size_t i;
   for (i = 0; i < b->n_refined; i++)
-    if (mp__same_device(&b->refined[i].dev, dev) && mp__same_strategy(b->refined[i].start, start))
+    if (b->refined[i].far == far && mp_device_same(&b->refined[i].dev, dev) &&
+        mp__same_strategy(b->refined[i].start, start))
       return &b->refined[i];
   return NULL;
 }
 
 int mp__reuse_refined_find(mp__reuse_t *u, const mp_graph_t *g, const mp_device_t *dev,
-                           const mp_strategy_t *start, mp_strategy_t **found) {
+                           const mp_strategy_t *start, int far, mp_strategy_t **found) {
   mp__refined_t *e;
   int rc = 0;
   *found = NULL;
   if (u == NULL || u->g != g) return 0;
   pthread_mutex_lock(&u->book->lock);
-  if ((e = mp__refined_at(u->book, dev, start)) != NULL) {
+  if ((e = mp__refined_at(u->book, dev, start, far)) != NULL) {
     rc = 1;
     if (e->found != NULL && (*found = mp_strategy_copy(e->found)) == NULL) rc = MP_ENOMEM;
   }
@@ -389,7 +383,7 @@ int mp__reuse_refined_find(mp__reuse_t *u, const mp_graph_t *g, const mp_device_
 }
 
 void mp__reuse_refined_keep(mp__reuse_t *u, const mp_graph_t *g, const mp_device_t *dev,
-                            const mp_strategy_t *start, const mp_strategy_t *found) {
+                            const mp_strategy_t *start, int far, const mp_strategy_t *found) {
   mp__book_t *b;
   mp__refined_t e;
   size_t bytes;
@@ -397,7 +391,7 @@ void mp__reuse_refined_keep(mp__reuse_t *u, const mp_graph_t *g, const mp_device
   b = u->book;
   bytes = (start->n_nodes + (found ? found->n_nodes : 0)) * sizeof(uint32_t);
   pthread_mutex_lock(&b->lock);
-  if (b->bytes + bytes > MP__BOOK_BYTES || mp__refined_at(b, dev, start) != NULL) goto out;
+  if (b->bytes + bytes > MP__BOOK_BYTES || mp__refined_at(b, dev, start, far) != NULL) goto out;
   if (b->n_refined == b->cap_refined) {
     size_t nc = b->cap_refined ? 2 * b->cap_refined : 8;
     mp__refined_t *na = realloc(b->refined, nc * sizeof(*na));
@@ -406,6 +400,7 @@ void mp__reuse_refined_keep(mp__reuse_t *u, const mp_graph_t *g, const mp_device
     b->cap_refined = nc;
   }
   e.dev = *dev;
+  e.far = far;
   e.start = mp_strategy_copy(start);
   e.found = found ? mp_strategy_copy(found) : NULL;
   if (e.start == NULL || (found != NULL && e.found == NULL)) {
