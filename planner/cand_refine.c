@@ -100,8 +100,7 @@ static int mp__refine_search(const mp_graph_t *g, const mp_plan_options_t *o,
   int improved = 1, accepted = 0, rc = 0;
   size_t v;
 
-  memset(out, 0, sizeof(*out));
-  if (start->strategy == NULL) return 0;
+  /* (*out is empty and start->strategy set: mp__cand_refine_least) */
   memset(&best, 0, sizeof(best));
   if ((best.strategy = mp_strategy_copy(start->strategy)) == NULL) goto nomem;
   best.sim.peak_bytes = start->peak;

@@ -188,16 +188,8 @@ static void wide_dflt_row(const char *label, const mp_graph_t *g, int nb) {
   o.solver = MP_SOLVER_EXACT;
   o.threads = 2;
   o.max_lower_sets = 5000000;
-  o.budget = 0;
-  {
-    mp_plan_result_t r;
-    if (mp_plan(g, &o, &r, &err) != 0) {
-      printf("%s: %s\n", label, err.message);
-      return;
-    }
-    lo = r.min_feasible_budget;
-    mp_plan_result_free(&r);
-  }
+  wide_plan(g, MP_SOLVER_EXACT, o.max_lower_sets, 0, 0, &rc, &lo); /* exact's least budget */
+  if (lo == 0) return; /* (wide_plan said why) */
   for (k = 0; k < nb; k++) b[k] = lo + (hi - lo) / (uint64_t)(nb - 1) * (uint64_t)k;
   t0 = wide_now();
   if (mp_fit(g, &o, b, (size_t)nb, &fe, &err) != 0) {
