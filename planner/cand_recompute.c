@@ -357,10 +357,11 @@ static void mp__pick_refined(mp__cand_pick_t *p, mp_plan_result_t *r, mp__cand_t
 
 /* Two searches are offered: moves to the neighbouring segments, then, from
  * its plan (or the start when it found none), moves up to two segments
- * away. The second reaches plans the first cannot (a node whose move by
- * one segment is invalid or raises the peak); offering both keeps every
- * plan the first search gives, so no budget loses its plan or pays more
- * for the second. */
+ * away and closure moves (cand_refine.c). The second reaches plans the
+ * first cannot (a node whose move by one segment is invalid or raises the
+ * peak, or that lowers it only together with its ancestors or descendants
+ * in its segment); offering both keeps every plan the first search gives,
+ * so no budget loses its plan or pays more for the second. */
 static int mp__offer_refined(const mp_graph_t *g, const mp_plan_options_t *o,
                              const mp_strategy_t *start, const mp_sim_report_t *start_sim,
                              const char *source, mp__cand_pick_t *p, mp_plan_result_t *r,

@@ -1,8 +1,9 @@
 /* cand_refine.c - the local search that lowers a plan's simulated peak
  * (mp__cand_refine_least): from a lower-set strategy, move one activation
  * at a time into the segment before or after its own (with `far`, also two
- * segments away), keep a move when the simulator says the peak went down,
- * and stop when no move helps.
+ * segments away, and closure moves: a node with the nodes of its segment
+ * that must go with it), keep a move when the simulator says the peak went
+ * down, and stop when no move helps.
  * Declared in plan_internal.h; cand_recompute.c offers its plans beside
  * the DP's plan at the DP's least budget: one searched from that plan, one
  * from the least-peak plan of Chen's family.
@@ -33,11 +34,14 @@
 #include <string.h>
 
 /* The work limit, in node visits of the schedule builder and simulator:
- * moves simulated times the graph's nodes. Every shipped graph's searches
- * end by themselves well within it (the longest: 435 moves on ResNet-152's
- * 986 nodes, a fifth of the limit); on the generated 10,000-node chain and
- * transformer of `make bench` it stops the search after 210 moves and
- * 0.35 s (8 Mi visits took a second there and found nothing more). */
+ * moves simulated times the graph's nodes. On every shipped graph the near
+ * search ends by itself well within it (the longest: 435 moves on
+ * ResNet-152's 986 nodes, a fifth of the limit); the far search, with its
+ * closure moves, reaches it on ResNet-152 and DenseNet (about 2,000 moves,
+ * a fifth of a second; four times the limit found the same least
+ * budgets). On the generated 10,000-node chain and transformer of `make
+ * bench` it stops a search after 210 moves and 0.35 s (8 Mi visits took a
+ * second there and found nothing more). */
 #define MP__REFINE_WORK ((uint64_t)2 << 20)
 
 /* Whether moving activation v to segment `to` keeps the strategy valid:
@@ -55,21 +59,47 @@ static int mp__move_ok(const mp_graph_t *g, const uint32_t *seg, size_t v, uint3
   return 1;
 }
 
-/* The strategy `cur` with v moved to `to`; when v was alone in its segment,
- * the segments after it close up (a strategy has no empty segment). */
-static mp_strategy_t *mp__moved(const mp_strategy_t *cur, const uint32_t *count, size_t v,
-                                uint32_t to) {
+/* The strategy `cur` with the nodes mem[0..nm) of segment `from` moved to
+ * `to`; when they were all of it, the segments after it close up (a
+ * strategy has no empty segment). */
+static mp_strategy_t *mp__moved(const mp_strategy_t *cur, const uint32_t *count, const uint32_t *mem,
+                                size_t nm, uint32_t from, uint32_t to) {
   mp_strategy_t *s = mp_strategy_copy(cur);
-  uint32_t from = cur->seg[v];
   size_t u;
   if (s == NULL) return NULL;
-  s->seg[v] = to;
-  if (count[from] == 1) {
+  for (u = 0; u < nm; u++) s->seg[mem[u]] = to;
+  if (count[from] == nm) {
     for (u = 0; u < s->n_nodes; u++)
       if (s->seg[u] != MP_SEG_NONE && s->seg[u] > from) s->seg[u]--;
     s->n_segments--;
   }
   return s;
+}
+
+/* A closure move: v with every node of its segment that must go with it
+ * for the strategy to stay valid, its ancestors within the segment when it
+ * moves to the segment before (up), its descendants within it when it moves
+ * to the one after. Writes them to mem (v first) and returns their number;
+ * `in` is a scratch array of n_nodes zeros, left zeroed. */
+static size_t mp__closure(const mp_graph_t *g, const uint32_t *seg, size_t v, int up, uint32_t *mem,
+                          unsigned char *in) {
+  size_t nm = 0, h = 0, k;
+  uint32_t s = seg[v];
+  mem[nm++] = (uint32_t)v;
+  in[v] = 1;
+  while (h < nm) {
+    uint32_t x = mem[h++];
+    uint32_t lo = up ? g->pred_off[x] : g->succ_off[x], hi = up ? g->pred_off[x + 1] : g->succ_off[x + 1];
+    for (k = lo; k < hi; k++) {
+      uint32_t u = up ? g->pred[k] : g->succ[k];
+      if (seg[u] == s && !in[u]) {
+        in[u] = 1;
+        mem[nm++] = u;
+      }
+    }
+  }
+  for (k = 0; k < nm; k++) in[mem[k]] = 0;
+  return nm;
 }
 
 /* (*count)[i]: the nodes of segment i, in an array made anew. */
@@ -90,11 +120,19 @@ static int mp__refine_better(const mp__cand_t *a, const mp__cand_t *b, double fl
   return a->sim.time_recompute < b->sim.time_recompute;
 }
 
+/* The moves tried on a node, in order: single-node moves by -1, +1, -2,
+ * +2 segments, then the closure moves to the segment before and after
+ * (mp__closure). The near search tries the first two; the far search all. */
+#define MP__MOVES_NEAR 2
+#define MP__MOVES_FAR 6
+
 static int mp__refine_search(const mp_graph_t *g, const mp_plan_options_t *o,
                              const mp__refine_start_t *start, int far, mp__cand_t *out,
                              mp_error_t *err) {
+  static const int steps[MP__MOVES_FAR] = {-1, 1, -2, 2, -1, 1};
   mp__cand_t best;
-  uint32_t *count = NULL;
+  uint32_t *count = NULL, *mem = NULL;
+  unsigned char *in = NULL;
   uint64_t work = 0, per = g->n_nodes ? g->n_nodes : 1;
   double floor = start->recompute;
   int improved = 1, accepted = 0, rc = 0;
@@ -103,6 +141,8 @@ static int mp__refine_search(const mp_graph_t *g, const mp_plan_options_t *o,
   /* (*out is empty and start->strategy set: mp__cand_refine_least) */
   memset(&best, 0, sizeof(best));
   if ((best.strategy = mp_strategy_copy(start->strategy)) == NULL) goto nomem;
+  if ((mem = malloc((g->n_nodes + 1) * sizeof(*mem))) == NULL) goto nomem;
+  if ((in = calloc(g->n_nodes + 1, 1)) == NULL) goto nomem;
   best.sim.peak_bytes = start->peak;
   best.sim.time_recompute = start->recompute;
   while (improved && work < MP__REFINE_WORK) {
@@ -112,24 +152,30 @@ static int mp__refine_search(const mp_graph_t *g, const mp_plan_options_t *o,
       uint32_t from = best.strategy->seg[v];
       int k, moved = 0;
       if (from == MP_SEG_NONE) continue;
-      for (k = 0; k < (far ? 4 : 2) && !moved; k++) {
-        static const int steps[4] = {-1, 1, -2, 2};
-        int d = steps[k];
+      for (k = 0; k < (far ? MP__MOVES_FAR : MP__MOVES_NEAR) && !moved; k++) {
+        int d = steps[k], closure = k >= 4;
         uint32_t to = from + (uint32_t)d;
+        size_t nm = 1;
         mp_strategy_t *st;
         mp__cand_t c;
         if ((d < 0 && from < (uint32_t)-d) || (d > 0 && from + (uint32_t)d >= best.strategy->n_segments))
           continue;
-        /* far: until a move is taken, only moves two segments away (the start
-         * is the near search's plan, which no move by one segment lowers,
-         * unless that search stopped at the work limit) */
-        if (far && !accepted && (d == 1 || d == -1)) continue;
-        if (!mp__move_ok(g, best.strategy->seg, v, to)) continue;
+        if (closure) {
+          /* valid by construction; of one node it is the single move */
+          if ((nm = mp__closure(g, best.strategy->seg, v, d < 0, mem, in)) < 2) continue;
+        } else {
+          /* far: until a move is taken, no single moves by one segment (the
+           * start is the near search's plan, which none of them lowers,
+           * unless that search stopped at the work limit) */
+          if (far && !accepted && (d == 1 || d == -1)) continue;
+          if (!mp__move_ok(g, best.strategy->seg, v, to)) continue;
+          mem[0] = (uint32_t)v;
+        }
         if (o->should_stop != NULL && o->should_stop(o->stop_arg)) {
           rc = mp_error_set(err, MP_ECANCELED, "", "planning was cancelled");
           goto fail;
         }
-        if ((st = mp__moved(best.strategy, count, v, to)) == NULL) goto nomem;
+        if ((st = mp__moved(best.strategy, count, mem, nm, from, to)) == NULL) goto nomem;
         if ((rc = mp__cand_make(g, o, st, &c, err)) != 0) goto fail;
         work += per;
         if (mp__refine_better(&c, &best, floor)) {
@@ -144,6 +190,8 @@ static int mp__refine_search(const mp_graph_t *g, const mp_plan_options_t *o,
     }
   }
   free(count);
+  free(mem);
+  free(in);
   if (best.schedule != NULL) *out = best; /* some move helped */
   else mp__cand_free(&best);
   return 0;
@@ -152,6 +200,8 @@ nomem:
   rc = mp_error_set(err, MP_ENOMEM, "", "out of memory");
 fail:
   free(count);
+  free(mem);
+  free(in);
   mp__cand_free(&best);
   return rc;
 }

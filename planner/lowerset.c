@@ -210,6 +210,69 @@ static int mp__enum_edge(mp__enum_t *e, uint32_t from, uint32_t to, uint32_t nod
   return 0;
 }
 
+/* Put the sets of each size in the order of mp_lowerset_bits_cmp
+ * (lowerset.h): the breadth-first order they were found in depends on the
+ * DAG's shape, this one on the sets alone. The bitsets move in place, one
+ * permutation cycle at a time, since they may take most of the memory cap;
+ * the cover edges follow. */
+typedef struct {
+  const uint64_t *bits;
+  size_t words;
+  uint32_t idx;
+} mp__enum_key_t;
+
+static int mp__enum_key_cmp(const void *x, const void *y) {
+  const mp__enum_key_t *a = x, *b = y;
+  return mp_lowerset_bits_cmp(a->bits, b->bits, a->words);
+}
+
+static int mp__enum_canonical(mp__enum_t *e) {
+  size_t n = e->n, w = e->words, i, lo, k;
+  mp__enum_key_t *key = malloc((n ? n : 1) * sizeof(*key));
+  uint32_t *to = malloc((n ? n : 1) * sizeof(uint32_t));
+  uint64_t *carry = malloc(w * 8), *swap = malloc(w * 8);
+  int rc = MP_ENOMEM;
+  if (key == NULL || to == NULL || carry == NULL || swap == NULL) goto out;
+  for (i = 0; i < n; i++) {
+    key[i].bits = e->bits + i * w;
+    key[i].words = w;
+    key[i].idx = (uint32_t)i;
+  }
+  /* the sets are grouped by size already: sort each group */
+  for (lo = 0; lo < n; lo = i) {
+    for (i = lo + 1; i < n && e->card[i] == e->card[lo]; i++) {
+    }
+    qsort(key + lo, i - lo, sizeof(*key), mp__enum_key_cmp);
+  }
+  for (i = 0; i < n; i++) to[key[i].idx] = (uint32_t)i; /* old index -> new */
+  for (k = 0; k < e->ne; k++) {
+    e->edge_from[k] = to[e->edge_from[k]];
+    e->edge_to[k] = to[e->edge_to[k]];
+  }
+  /* cycles: the set at old index j goes to to[j]; a placed set is marked by
+   * to[j] = j (the cards need no move: a size group keeps its place) */
+  for (i = 0; i < n; i++) {
+    size_t j = i;
+    if (to[i] == i) continue;
+    memcpy(carry, e->bits + i * w, w * 8);
+    do {
+      size_t t = to[j];
+      memcpy(swap, e->bits + t * w, w * 8);
+      memcpy(e->bits + t * w, carry, w * 8);
+      memcpy(carry, swap, w * 8);
+      to[j] = (uint32_t)j;
+      j = t;
+    } while (j != i);
+  }
+  rc = 0;
+out:
+  free(key);
+  free(to);
+  free(carry);
+  free(swap);
+  return rc;
+}
+
 static int mp__check_stop(const mp_lowerset_limits_t *lim) {
   if (lim == NULL) return 0;
   if (lim->should_stop && lim->should_stop(lim->stop_arg)) return MP_ECANCELED;
@@ -266,6 +329,8 @@ int mp_lowerset_enumerate(const mp_actdag_t *d, const mp_lowerset_limits_t *lim,
       if ((rc = mp__enum_edge(&e, (uint32_t)i, idx, (uint32_t)v)) != 0) goto done;
     }
   }
+
+  if ((rc = mp__enum_canonical(&e)) != 0) goto done;
 
   /* Down edges in compressed form, grouped by the larger set. */
   out->down_off = calloc(e.n + 1, sizeof(uint32_t));

@@ -40,7 +40,13 @@ typedef struct mp_actdag_s {
 int mp_actdag_init(mp_actdag_t *d, const mp_graph_t *g);
 void mp_actdag_free(mp_actdag_t *d);
 
-/* A family of lower sets, sorted by size (ties: any fixed order). */
+/* A family of lower sets, sorted by size. Exact and window families break
+ * ties in the order of mp_lowerset_bits_cmp, so any two sets lie in the
+ * same order in both: the exact DP breaks its ties by set index, and so
+ * the window family, which holds a subset of the sets, leads it to the
+ * exact family's plan whenever it holds that plan's sets
+ * (docs/algorithms.md, "The window family"). Approx families break ties
+ * by the set's top node. */
 typedef struct mp_lowerset_family_s {
   size_t n_sets;
   size_t words;        /* copy of the DAG's words */
@@ -63,6 +69,14 @@ typedef struct mp_lowerset_family_s {
    * DAG has several sinks) is one of those. */
   uint32_t *by_node;
 } mp_lowerset_family_t;
+
+/* The order of two bitsets of `words` words read as binary numbers, the
+ * highest node the most significant bit: -1, 0 or 1. */
+static inline int mp_lowerset_bits_cmp(const uint64_t *a, const uint64_t *b, size_t words) {
+  while (words-- > 0)
+    if (a[words] != b[words]) return a[words] < b[words] ? -1 : 1;
+  return 0;
+}
 
 static inline int mp_lowerset_has(const mp_lowerset_family_t *f, size_t set, uint32_t v) {
   return (int)((f->bits[set * f->words + (v >> 6)] >> (v & 63)) & 1u);

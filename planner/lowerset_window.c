@@ -8,8 +8,8 @@
  * not in X, cannot be in X). A depth-first walk over the window's positions,
  * excluding then including each, lists the X; V is added as a = n. The
  * width is the largest whose count fits the limit, found by bisection (the
- * family only grows with w). The sets are then sorted by size (ties: the
- * order generated) and their cover edges L -> L \ {v}, for the maximal v of
+ * family only grows with w). The sets are then sorted as the exact family's
+ * are (by size, then mp_lowerset_bits_cmp: lowerset.h) and their cover edges L -> L \ {v}, for the maximal v of
  * L whose removal stays in the family, looked up in a hash table of the
  * bitsets.
  *
@@ -120,12 +120,16 @@ static int mp__win_all(mp__win_t *w) {
 
 typedef struct {
   uint32_t card, gen;
+  const uint64_t *bits; /* the set, in the raw list */
+  size_t words;
 } mp__win_key_t;
 
+/* By size, then mp_lowerset_bits_cmp (lowerset.h): the exact family's
+ * order. Sets are distinct, so the order is strict. */
 static int mp__win_cmp(const void *x, const void *y) {
   const mp__win_key_t *a = x, *b = y;
   if (a->card != b->card) return a->card < b->card ? -1 : 1;
-  return a->gen < b->gen ? -1 : a->gen > b->gen;
+  return mp_lowerset_bits_cmp(a->bits, b->bits, a->words);
 }
 
 static uint64_t mp__win_hash(const uint64_t *b, size_t words) {
@@ -179,6 +183,8 @@ static int mp__win_build(const mp_actdag_t *d, uint64_t *raw, size_t n, mp_lower
     for (k = 0; k < words; k++) c += (size_t)__builtin_popcountll(b[k]);
     key[i].card = (uint32_t)c;
     key[i].gen = (uint32_t)i;
+    key[i].bits = b;
+    key[i].words = words;
   }
   qsort(key, n, sizeof(*key), mp__win_cmp);
   for (i = 0; i < n; i++) {

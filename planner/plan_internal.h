@@ -215,7 +215,9 @@ typedef struct {
 } mp__refine_start_t;
 /* The local search of cand_refine.c: from `start`, single-node moves
  * into the segment before or after the node's own (far: or two segments
- * away) that lower the simulated peak (ties: less recomputation), never
+ * away, and closure moves, a node with its ancestors in its segment to the
+ * segment before or its descendants there to the one after) that lower
+ * the simulated peak (ties: less recomputation), never
  * below start's recomputation, within a fixed number of moves. *out
  * receives the best plan found, or stays empty when no move helped.
  * Depends on start, far and o alone, never on o->budget, and polls

@@ -358,21 +358,22 @@ END_TEST
 
 /* U-Net: the exact DP's least model budget is 5,406,849,800 B, but the
  * approximate DP's plan at its own least budget peaks at 4,437,474,056 B,
- * and the local search (cand_refine.c) lowers that plan to 4,217,207,560 B,
+ * and the local search (cand_refine.c) lowers that plan to 4,128,602,888 B,
  * so that is where exact plans begin (it said infeasible below 5.41 GB
- * before the least plans, and below 4.44 GB before the search). The plan
+ * before the least plans, below 4.44 GB before the search, and below
+ * 4.22 GB before its closure moves). The plan
  * there is the searched one, and recomputes no less than the plan it
  * started from. */
 START_TEST(test_least_budget_is_a_peak) {
   mp_graph_t *g = mp_test_load_shipped("unet");
   mp_plan_result_t r, at_least;
-  plan_exact(g, 4217207559u, &r);
+  plan_exact(g, 4128602887u, &r);
   ck_assert(!r.feasible);
-  ck_assert_uint_eq(r.min_feasible_budget, 4217207560u);
+  ck_assert_uint_eq(r.min_feasible_budget, 4128602888u);
   mp_plan_result_free(&r);
-  plan_exact(g, 4217207560u, &r);
+  plan_exact(g, 4128602888u, &r);
   ck_assert(r.feasible);
-  ck_assert_uint_eq(r.sim.peak_bytes, 4217207560u);
+  ck_assert_uint_eq(r.sim.peak_bytes, 4128602888u);
   ck_assert_str_eq(r.source, "approx-dp-refined");
   ck_assert_int_eq(r.has_model, 0);
   plan_exact(g, 4437474056u, &at_least);
@@ -389,8 +390,10 @@ END_TEST
  * graphs where it answers at the least budget:
  *  - VGG-19: the DP's least plan lowered to mp_min_budget's bound, which no
  *    schedule beats (1,878,442,272 B before the search);
- *  - ResNet-50: Chen's least-peak plan lowered to 969,269,792 B (the DP's
- *    own least plan lowers only to 1,014,227,488; 1,072,030,240 before).
+ *  - ResNet-50: the DP's least plan lowered to 969,269,792 B by the second
+ *    search's moves (the first alone stops at 1,014,227,488; Chen's
+ *    least-peak plan lowers to the same 969,269,792 with more
+ *    recomputation; 1,072,030,240 before any search).
  * At each: one byte less has no plan and says so; and the searched plan
  * recomputes no less than the plan at the exact DP's least model budget,
  * nor than one there minus a byte, nor than one byte above it, so cost
@@ -402,7 +405,7 @@ START_TEST(test_least_refined) {
     uint64_t least;
     const char *source;
   } cases[] = {{"vgg19", 1827062048u, "exact-dp-refined"},
-               {"resnet50", 969269792u, "memonger-refined"}};
+               {"resnet50", 969269792u, "exact-dp-refined"}};
   size_t i;
   for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     mp_graph_t *g = mp_test_load_shipped(cases[i].name);
@@ -825,7 +828,7 @@ END_TEST
 
 /* The local searches below the DP's least budget (cand_refine.c) are kept
  * in the reuse book: on ResNet-50, plans at six budgets from the least
- * budget (969,269,792 B, where memonger-refined answers) to just below the
+ * budget (969,269,792 B, where exact-dp-refined answers) to just below the
  * exact DP's least model budget, planned through one record, run exactly
  * the searches that one plan at the least budget runs (their starts are the
  * same at every such budget), and answer exactly as plans of their own do:
