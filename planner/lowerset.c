@@ -217,8 +217,7 @@ static int mp__enum_edge(mp__enum_t *e, uint32_t from, uint32_t to, uint32_t nod
  * the cover edges follow. */
 typedef struct {
   const uint64_t *bits;
-  size_t words;
-  uint32_t idx;
+  uint32_t words, idx; /* words: the DAG's, fewer than 2^32 (the memory cap) */
 } mp__enum_key_t;
 
 static int mp__enum_key_cmp(const void *x, const void *y) {
@@ -235,7 +234,7 @@ static int mp__enum_canonical(mp__enum_t *e) {
   if (key == NULL || to == NULL || carry == NULL || swap == NULL) goto out;
   for (i = 0; i < n; i++) {
     key[i].bits = e->bits + i * w;
-    key[i].words = w;
+    key[i].words = (uint32_t)w;
     key[i].idx = (uint32_t)i;
   }
   /* the sets are grouped by size already: sort each group */
