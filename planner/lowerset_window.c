@@ -119,9 +119,8 @@ static int mp__win_all(mp__win_t *w) {
 /* ---- The family: sorted by size, with its cover edges ------------------- */
 
 typedef struct {
-  uint32_t card, gen;
   const uint64_t *bits; /* the set, in the raw list */
-  size_t words;
+  uint32_t card, words;
 } mp__win_key_t;
 
 /* By size, then mp_lowerset_bits_cmp (lowerset.h): the exact family's
@@ -182,14 +181,13 @@ static int mp__win_build(const mp_actdag_t *d, uint64_t *raw, size_t n, mp_lower
     size_t k, c = 0;
     for (k = 0; k < words; k++) c += (size_t)__builtin_popcountll(b[k]);
     key[i].card = (uint32_t)c;
-    key[i].gen = (uint32_t)i;
     key[i].bits = b;
-    key[i].words = words;
+    key[i].words = (uint32_t)words;
   }
   qsort(key, n, sizeof(*key), mp__win_cmp);
   for (i = 0; i < n; i++) {
     size_t h;
-    memcpy(f->bits + i * words, raw + (size_t)key[i].gen * words, words * sizeof(uint64_t));
+    memcpy(f->bits + i * words, key[i].bits, words * sizeof(uint64_t));
     f->card[i] = key[i].card;
     h = (size_t)mp__win_hash(f->bits + i * words, words) & mask;
     while (tab[h] != 0) h = (h + 1) & mask;

@@ -8,10 +8,11 @@
  * approx solver's, the worst ratio to exact, the budgets where a plan is
  * missing, and the times of one exact solve and of the fallback's frontier.
  * The random DAGs' rows hold the fallback to a quarter of the lower sets, a
- * harsh proxy; a second table runs it at its default window on DAGs of 140
- * to 160 nodes whose lower sets are 4 to 15 times more, as it really
+ * harsh proxy; a second table runs it at its default window on DAGs of 130
+ * to 170 nodes whose lower sets are 1.1 to 15 times more, as it really
  * answers, against exact forced through (minutes). For DAGs of 250 nodes
- * and more, beyond the exact DP, the fallback against approx. Every figure is mp_plan's, simulated. Prints; asserts nothing.
+ * and more, beyond the exact DP, the fallback against approx. Every figure
+ * is mp_plan's, simulated. Prints; asserts nothing.
  * Called through a weak symbol by bench_planner.c (`bench_planner wide`). */
 #include <math.h>
 #include <stdio.h>
