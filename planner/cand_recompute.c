@@ -214,7 +214,7 @@ static int mp__offer_dp(const mp_graph_t *g, mp_dp_result_t *dr, const char *sou
 #define MP__RUNG_SHIFT 5 /* each rung 1/32 above the last */
 #define MP__WALK_MAX 16  /* rungs a walk asks at most: up to 1.64x `solved` */
 
-static uint64_t mp__rung_next(uint64_t x) {
+uint64_t mp__rung_next(uint64_t x) {
   uint64_t s = x >> MP__RUNG_SHIFT;
   if (s == 0) s = 1;
   return x > UINT64_MAX - s ? UINT64_MAX : x + s;
@@ -423,6 +423,19 @@ static void mp__portfolio_visit(void *arg, mp__cand_t *c) {
   }
 }
 
+int mp__dp_least_budget(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
+                               mp__family_t family, uint64_t *least, mp_error_t *err) {
+  mp_plan_options_t mo = *o;
+  mp_dp_result_t dr;
+  int rc;
+  mo.budget = 0;
+  *least = 0;
+  if ((rc = mp__dp_at(g, &mo, t0, family, &dr, err)) != 0) return rc;
+  if (!dr.feasible) *least = dr.min_feasible_budget;
+  mp_dp_result_free(&dr);
+  return 0;
+}
+
 int mp__cand_dp_least(const mp_graph_t *g, const mp_plan_options_t *o, double t0, mp__family_t family,
                       uint64_t least, mp__cand_t *c, mp_dp_result_t *figs, mp_error_t *err) {
   mp_plan_options_t mo = *o;
@@ -430,10 +443,7 @@ int mp__cand_dp_least(const mp_graph_t *g, const mp_plan_options_t *o, double t0
   memset(c, 0, sizeof(*c));
   memset(figs, 0, sizeof(*figs));
   if (least == 0) {
-    mo.budget = 0;
-    if ((rc = mp__dp_at(g, &mo, t0, family, figs, err)) != 0) return rc;
-    least = figs->feasible ? 0 : figs->min_feasible_budget;
-    mp_dp_result_free(figs);
+    if ((rc = mp__dp_least_budget(g, o, t0, family, &least, err)) != 0) return rc;
     if (least == 0) return 0; /* unknown (the search passed the deadline) */
   }
   mo.budget = least;
@@ -561,6 +571,12 @@ int mp__cand_portfolio(const mp_graph_t *g, const mp_plan_options_t *o, double t
         rc = mp__offer_refined(g, o, pf.low, &pf.low_sim, "memonger-refined", &p, r, err);
       mp_strategy_free(pf.low);
       if (rc != 0) goto fail;
+    }
+    /* The climb (cand_climb.c), where the window family answered, at a
+     * budget where its DP plans and a plan that fits recomputes */
+    if (family == MP__FAMILY_EXACT && dr_window && dp_min == 0 && o->objective == MP_OBJECTIVE_TIME &&
+        p.best.schedule != NULL && mp__cand_fits(o, &p.best.sim) && p.best.sim.time_recompute > 0) {
+      if ((rc = mp__offer_climb(g, o, t0, &p, r, err)) != 0) goto fail;
     }
   }
 

@@ -1,12 +1,15 @@
-/* cand_refine.c - the local search that lowers a plan's simulated peak
- * (mp__cand_refine_least): from a lower-set strategy, move one activation
- * at a time into the segment before or after its own (with `far`, also two
- * segments away, and closure moves: a node with the nodes of its segment
- * that must go with it), keep a move when the simulator says the peak went
- * down, and stop when no move helps.
- * Declared in plan_internal.h; cand_recompute.c offers its plans beside
- * the DP's plan at the DP's least budget: one searched from that plan, one
- * from the least-peak plan of Chen's family.
+/* cand_refine.c - the local searches over a lower-set strategy's segments:
+ * move one activation at a time into the segment before or after its own
+ * (with `far`, also two segments away, and closure moves: a node with the
+ * nodes of its segment that must go with it), keep a move when the
+ * simulator says it helped, and stop when no move helps. Two goals:
+ *  - mp__cand_refine_least lowers the simulated peak, never below the
+ *    start's recomputation: cand_recompute.c offers its plans beside the
+ *    DP's plan at the DP's least budget (one searched from that plan, one
+ *    from the least-peak plan of Chen's family);
+ *  - mp__cand_lower lowers the recomputation while the peak stays within a
+ *    cap: the climb's step (cand_climb.c).
+ * Declared in plan_internal.h.
  *
  * Why: the DP's model ignores liveness inside a segment, so the plan it
  * finds at its least model budget is the least by the model's figures,
@@ -14,19 +17,24 @@
  * which values a segment's recomputation and backward hold at once, which
  * the model does not see. On the shipped graphs the search lowers the
  * least budget a plan exists at by up to an eighth (GoogLeNet), in
- * milliseconds (docs/algorithms.md, "Lowering the least budget").
+ * milliseconds (docs/algorithms.md, "Lowering the least budget"). The
+ * same blindness leaves room under a budget: a DP plan often peaks well
+ * below its model budget, and moves that spend that room recompute less.
  *
- * What it promises, which the planner's consistency rests on
- * (cand_recompute.c):
- *  - it depends on its start and the options alone, never on the budget
- *    nor on the clock (its work limit counts moves, and the deadline,
- *    which bounds the exact DP, is not polled: only cancellation, like
- *    Chen's proposals), so every budget that asks gets the same plan;
- *  - its plan recomputes no less than the start (`floor`): it trades
- *    recomputation for memory and never the reverse. Its starts are
+ * What they promise, which the planner's consistency rests on
+ * (cand_recompute.c, cand_climb.c):
+ *  - each depends on its start, its goal (the cap) and the options alone,
+ *    never on the budget nor on the clock (its work limit counts moves, and
+ *    the deadline, which bounds the exact DP, is not polled: only
+ *    cancellation, like Chen's proposals), so every budget that asks gets
+ *    the same plan;
+ *  - the peak search's plan recomputes no less than the start (`floor`): it
+ *    trades recomputation for memory and never the reverse. Its starts are
  *    offered at every budget from the DP's least model budget on, where
  *    the searched plans are not, so these cannot make a smaller budget
- *    cost less than a larger one.
+ *    cost less than a larger one;
+ *  - the recomputation search's plan peaks within its cap and recomputes
+ *    no more than its start.
  */
 #include "plan_internal.h"
 
@@ -112,10 +120,25 @@ static int mp__refine_count(const mp_strategy_t *s, uint32_t **count) {
   return 0;
 }
 
-/* The candidate a beats b: a lower peak, or the same peak and less
- * recomputation; and never less recomputation than the floor. */
-static int mp__refine_better(const mp__cand_t *a, const mp__cand_t *b, double floor) {
-  if (a->sim.time_recompute < floor) return 0;
+/* What a search wants. The peak goal (cap 0): a lower peak, or the same
+ * peak and less recomputation, and never less recomputation than the
+ * floor. The recomputation goal (cap > 0): a peak within the cap, and less
+ * recomputation, or the same and a lower peak. */
+typedef struct {
+  int far;      /* the moves tried: MP__MOVES_FAR, else MP__MOVES_NEAR */
+  uint64_t cap; /* 0: the peak goal */
+  double floor; /* the peak goal's */
+} mp__goal_t;
+
+/* Does candidate a beat b under the goal? */
+static int mp__refine_better(const mp__cand_t *a, const mp__cand_t *b, const mp__goal_t *goal) {
+  if (goal->cap > 0) {
+    if (a->sim.peak_bytes > goal->cap) return 0;
+    if (a->sim.time_recompute != b->sim.time_recompute)
+      return a->sim.time_recompute < b->sim.time_recompute;
+    return a->sim.peak_bytes < b->sim.peak_bytes;
+  }
+  if (a->sim.time_recompute < goal->floor) return 0;
   if (a->sim.peak_bytes != b->sim.peak_bytes) return a->sim.peak_bytes < b->sim.peak_bytes;
   return a->sim.time_recompute < b->sim.time_recompute;
 }
@@ -126,16 +149,75 @@ static int mp__refine_better(const mp__cand_t *a, const mp__cand_t *b, double fl
 #define MP__MOVES_NEAR 2
 #define MP__MOVES_FAR 6
 
+/* ---- The moves' memo --------------------------------------------------------
+ *
+ * The climb (cand_climb.c) searches from the plan of the rung before under
+ * a cap a little larger, and on most rungs from the very plan its last
+ * search ended at, whose every move that search simulated and turned down.
+ * The memo keeps those outcomes (peak and recomputation per node and move)
+ * for one strategy, so the next search takes them without simulating
+ * again. A search with the memo makes the same moves as one without (it
+ * counts a remembered move's work too, and simulates a move it takes):
+ * only the time differs. */
+struct mp__moves_memo_s {
+  mp_strategy_t *of; /* the strategy the outcomes are from (a copy), or NULL */
+  size_t n_nodes;
+  uint32_t gen;      /* an outcome holds when its stamp equals it */
+  uint32_t *stamp;   /* per node and move (MP__MOVES_FAR a node) */
+  uint64_t *peak;
+  double *recompute;
+};
+
+mp__moves_memo_t *mp__moves_memo_new(const mp_graph_t *g) {
+  mp__moves_memo_t *m = calloc(1, sizeof(*m));
+  size_t n = (g->n_nodes ? g->n_nodes : 1) * MP__MOVES_FAR;
+  if (m == NULL) return NULL;
+  m->n_nodes = g->n_nodes;
+  m->stamp = calloc(n, sizeof(*m->stamp));
+  m->peak = malloc(n * sizeof(*m->peak));
+  m->recompute = malloc(n * sizeof(*m->recompute));
+  if (m->stamp == NULL || m->peak == NULL || m->recompute == NULL) {
+    mp__moves_memo_free(m);
+    return NULL;
+  }
+  return m;
+}
+
+void mp__moves_memo_free(mp__moves_memo_t *m) {
+  if (m == NULL) return;
+  mp_strategy_free(m->of);
+  free(m->stamp);
+  free(m->peak);
+  free(m->recompute);
+  free(m);
+}
+
+static int mp__same_segs(const mp_strategy_t *a, const mp_strategy_t *b) {
+  return a->n_nodes == b->n_nodes && a->n_segments == b->n_segments &&
+         memcmp(a->seg, b->seg, a->n_nodes * sizeof(uint32_t)) == 0;
+}
+
+/* Make m hold outcomes from s (none yet unless it did already). 0 or
+ * MP_ENOMEM (m then holds none). */
+static int mp__memo_on(mp__moves_memo_t *m, const mp_strategy_t *s) {
+  if (m->of != NULL && mp__same_segs(m->of, s)) return 0;
+  mp_strategy_free(m->of);
+  if (++m->gen == 0) { /* (wrapped: clear the stamps) */
+    memset(m->stamp, 0, (m->n_nodes ? m->n_nodes : 1) * MP__MOVES_FAR * sizeof(*m->stamp));
+    m->gen = 1;
+  }
+  return (m->of = mp_strategy_copy(s)) == NULL ? MP_ENOMEM : 0;
+}
+
 static int mp__refine_search(const mp_graph_t *g, const mp_plan_options_t *o,
-                             const mp__refine_start_t *start, int far, mp__cand_t *out,
-                             mp_error_t *err) {
+                             const mp__refine_start_t *start, const mp__goal_t *goal,
+                             mp__moves_memo_t *memo, mp__cand_t *out, mp_error_t *err) {
   static const int steps[MP__MOVES_FAR] = {-1, 1, -2, 2, -1, 1};
   mp__cand_t best;
   uint32_t *count = NULL, *mem = NULL;
   unsigned char *in = NULL;
   uint64_t work = 0, per = g->n_nodes ? g->n_nodes : 1;
-  double floor = start->recompute;
-  int improved = 1, accepted = 0, rc = 0;
+  int far = goal->far, improved = 1, accepted = 0, rc = 0;
   size_t v;
 
   /* (*out is empty and start->strategy set: mp__cand_refine_least) */
@@ -145,6 +227,7 @@ static int mp__refine_search(const mp_graph_t *g, const mp_plan_options_t *o,
   if ((in = calloc(g->n_nodes + 1, 1)) == NULL) goto nomem;
   best.sim.peak_bytes = start->peak;
   best.sim.time_recompute = start->recompute;
+  if (memo != NULL && mp__memo_on(memo, best.strategy) != 0) goto nomem;
   while (improved && work < MP__REFINE_WORK) {
     improved = 0;
     if ((rc = mp__refine_count(best.strategy, &count)) != 0) goto nomem;
@@ -155,7 +238,7 @@ static int mp__refine_search(const mp_graph_t *g, const mp_plan_options_t *o,
       for (k = 0; k < (far ? MP__MOVES_FAR : MP__MOVES_NEAR) && !moved; k++) {
         int d = steps[k], closure = k >= 4;
         uint32_t to = from + (uint32_t)d;
-        size_t nm = 1;
+        size_t nm = 1, slot;
         mp_strategy_t *st;
         mp__cand_t c;
         if ((d < 0 && from < (uint32_t)-d) || (d > 0 && from + (uint32_t)d >= best.strategy->n_segments))
@@ -164,12 +247,23 @@ static int mp__refine_search(const mp_graph_t *g, const mp_plan_options_t *o,
           /* valid by construction; of one node it is the single move */
           if ((nm = mp__closure(g, best.strategy->seg, v, d < 0, mem, in)) < 2) continue;
         } else {
-          /* far: until a move is taken, no single moves by one segment (the
-           * start is the near search's plan, which none of them lowers,
-           * unless that search stopped at the work limit) */
-          if (far && !accepted && (d == 1 || d == -1)) continue;
+          /* the far peak search: until a move is taken, no single moves by
+           * one segment (the start is the near search's plan, which none of
+           * them lowers, unless that search stopped at the work limit) */
+          if (far && goal->cap == 0 && !accepted && (d == 1 || d == -1)) continue;
           if (!mp__move_ok(g, best.strategy->seg, v, to)) continue;
           mem[0] = (uint32_t)v;
+        }
+        slot = v * MP__MOVES_FAR + (size_t)k;
+        if (memo != NULL && memo->stamp[slot] == memo->gen) {
+          /* simulated from this strategy before: take its outcome, unless
+           * the move is taken now (then it is simulated again below) */
+          c.sim.peak_bytes = memo->peak[slot];
+          c.sim.time_recompute = memo->recompute[slot];
+          if (!mp__refine_better(&c, &best, goal)) {
+            work += per;
+            continue;
+          }
         }
         if (o->should_stop != NULL && o->should_stop(o->stop_arg)) {
           rc = mp_error_set(err, MP_ECANCELED, "", "planning was cancelled");
@@ -178,11 +272,17 @@ static int mp__refine_search(const mp_graph_t *g, const mp_plan_options_t *o,
         if ((st = mp__moved(best.strategy, count, mem, nm, from, to)) == NULL) goto nomem;
         if ((rc = mp__cand_make(g, o, st, &c, err)) != 0) goto fail;
         work += per;
-        if (mp__refine_better(&c, &best, floor)) {
+        if (memo != NULL) {
+          memo->stamp[slot] = memo->gen;
+          memo->peak[slot] = c.sim.peak_bytes;
+          memo->recompute[slot] = c.sim.time_recompute;
+        }
+        if (mp__refine_better(&c, &best, goal)) {
           mp__cand_free(&best);
           best = c;
           improved = moved = accepted = 1;
           if ((rc = mp__refine_count(best.strategy, &count)) != 0) goto nomem;
+          if (memo != NULL && mp__memo_on(memo, best.strategy) != 0) goto nomem;
         } else {
           mp__cand_free(&c);
         }
@@ -206,20 +306,39 @@ fail:
   return rc;
 }
 
-/* The search, or its answer from the reuse book when the plans of a
- * frontier or a fit have run it from the same start (reuse.c). The
- * answer's candidate is simulated again: the same strategy simulates the
- * same. */
-int mp__cand_refine_least(const mp_graph_t *g, const mp_plan_options_t *o,
-                          const mp__refine_start_t *start, int far, mp__cand_t *out, mp_error_t *err) {
+/* The search toward `goal`, or its answer from the reuse book when the
+ * plans of a frontier or a fit have run it from the same start (reuse.c).
+ * The answer's candidate is simulated again: the same strategy simulates
+ * the same. */
+static int mp__refine_kept(const mp_graph_t *g, const mp_plan_options_t *o,
+                           const mp__refine_start_t *start, const mp__goal_t *goal,
+                           mp__moves_memo_t *memo, mp__cand_t *out, mp_error_t *err) {
   mp_strategy_t *found;
   int rc;
   memset(out, 0, sizeof(*out));
   if (start->strategy == NULL) return 0;
-  rc = mp__reuse_refined_find(o->reuse, g, &o->device, start->strategy, far, &found);
+  rc = mp__reuse_refined_find(o->reuse, g, &o->device, start->strategy, goal->far, goal->cap, &found);
   if (rc == 1) return found ? mp__cand_make(g, o, found, out, err) : 0;
   if (rc != 0) return mp_error_set(err, rc, "", "out of memory");
-  if ((rc = mp__refine_search(g, o, start, far, out, err)) != 0) return rc;
-  mp__reuse_refined_keep(o->reuse, g, &o->device, start->strategy, far, out->strategy);
+  if ((rc = mp__refine_search(g, o, start, goal, memo, out, err)) != 0) return rc;
+  mp__reuse_refined_keep(o->reuse, g, &o->device, start->strategy, goal->far, goal->cap, out->strategy);
   return 0;
+}
+
+int mp__cand_refine_least(const mp_graph_t *g, const mp_plan_options_t *o,
+                          const mp__refine_start_t *start, int far, mp__cand_t *out, mp_error_t *err) {
+  mp__goal_t goal;
+  goal.far = far;
+  goal.cap = 0;
+  goal.floor = start->recompute;
+  return mp__refine_kept(g, o, start, &goal, NULL, out, err);
+}
+
+int mp__cand_lower(const mp_graph_t *g, const mp_plan_options_t *o, const mp__refine_start_t *start,
+                   uint64_t cap, mp__moves_memo_t *memo, mp__cand_t *out, mp_error_t *err) {
+  mp__goal_t goal;
+  goal.far = 1;
+  goal.cap = cap ? cap : 1; /* (cap 0 would mean the peak goal; nothing peaks at 0) */
+  goal.floor = 0;
+  return mp__refine_kept(g, o, start, &goal, memo, out, err);
 }

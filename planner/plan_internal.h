@@ -126,22 +126,24 @@ void mp__reuse_use_staircases(mp__reuse_t *u);
 /* The graph the record was made for. */
 const mp_graph_t *mp__reuse_graph(const mp__reuse_t *u);
 
-/* The local search's answers (cand_refine.c), kept in u's book: it depends
- * on its start and the device alone, and a frontier's or a fit's plans
- * below the DP's least budget search from the same few starts (ResNet-50's
- * frontier: 2,435 of its 2,849 simulations were these searches' moves).
+/* The local searches' answers (cand_refine.c), kept in u's book: a search
+ * depends on its start, its goal and the device alone, and a frontier's or
+ * a fit's plans search from the same few starts (ResNet-50's frontier:
+ * 2,435 of its 2,849 simulations were the least plans' searches' moves).
  * mp__reuse_refined_find: 1 when the book has the search from `start` with
- * `far` moves (mp__cand_refine_least) on g under dev, with *found a copy of
- * the plan it found (the caller owns it; NULL when no move helped); 0 when
- * it has not (the caller searches, and the book counts a search);
- * MP_ENOMEM. u NULL or made for another graph: 0. mp__reuse_refined_keep
- * keeps a search's answer (copies of start and found, which may be NULL)
- * unless the book is full or has it already. mp__reuse_refined_count: the
- * searches counted. */
+ * `far` moves toward `cap`'s goal (0: the peak, mp__cand_refine_least;
+ * else the recomputation within cap, mp__cand_lower) on g under dev, with
+ * *found a copy of the plan it found (the caller owns it; NULL when no move
+ * helped); 0 when it has not (the caller searches, and the book counts a
+ * search); MP_ENOMEM. u NULL or made for another graph: 0.
+ * mp__reuse_refined_keep keeps a search's answer (copies of start and
+ * found, which may be NULL) unless the book is full or has it already.
+ * mp__reuse_refined_count: the searches counted. */
 int mp__reuse_refined_find(mp__reuse_t *u, const mp_graph_t *g, const mp_device_t *dev,
-                           const mp_strategy_t *start, int far, mp_strategy_t **found);
+                           const mp_strategy_t *start, int far, uint64_t cap, mp_strategy_t **found);
 void mp__reuse_refined_keep(mp__reuse_t *u, const mp_graph_t *g, const mp_device_t *dev,
-                            const mp_strategy_t *start, int far, const mp_strategy_t *found);
+                            const mp_strategy_t *start, int far, uint64_t cap,
+                            const mp_strategy_t *found);
 size_t mp__reuse_refined_count(const mp__reuse_t *u);
 
 /* The session the reuse record keeps for d's family (made now from d when
@@ -196,6 +198,12 @@ uint64_t mp__rung_ceil(uint64_t x);
  * objective, accounting and budget are left at their defaults. */
 void mp__dp_options_from(const mp_plan_options_t *o, int exact, mp_dp_options_t *d);
 
+/* The family's least model budget: where its DP, solved at model budget
+ * 0, says a plan starts; *least 0 when unknown (the exact search passed its
+ * deadline) or when a plan needs no memory. 0 or the DP's error. */
+int mp__dp_least_budget(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
+                        mp__family_t family, uint64_t *least, mp_error_t *err);
+
 /* The family's plan (exact: the exact DP, falling back to the window
  * family; approx; or the prefix DP) at its least model budget `least` (0: found with a solve at budget 0),
  * simulated under o->device: a candidate whose simulated peak is at most
@@ -226,6 +234,41 @@ typedef struct {
 int mp__cand_refine_least(const mp_graph_t *g, const mp_plan_options_t *o,
                           const mp__refine_start_t *start, int far, mp__cand_t *out,
                           mp_error_t *err);
+/* The other local search of cand_refine.c: from `start` (whose peak is
+ * within cap), the same moves as the far search, kept when the simulated
+ * peak stays within `cap` (> 0) and the recomputation falls (ties: the
+ * peak falls), within a fixed number of moves. *out as for
+ * mp__cand_refine_least; it depends on start, cap and o alone. `memo`
+ * (NULL: none) remembers the outcomes of the moves from one strategy
+ * between searches (the climb's, which often start where the last one
+ * ended): the same answers, fewer simulations. Same returns. */
+typedef struct mp__moves_memo_s mp__moves_memo_t;
+mp__moves_memo_t *mp__moves_memo_new(const mp_graph_t *g); /* NULL: out of memory */
+void mp__moves_memo_free(mp__moves_memo_t *m);
+int mp__cand_lower(const mp_graph_t *g, const mp_plan_options_t *o, const mp__refine_start_t *start,
+                   uint64_t cap, mp__moves_memo_t *memo, mp__cand_t *out, mp_error_t *err);
+
+/* The next rung of the slack walk's ladder (cand_recompute.c): x + x/32,
+ * at least x + 1, saturating at UINT64_MAX. */
+uint64_t mp__rung_next(uint64_t x);
+
+/* The climb (cand_climb.c), offered when the exact solver's DP fell back to
+ * the window family: from rung 0, the first rung of the slack walk's
+ * ladder above both the window DP's least model budget and
+ * plain backpropagation's simulated peak less its 2^-MP__CLIMB_TOP_SHIFT,
+ * a chain of plans, one per rung, each the recomputation search
+ * (mp__cand_lower) within its rung from the better of the last one and, on
+ * every MP__CLIMB_DP_EVERY-th rung, the window DP's plan there. At
+ * o->budget the chain's plan at the last rung within it is offered to p
+ * (source "window-dp-climbed" in r when it wins). The chain depends on
+ * g and o alone but for the rung it stops at, and recomputes no
+ * more at each rung, so a larger budget never gets a costlier plan. 0 or
+ * an error (MP_ECANCELED, MP_ENOMEM, MP_ESCHEDULE, or the DP's). */
+#define MP__CLIMB_DP_EVERY 4
+#define MP__CLIMB_TOP_SHIFT 2
+int mp__offer_climb(const mp_graph_t *g, const mp_plan_options_t *o, double t0, mp__cand_pick_t *p,
+                    mp_plan_result_t *r, mp_error_t *err);
+
 /* The best recompute-only plan at o->budget: the family's DP plan and, with
  * the default accounting, for exact the approximate DP's too, Chen's proposals and keeping everything, all
  * simulated; and for each DP family that finds no plan at o->budget, its

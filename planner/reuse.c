@@ -31,8 +31,8 @@
  * GoogLeNet's frontier under one took 178 s instead of 13, as `make
  * bench`'s table of the shipped graphs, which sets one, reported.)
  *
- * The book also keeps the local search's answers (cand_refine.c), by
- * start: the search depends on its start and the device alone, and the
+ * The book also keeps the local searches' answers (cand_refine.c), by
+ * start and goal: a search depends on them and the device alone, and the
  * plans of a frontier or a fit below the DP's least budget search from the
  * same few starts (the DP's least plans, Chen's least-peak one). On
  * ResNet-50's frontier these searches' moves were 2,435 of its 2,849
@@ -73,6 +73,7 @@ typedef struct {
 typedef struct {
   mp_strategy_t *start;
   int far;              /* the search's moves (cand_refine.c) */
+  uint64_t cap;         /* its goal: 0 the peak, else the recomputation under this cap */
   mp_strategy_t *found; /* NULL: no move helped */
   mp_device_t dev;
 } mp__refined_t;
@@ -357,23 +358,24 @@ static int mp__same_strategy(const mp_strategy_t *a, const mp_strategy_t *b) {
 
 /* The entry for start under dev (the lock held), or NULL. */
 static mp__refined_t *mp__refined_at(mp__book_t *b, const mp_device_t *dev,
-                                     const mp_strategy_t *start, int far) {
+                                     const mp_strategy_t *start, int far, uint64_t cap) {
   size_t i;
   for (i = 0; i < b->n_refined; i++)
-    if (b->refined[i].far == far && mp_device_same(&b->refined[i].dev, dev) &&
+    if (b->refined[i].far == far && b->refined[i].cap == cap && mp_device_same(&b->refined[i].dev, dev) &&
         mp__same_strategy(b->refined[i].start, start))
       return &b->refined[i];
   return NULL;
 }
 
 int mp__reuse_refined_find(mp__reuse_t *u, const mp_graph_t *g, const mp_device_t *dev,
-                           const mp_strategy_t *start, int far, mp_strategy_t **found) {
+                           const mp_strategy_t *start, int far, uint64_t cap,
+                           mp_strategy_t **found) {
   mp__refined_t *e;
   int rc = 0;
   *found = NULL;
   if (u == NULL || u->g != g) return 0;
   pthread_mutex_lock(&u->book->lock);
-  if ((e = mp__refined_at(u->book, dev, start, far)) != NULL) {
+  if ((e = mp__refined_at(u->book, dev, start, far, cap)) != NULL) {
     rc = 1;
     if (e->found != NULL && (*found = mp_strategy_copy(e->found)) == NULL) rc = MP_ENOMEM;
   }
@@ -383,7 +385,8 @@ int mp__reuse_refined_find(mp__reuse_t *u, const mp_graph_t *g, const mp_device_
 }
 
 void mp__reuse_refined_keep(mp__reuse_t *u, const mp_graph_t *g, const mp_device_t *dev,
-                            const mp_strategy_t *start, int far, const mp_strategy_t *found) {
+                            const mp_strategy_t *start, int far, uint64_t cap,
+                            const mp_strategy_t *found) {
   mp__book_t *b;
   mp__refined_t e;
   size_t bytes;
@@ -391,7 +394,7 @@ void mp__reuse_refined_keep(mp__reuse_t *u, const mp_graph_t *g, const mp_device
   b = u->book;
   bytes = (start->n_nodes + (found ? found->n_nodes : 0)) * sizeof(uint32_t);
   pthread_mutex_lock(&b->lock);
-  if (b->bytes + bytes > MP__BOOK_BYTES || mp__refined_at(b, dev, start, far) != NULL) goto out;
+  if (b->bytes + bytes > MP__BOOK_BYTES || mp__refined_at(b, dev, start, far, cap) != NULL) goto out;
   if (b->n_refined == b->cap_refined) {
     size_t nc = b->cap_refined ? 2 * b->cap_refined : 8;
     mp__refined_t *na = realloc(b->refined, nc * sizeof(*na));
@@ -401,6 +404,7 @@ void mp__reuse_refined_keep(mp__reuse_t *u, const mp_graph_t *g, const mp_device
   }
   e.dev = *dev;
   e.far = far;
+  e.cap = cap;
   e.start = mp_strategy_copy(start);
   e.found = found ? mp_strategy_copy(found) : NULL;
   if (e.start == NULL || (found != NULL && e.found == NULL)) {

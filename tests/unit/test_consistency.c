@@ -96,19 +96,17 @@ static void grid(const mp_graph_t *g, uint64_t *b, size_t n) {
   mp_schedule_free(all);
 }
 
-/* What each solver must satisfy (see the top of the file). */
-static void check_solver(const char *what, const mp_graph_t *g, mp_solver_t s, int reuse,
-                         const uint64_t *b, size_t n) {
-  mp_plan_options_t o;
+/* What each solver must satisfy (see the top of the file), under the
+ * options o (its solver among them). */
+static void check_options(const char *what, const mp_graph_t *g, const mp_plan_options_t *po,
+                          const uint64_t *b, size_t n) {
+  mp_plan_options_t o = *po;
   mp_consistency_t c;
   mp_error_t err;
+  mp_solver_t s = o.solver;
   int fixed = s == MP_SOLVER_NONE || s == MP_SOLVER_MEMONGER || s == MP_SOLVER_SQRT ||
               s == MP_SOLVER_LAYRUB;
   int greedy = s == MP_SOLVER_SWAP || s == MP_SOLVER_HYBRID;
-  mp_plan_options_init(&o);
-  o.solver = s;
-  o.threads = 1;
-  o.device.intra_layer_reuse = reuse;
   ck_assert_msg(mp_consistency_check(g, &o, b, n, &c, &err) == 0, "%s %s: %s", what,
                 mp_solver_name(s), err.message);
   if (getenv("MP_CONSISTENCY_VERBOSE"))
@@ -144,6 +142,16 @@ static void check_solver(const char *what, const mp_graph_t *g, mp_solver_t s, i
                   mp_solver_name(s), c.closure, c.point_cost, c.first);
 }
 
+static void check_solver(const char *what, const mp_graph_t *g, mp_solver_t s, int reuse,
+                         const uint64_t *b, size_t n) {
+  mp_plan_options_t o;
+  mp_plan_options_init(&o);
+  o.solver = s;
+  o.threads = 1;
+  o.device.intra_layer_reuse = reuse;
+  check_options(what, g, &o, b, n);
+}
+
 static const mp_solver_t all_solvers[] = {
     MP_SOLVER_EXACT, MP_SOLVER_APPROX, MP_SOLVER_AUTO, MP_SOLVER_CHAIN, MP_SOLVER_MEMONGER,
     MP_SOLVER_SQRT,  MP_SOLVER_NONE,   MP_SOLVER_LAYRUB, MP_SOLVER_SWAP, MP_SOLVER_HYBRID};
@@ -162,6 +170,32 @@ START_TEST(test_consistency_random) {
     for (k = 0; k < N_SOLVERS; k++) check_solver(what, g, all_solvers[k], 0, b, 12);
     mp_graph_free(g);
   }
+}
+END_TEST
+
+/* The exact solver's fallback (the window family of 300 sets, with its
+ * slack walk, least plans and climb: cand_climb.c) on layered DAGs of 60
+ * and 80 nodes whose lattices hold 8.2 and 3.6 times that (2,460 and 1,082
+ * lower sets), at twelve budgets. */
+START_TEST(test_consistency_fallback) {
+  static const struct {
+    size_t n;
+    unsigned seed;
+  } dags[] = {{60, 1}, {80, 1}};
+  mp_graph_t *g = mp_tl_layered_dag(dags[_i].n, dags[_i].seed, 30);
+  mp_plan_options_t o;
+  uint64_t b[12];
+  char what[32];
+  ck_assert_ptr_nonnull(g);
+  snprintf(what, sizeof(what), "layered %zu/%u", dags[_i].n, dags[_i].seed);
+  grid(g, b, 12);
+  mp_plan_options_init(&o);
+  o.solver = MP_SOLVER_EXACT;
+  o.threads = 1;
+  o.max_lower_sets = 1;
+  o.window_sets = 300;
+  check_options(what, g, &o, b, 12);
+  mp_graph_free(g);
 }
 END_TEST
 
@@ -992,6 +1026,7 @@ Suite *suite_consistency(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_loop_test(tc, test_consistency_random, 0, 4);
   tcase_add_loop_test(tc, test_consistency_shipped, 0, 3);
+  tcase_add_loop_test(tc, test_consistency_fallback, 0, 2);
   tcase_add_loop_test(tc, test_hybrid_dominates_layrub, 0, 3);
   tcase_add_test(tc, test_swap_monotone_transformer);
   tcase_add_test(tc, test_auto_chain_frontier_is_its_plans);

@@ -16,6 +16,7 @@
 #include "lowerset.h"
 #include "lowerset_window.h"
 #include "plan.h"
+#include "plan_internal.h"
 #include "suites.h"
 
 static int is_sub(const uint64_t *a, const uint64_t *b, size_t words) {
@@ -259,6 +260,104 @@ START_TEST(test_fallback_least_as_exact) {
 }
 END_TEST
 
+/* The climb (cand_climb.c) on the bench's layered 130/s1 (3,456 lower
+ * sets; the default window holds 3,076): at 678,916,859 B exact's answer
+ * is its DP's own plan, recomputing 18, which the window family does not
+ * hold; the fallback's best plan recomputed 22 (window-dp-slack) before the
+ * climb, and the climb's plan recomputes 16. At 742,183,321 B (plain
+ * backpropagation's peak less 1.2 MB) 4, against exact's 9 and the
+ * fallback's 6 before. */
+START_TEST(test_fallback_climbs) {
+  static const struct {
+    uint64_t budget;
+    double exact, fallback;
+  } at[] = {{678916859u, 18, 16}, {742183321u, 9, 4}};
+  mp_graph_t *g = mp_tl_layered_dag(130, 1, 30);
+  size_t k;
+  ck_assert_ptr_nonnull(g);
+  for (k = 0; k < 2; k++) {
+    mp_plan_options_t o;
+    mp_plan_result_t r;
+    mp_error_t err;
+    mp_plan_options_init(&o);
+    o.solver = MP_SOLVER_EXACT;
+    o.threads = 1;
+    o.budget = at[k].budget;
+    ck_assert_int_eq(mp_plan(g, &o, &r, &err), 0);
+    ck_assert(r.feasible && r.exact);
+    ck_assert_double_eq(r.sim.time_recompute, at[k].exact);
+    mp_plan_result_free(&r);
+    o.max_lower_sets = 1; /* the fallback, at its default window */
+    ck_assert_int_eq(mp_plan(g, &o, &r, &err), 0);
+    ck_assert(r.feasible && !r.exact);
+    ck_assert_double_eq(r.sim.time_recompute, at[k].fallback);
+    ck_assert_uint_le(r.sim.peak_bytes, at[k].budget);
+    ck_assert_str_eq(r.source, "window-dp-climbed");
+    mp_plan_result_free(&r);
+  }
+  mp_graph_free(g);
+}
+END_TEST
+
+/* The climb's search (mp__cand_lower) along eight rungs from the window
+ * DP's plan on layered 130/s1, as cand_climb.c chains it: each plan peaks
+ * within its rung and recomputes no more than the last, and the moves'
+ * memo changes no answer (the same strategies with it and without, though
+ * the searches after the first start where the last ended). */
+START_TEST(test_lower_chain_memo) {
+  mp_graph_t *g = mp_tl_layered_dag(130, 1, 30);
+  mp_plan_options_t o;
+  mp_error_t err;
+  mp__cand_t start;
+  mp_dp_result_t figs;
+  mp__moves_memo_t *memo;
+  mp_strategy_t *sw, *so; /* the chain's plan, searched with the memo and without */
+  uint64_t rung = mp__rung_ceil(600000000u), peak;
+  double rec;
+  int k, climbed = 0;
+  ck_assert_ptr_nonnull(g);
+  ck_assert_ptr_nonnull(memo = mp__moves_memo_new(g));
+  mp_plan_options_init(&o);
+  o.solver = MP_SOLVER_EXACT;
+  o.threads = 1;
+  o.max_lower_sets = 1;
+  ck_assert_int_eq(mp__cand_dp_least(g, &o, mp__now_ms(), MP__FAMILY_EXACT, rung, &start, &figs, &err), 0);
+  ck_assert(start.schedule != NULL && figs.window_width > 0);
+  mp_dp_result_free(&figs);
+  ck_assert_ptr_nonnull(sw = mp_strategy_copy(start.strategy));
+  ck_assert_ptr_nonnull(so = mp_strategy_copy(start.strategy));
+  peak = start.sim.peak_bytes;
+  rec = start.sim.time_recompute;
+  for (k = 0; k < 8; k++, rung = mp__rung_next(rung)) {
+    mp__refine_start_t rw = {sw, peak, rec}, ro = {so, peak, rec};
+    mp__cand_t a, b;
+    ck_assert_int_eq(mp__cand_lower(g, &o, &rw, rung, memo, &a, &err), 0);
+    ck_assert_int_eq(mp__cand_lower(g, &o, &ro, rung, NULL, &b, &err), 0);
+    ck_assert_int_eq(a.schedule != NULL, b.schedule != NULL);
+    if (a.schedule == NULL) continue; /* no move helped: both keep their start */
+    ck_assert_uint_eq(a.strategy->n_segments, b.strategy->n_segments);
+    ck_assert_int_eq(memcmp(a.strategy->seg, b.strategy->seg, g->n_nodes * sizeof(uint32_t)), 0);
+    ck_assert_uint_le(a.sim.peak_bytes, rung);
+    ck_assert(a.sim.time_recompute <= rec);
+    climbed |= a.sim.time_recompute < rec;
+    peak = a.sim.peak_bytes;
+    rec = a.sim.time_recompute;
+    mp_strategy_free(sw);
+    mp_strategy_free(so);
+    ck_assert_ptr_nonnull(sw = mp_strategy_copy(a.strategy));
+    ck_assert_ptr_nonnull(so = mp_strategy_copy(b.strategy));
+    mp__cand_free(&a);
+    mp__cand_free(&b);
+  }
+  ck_assert(climbed);
+  mp_strategy_free(sw);
+  mp_strategy_free(so);
+  mp__cand_free(&start);
+  mp__moves_memo_free(memo);
+  mp_graph_free(g);
+}
+END_TEST
+
 Suite *suite_wide(void) {
   Suite *s = suite_create("wide");
   TCase *tc = tcase_create("core");
@@ -266,6 +365,8 @@ Suite *suite_wide(void) {
   tcase_add_test(tc, test_window_family);
   tcase_add_test(tc, test_fallback_near_exact);
   tcase_add_test(tc, test_fallback_least_as_exact);
+  tcase_add_test(tc, test_fallback_climbs);
+  tcase_add_test(tc, test_lower_chain_memo);
   suite_add_tcase(s, tc);
   return s;
 }
