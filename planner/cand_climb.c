@@ -20,10 +20,10 @@
  * larger one (it starts from different plans), and a larger budget must
  * never cost more (cand_recompute.c). So the plans are fixed by the
  * ladder, not by the budget: rung 0 is the first rung at or above plain
- * backpropagation's peak less a quarter and above the window DP's least
- * model budget; the plan at rung i is the search within rung i from the
- * better (less recomputation, then a lower peak) of the plan at rung i-1
- * and, on every MP__CLIMB_DP_EVERY-th rung, the window DP's plan there. The
+ * backpropagation's peak less a quarter; the plan at rung i is the search
+ * within rung i from the better (less recomputation, then a lower peak) of
+ * the plan at rung i-1 and, on every MP__CLIMB_DP_EVERY-th rung, the window
+ * DP's plan there (none before the first such rung where the DP plans). The
  * plan at rung i-1 peaks within rung i, and the search never recomputes
  * more than its start, so the chain recomputes no more at each rung; a
  * budget is offered the plan of the last rung within it. Every budget that
@@ -54,20 +54,16 @@ int mp__offer_climb(const mp_graph_t *g, const mp_plan_options_t *o, double t0, 
   mp__cand_t cur;
   mp__moves_memo_t *memo;
   mp_schedule_t *sched;
-  uint64_t rung, top, dp_least;
+  uint64_t rung, top;
   size_t i;
   int rc = 0;
   memset(&cur, 0, sizeof(cur));
   /* rung 0: the first within the top part of plain backpropagation's
-   * peak and above the window DP's least model budget (where it plans) */
+   * peak (the chain starts at the first DP rung where the DP plans) */
   if ((rc = mp__cand_make(g, o, NULL, &cur, err)) != 0) return rc;
   top = cur.sim.peak_bytes;
   mp__cand_free(&cur);
   if ((rung = mp__rung_ceil(top - (top >> MP__CLIMB_TOP_SHIFT))) > o->budget) return 0;
-  if ((rc = mp__dp_least_budget(g, o, t0, MP__FAMILY_EXACT, &dp_least, err)) != 0) return rc;
-  if (dp_least == 0 || dp_least == UINT64_MAX) return 0;
-  if (mp__rung_ceil(dp_least + 1) > rung) rung = mp__rung_ceil(dp_least + 1);
-  if (rung > o->budget) return 0;
   if ((memo = mp__moves_memo_new(g)) == NULL) return mp_error_set(err, MP_ENOMEM, "", "out of memory");
   for (i = 0; rung <= o->budget; i++) {
     if (i % MP__CLIMB_DP_EVERY == 0) {

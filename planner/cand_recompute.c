@@ -28,7 +28,11 @@
  *     own least model budget, which simulates below that budget (the PSPNet
  *     plan at the exact DP's least budget, 1.53 GB, peaks at 1.41 GB), so
  *     that every budget down to the least simulated peak of a candidate has
- *     a plan and the least feasible budget is a plan's exact peak;
+ *     a plan and the least feasible budget is a plan's exact peak (and
+ *     below the DP's least budget, that plan and Chen's least-peak one
+ *     lowered by the local search: cand_refine.c);
+ *   - for exact after a fallback to the window family, in the top quarter
+ *     of plain backpropagation's peak, the climb's plan (cand_climb.c);
  * and the answer is the best that fits by the simulator's figures. Every
  * candidate is a lower-set strategy run through the same schedule builder,
  * so the result is a plan of the asked solver's family or smaller.
@@ -423,7 +427,10 @@ static void mp__portfolio_visit(void *arg, mp__cand_t *c) {
   }
 }
 
-int mp__dp_least_budget(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
+/* The family's least model budget: where its DP, solved at model budget
+ * 0, says a plan starts; *least 0 when unknown (the exact search passed its
+ * deadline) or when a plan needs no memory. 0 or the DP's error. */
+static int mp__dp_least_budget(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
                                mp__family_t family, uint64_t *least, mp_error_t *err) {
   mp_plan_options_t mo = *o;
   mp_dp_result_t dr;
@@ -572,8 +579,9 @@ int mp__cand_portfolio(const mp_graph_t *g, const mp_plan_options_t *o, double t
       mp_strategy_free(pf.low);
       if (rc != 0) goto fail;
     }
-    /* The climb (cand_climb.c), where the window family answered, at a
-     * budget where its DP plans and a plan that fits recomputes */
+    /* The climb (cand_climb.c): where the window family answered and its
+     * DP plans at the budget, when the best plan so far fits and still
+     * recomputes (nothing could beat it otherwise) */
     if (family == MP__FAMILY_EXACT && dr_window && dp_min == 0 && o->objective == MP_OBJECTIVE_TIME &&
         p.best.schedule != NULL && mp__cand_fits(o, &p.best.sim) && p.best.sim.time_recompute > 0) {
       if ((rc = mp__offer_climb(g, o, t0, &p, r, err)) != 0) goto fail;

@@ -198,12 +198,6 @@ uint64_t mp__rung_ceil(uint64_t x);
  * objective, accounting and budget are left at their defaults. */
 void mp__dp_options_from(const mp_plan_options_t *o, int exact, mp_dp_options_t *d);
 
-/* The family's least model budget: where its DP, solved at model budget
- * 0, says a plan starts; *least 0 when unknown (the exact search passed its
- * deadline) or when a plan needs no memory. 0 or the DP's error. */
-int mp__dp_least_budget(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
-                        mp__family_t family, uint64_t *least, mp_error_t *err);
-
 /* The family's plan (exact: the exact DP, falling back to the window
  * family; approx; or the prefix DP) at its least model budget `least` (0: found with a solve at budget 0),
  * simulated under o->device: a candidate whose simulated peak is at most
@@ -254,11 +248,11 @@ uint64_t mp__rung_next(uint64_t x);
 
 /* The climb (cand_climb.c), offered when the exact solver's DP fell back to
  * the window family: from rung 0, the first rung of the slack walk's
- * ladder above both the window DP's least model budget and
- * plain backpropagation's simulated peak less its 2^-MP__CLIMB_TOP_SHIFT,
- * a chain of plans, one per rung, each the recomputation search
- * (mp__cand_lower) within its rung from the better of the last one and, on
- * every MP__CLIMB_DP_EVERY-th rung, the window DP's plan there. At
+ * ladder at or above plain backpropagation's simulated peak less its
+ * 2^-MP__CLIMB_TOP_SHIFT, a chain of plans, one per rung, each the
+ * recomputation search (mp__cand_lower) within its rung from the better of
+ * the last one and, on every MP__CLIMB_DP_EVERY-th rung, the window DP's
+ * plan there (the chain starts at the first such rung where the DP plans). At
  * o->budget the chain's plan at the last rung within it is offered to p
  * (source "window-dp-climbed" in r when it wins). The chain depends on
  * g and o alone but for the rung it stops at, and recomputes no
