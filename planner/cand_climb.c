@@ -49,20 +49,17 @@ static int mp__climb_better(const mp__cand_t *a, const mp__cand_t *b) {
   return a->sim.peak_bytes < b->sim.peak_bytes;
 }
 
-int mp__offer_climb(const mp_graph_t *g, const mp_plan_options_t *o, double t0, mp__cand_pick_t *p,
-                    mp_plan_result_t *r, mp_error_t *err) {
+int mp__offer_climb(const mp_graph_t *g, const mp_plan_options_t *o, double t0, uint64_t top,
+                    mp__cand_pick_t *p, mp_plan_result_t *r, mp_error_t *err) {
   mp__cand_t cur;
   mp__moves_memo_t *memo;
   mp_schedule_t *sched;
-  uint64_t rung, top;
+  uint64_t rung;
   size_t i;
   int rc = 0;
   memset(&cur, 0, sizeof(cur));
   /* rung 0: the first within the top part of plain backpropagation's
    * peak (the chain starts at the first DP rung where the DP plans) */
-  if ((rc = mp__cand_make(g, o, NULL, &cur, err)) != 0) return rc;
-  top = cur.sim.peak_bytes;
-  mp__cand_free(&cur);
   if ((rung = mp__rung_ceil(top - (top >> MP__CLIMB_TOP_SHIFT))) > o->budget) return 0;
   if ((memo = mp__moves_memo_new(g)) == NULL) return mp_error_set(err, MP_ENOMEM, "", "out of memory");
   for (i = 0; rung <= o->budget; i++) {

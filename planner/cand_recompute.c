@@ -399,6 +399,7 @@ typedef struct {
   int track_low;
   mp_strategy_t *low;
   mp_sim_report_t low_sim; /* its peak and recomputation alone */
+  uint64_t all_peak;       /* keeping everything's simulated peak (0: not seen) */
   int nomem;
 } mp__portfolio_t;
 
@@ -420,6 +421,7 @@ static void mp__portfolio_visit(void *arg, mp__cand_t *c) {
       pf->low_sim.time_recompute = c->sim.time_recompute;
     }
   }
+  if (c->strategy == NULL && c->schedule != NULL) pf->all_peak = c->sim.peak_bytes;
   mp__cand_pick(pf->p, c);
   if (pf->p->best.schedule != old) {
     pf->r->source = pf->p->best.strategy ? "memonger-candidate" : "keep-all";
@@ -583,8 +585,9 @@ int mp__cand_portfolio(const mp_graph_t *g, const mp_plan_options_t *o, double t
      * DP plans at the budget, when the best plan so far fits and still
      * recomputes (nothing could beat it otherwise) */
     if (family == MP__FAMILY_EXACT && dr_window && dp_min == 0 && o->objective == MP_OBJECTIVE_TIME &&
-        p.best.schedule != NULL && mp__cand_fits(o, &p.best.sim) && p.best.sim.time_recompute > 0) {
-      if ((rc = mp__offer_climb(g, o, t0, &p, r, err)) != 0) goto fail;
+        p.best.schedule != NULL && mp__cand_fits(o, &p.best.sim) && p.best.sim.time_recompute > 0 &&
+        pf.all_peak > 0) {
+      if ((rc = mp__offer_climb(g, o, t0, pf.all_peak, &p, r, err)) != 0) goto fail;
     }
   }
 

@@ -161,23 +161,21 @@ static int mp__refine_better(const mp__cand_t *a, const mp__cand_t *b, const mp_
  * only the time differs. */
 struct mp__moves_memo_s {
   mp_strategy_t *of; /* the strategy the outcomes are from (a copy), or NULL */
-  size_t n_nodes;
+  size_t n_slots;    /* MP__MOVES_FAR a node */
   uint32_t gen;      /* an outcome holds when its stamp equals it */
-  uint32_t *stamp;   /* per node and move (MP__MOVES_FAR a node) */
-  uint64_t *peak;
-  double *recompute;
+  struct {
+    uint32_t stamp;
+    uint64_t peak;
+    double recompute;
+  } *out;            /* per node and move */
 };
 
 mp__moves_memo_t *mp__moves_memo_new(const mp_graph_t *g) {
   mp__moves_memo_t *m = calloc(1, sizeof(*m));
-  size_t n = (g->n_nodes ? g->n_nodes : 1) * MP__MOVES_FAR;
   if (m == NULL) return NULL;
-  m->n_nodes = g->n_nodes;
-  m->stamp = calloc(n, sizeof(*m->stamp));
-  m->peak = malloc(n * sizeof(*m->peak));
-  m->recompute = malloc(n * sizeof(*m->recompute));
-  if (m->stamp == NULL || m->peak == NULL || m->recompute == NULL) {
-    mp__moves_memo_free(m);
+  m->n_slots = (g->n_nodes ? g->n_nodes : 1) * MP__MOVES_FAR;
+  if ((m->out = calloc(m->n_slots, sizeof(*m->out))) == NULL) {
+    free(m);
     return NULL;
   }
   return m;
@@ -186,24 +184,18 @@ mp__moves_memo_t *mp__moves_memo_new(const mp_graph_t *g) {
 void mp__moves_memo_free(mp__moves_memo_t *m) {
   if (m == NULL) return;
   mp_strategy_free(m->of);
-  free(m->stamp);
-  free(m->peak);
-  free(m->recompute);
+  free(m->out);
   free(m);
-}
-
-static int mp__same_segs(const mp_strategy_t *a, const mp_strategy_t *b) {
-  return a->n_nodes == b->n_nodes && a->n_segments == b->n_segments &&
-         memcmp(a->seg, b->seg, a->n_nodes * sizeof(uint32_t)) == 0;
 }
 
 /* Make m hold outcomes from s (none yet unless it did already). 0 or
  * MP_ENOMEM (m then holds none). */
 static int mp__memo_on(mp__moves_memo_t *m, const mp_strategy_t *s) {
-  if (m->of != NULL && mp__same_segs(m->of, s)) return 0;
+  size_t i;
+  if (m->of != NULL && mp_strategy_equal(m->of, s)) return 0;
   mp_strategy_free(m->of);
   if (++m->gen == 0) { /* (wrapped: clear the stamps) */
-    memset(m->stamp, 0, (m->n_nodes ? m->n_nodes : 1) * MP__MOVES_FAR * sizeof(*m->stamp));
+    for (i = 0; i < m->n_slots; i++) m->out[i].stamp = 0;
     m->gen = 1;
   }
   return (m->of = mp_strategy_copy(s)) == NULL ? MP_ENOMEM : 0;
@@ -255,11 +247,11 @@ static int mp__refine_search(const mp_graph_t *g, const mp_plan_options_t *o,
           mem[0] = (uint32_t)v;
         }
         slot = v * MP__MOVES_FAR + (size_t)k;
-        if (memo != NULL && memo->stamp[slot] == memo->gen) {
+        if (memo != NULL && memo->out[slot].stamp == memo->gen) {
           /* simulated from this strategy before: take its outcome, unless
            * the move is taken now (then it is simulated again below) */
-          c.sim.peak_bytes = memo->peak[slot];
-          c.sim.time_recompute = memo->recompute[slot];
+          c.sim.peak_bytes = memo->out[slot].peak;
+          c.sim.time_recompute = memo->out[slot].recompute;
           if (!mp__refine_better(&c, &best, goal)) {
             work += per;
             continue;
@@ -273,9 +265,9 @@ static int mp__refine_search(const mp_graph_t *g, const mp_plan_options_t *o,
         if ((rc = mp__cand_make(g, o, st, &c, err)) != 0) goto fail;
         work += per;
         if (memo != NULL) {
-          memo->stamp[slot] = memo->gen;
-          memo->peak[slot] = c.sim.peak_bytes;
-          memo->recompute[slot] = c.sim.time_recompute;
+          memo->out[slot].stamp = memo->gen;
+          memo->out[slot].peak = c.sim.peak_bytes;
+          memo->out[slot].recompute = c.sim.time_recompute;
         }
         if (mp__refine_better(&c, &best, goal)) {
           mp__cand_free(&best);

@@ -248,8 +248,8 @@ uint64_t mp__rung_next(uint64_t x);
 
 /* The climb (cand_climb.c), offered when the exact solver's DP fell back to
  * the window family: from rung 0, the first rung of the slack walk's
- * ladder at or above plain backpropagation's simulated peak less its
- * 2^-MP__CLIMB_TOP_SHIFT, a chain of plans, one per rung, each the
+ * ladder at or above `top`, plain backpropagation's simulated peak under
+ * o->device, less its 2^-MP__CLIMB_TOP_SHIFT, a chain of plans, one per rung, each the
  * recomputation search (mp__cand_lower) within its rung from the better of
  * the last one and, on every MP__CLIMB_DP_EVERY-th rung, the window DP's
  * plan there (the chain starts at the first such rung where the DP plans). At
@@ -260,8 +260,8 @@ uint64_t mp__rung_next(uint64_t x);
  * an error (MP_ECANCELED, MP_ENOMEM, MP_ESCHEDULE, or the DP's). */
 #define MP__CLIMB_DP_EVERY 4
 #define MP__CLIMB_TOP_SHIFT 2
-int mp__offer_climb(const mp_graph_t *g, const mp_plan_options_t *o, double t0, mp__cand_pick_t *p,
-                    mp_plan_result_t *r, mp_error_t *err);
+int mp__offer_climb(const mp_graph_t *g, const mp_plan_options_t *o, double t0, uint64_t top,
+                    mp__cand_pick_t *p, mp_plan_result_t *r, mp_error_t *err);
 
 /* The best recompute-only plan at o->budget: the family's DP plan and, with
  * the default accounting, for exact the approximate DP's too, Chen's proposals and keeping everything, all

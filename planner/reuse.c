@@ -349,12 +349,7 @@ int mp__reuse_solve(const mp_plan_options_t *o, const mp_dp_options_t *d, mp_dp_
   return 0;
 }
 
-/* ---- The local search's answers ---------------------------------------- */
-
-static int mp__same_strategy(const mp_strategy_t *a, const mp_strategy_t *b) {
-  return a->n_nodes == b->n_nodes && a->n_segments == b->n_segments &&
-         memcmp(a->seg, b->seg, a->n_nodes * sizeof(uint32_t)) == 0;
-}
+/* ---- The local searches' answers ---------------------------------------- */
 
 /* The entry for start under dev (the lock held), or NULL. */
 static mp__refined_t *mp__refined_at(mp__book_t *b, const mp_device_t *dev,
@@ -362,7 +357,7 @@ static mp__refined_t *mp__refined_at(mp__book_t *b, const mp_device_t *dev,
   size_t i;
   for (i = 0; i < b->n_refined; i++)
     if (b->refined[i].far == far && b->refined[i].cap == cap && mp_device_same(&b->refined[i].dev, dev) &&
-        mp__same_strategy(b->refined[i].start, start))
+        mp_strategy_equal(b->refined[i].start, start))
       return &b->refined[i];
   return NULL;
 }

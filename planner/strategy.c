@@ -55,6 +55,11 @@ mp_strategy_t *mp_strategy_copy(const mp_strategy_t *s) {
   return c;
 }
 
+int mp_strategy_equal(const mp_strategy_t *a, const mp_strategy_t *b) {
+  return a->n_nodes == b->n_nodes && a->n_segments == b->n_segments &&
+         (a->n_nodes == 0 || memcmp(a->seg, b->seg, a->n_nodes * sizeof(uint32_t)) == 0);
+}
+
 int mp_strategy_check(const mp_graph_t *g, const mp_strategy_t *s, mp_error_t *err) {
   size_t v, k;
   uint8_t *used;

@@ -43,6 +43,8 @@ mp_strategy_t *mp_strategy_new(const mp_graph_t *g);
 void mp_strategy_free(mp_strategy_t *s);
 /* A copy of s (the caller owns it), or NULL when out of memory. */
 mp_strategy_t *mp_strategy_copy(const mp_strategy_t *s);
+/* 1 when a and b put every node in the same segment, else 0. */
+int mp_strategy_equal(const mp_strategy_t *a, const mp_strategy_t *b);
 
 /* Check seg[] against the graph: monotone along edges, segments 0..k-1 all
  * non-empty, MP_SEG_NONE exactly on non-activations. 0 or MP_EINVAL. */
