@@ -34,8 +34,11 @@
  * pass's best plan is within it, which then is optimal (the pairs of an
  * optimal path pass every cut at or above the optimum). The bound's
  * multiplier is the one that maximises the bound at {} (golden-section
- * search; the bound is concave in it). The reverse passes (least peak to
- * finish, hq, and the Lagrangian bound) are O(n window) and O(n span).
+ * search; the bound is concave in it). Before the exact passes, the beam's
+ * (the last resort's below, run first) find a plan whose charged time U
+ * caps R and lets it jump to U (mp__chain_next_cut). The reverse passes
+ * (least peak to finish, hq, and the Lagrangian bound) are O(n window) and
+ * O(n span).
  */
 #include "dp_chain.h"
 
@@ -47,16 +50,16 @@
 #include "dp_internal.h"
 #include "plan_internal.h"
 
-/* Past this many candidate steps in all passes, the search stops and answers
- * with the best plan a pass found (exact_used = 0). Near-chains get a fifth:
+/* Past this many candidate steps in all exact passes, the search stops and
+ * answers with the best plan a pass found (exact_used = 0). Near-chains get a fifth:
  * their pairs are many (every state mixes the choices of several open
  * values) and their answer is not exact anyway. */
 #define MP__CHAIN_WORK_LIMIT 100000000u
 #define MP__CHAIN_NEAR_WORK_LIMIT 20000000u
-/* Past the limit without a plan, the passes go on (the cut still growing)
- * keeping only the MP__CHAIN_BEAM pairs of least charged time plus bound per
- * state, until one finds a plan: a beam search, whose plan is valid but not
- * proven best. */
+/* The beam: passes keeping only the MP__CHAIN_BEAM pairs of least charged
+ * time plus bound per state, their cut growing until one finds a plan,
+ * valid but not proven best. They run first, for an upper bound, and again
+ * past the limit if they found no plan then. */
 #define MP__CHAIN_BEAM 4
 
 /* The bound of one multiplier is tight for the pairs whose kept memory is
@@ -874,6 +877,48 @@ static int mp__chain_strategy(const mp__chain_t *c, const uint32_t *ends, size_t
   return 0;
 }
 
+/* The plan ending in pair bi: its segment ends, last first, into ends
+ * (returns how many), and its kept memory and model peak (activation
+ * terms). */
+static size_t mp__chain_path(const mp__chain_t *c, uint32_t bi, uint32_t *ends, uint64_t *kept,
+                             uint64_t *peak) {
+  const mp__cpair_t *b = &c->pr[bi];
+  uint32_t x = bi;
+  size_t ne = 0;
+  uint64_t pk;
+  ends[ne++] = (uint32_t)c->n;
+  while (x != UINT32_MAX && c->pr[x].state != 0) {
+    ends[ne++] = c->pr[x].state;
+    x = c->pr[x].from;
+  }
+  *kept = b->k + c->MR[b->state];
+  pk = *kept + mp__chain_cost(c, b->state, c->n);
+  *peak = b->p > pk ? b->p : pk;
+  return ne;
+}
+
+/* The exact passes' cut after one at R held no plan: R + step, the step
+ * doubling (four times, in the last resort's beam, whose cut need not be
+ * tight). It never passes U, the charged time of the best plan found so far
+ * (the beam's first, an upper bound on the optimum), and goes to U at once
+ * when U is within MP__CHAIN_JUMP steps of the next cut. Near the optimum a
+ * pass's cost depends little on its cut: the 10,000-node chain of `make
+ * bench` at 30% takes 17.5 million candidate steps at the bound + 1 and 17.6
+ * million at + 3, with the optimum at + 2.27. So one pass at U costs about
+ * what the pass that finds the optimum would, and saves the passes before
+ * it. The exact answer is the same whichever cut first reaches the optimum:
+ * every pair of an optimal plan passes such a cut, and so does every pair
+ * that beats one (no more kept memory, at least as much retained time, so
+ * no more charged time plus bound), so the pass's best plan, ties and all,
+ * is the same. */
+#define MP__CHAIN_JUMP 2
+static double mp__chain_next_cut(const mp__chain_t *c, double R, double *step, double U) {
+  double next = R + *step;
+  *step *= c->beam > 0 ? 4 : 2;
+  if (U < HUGE_VAL && R < U && (next >= U || U - next <= MP__CHAIN_JUMP * *step)) return U;
+  return next;
+}
+
 int mp__chain_solve(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
                     mp_dp_result_t *res, mp_error_t *err) {
   return mp__chain_solve_ex(g, o, t0, 0, NULL, res, err);
@@ -884,8 +929,8 @@ int mp__chain_solve_ex(const mp_graph_t *g, const mp_plan_options_t *o, double t
   mp__chain_t c;
   mp__chain_shape_t sh;
   uint32_t *qnext = NULL, *dq = NULL, *ends = NULL;
-  double *phi = NULL, lb0, R, step, tol, best_c = HUGE_VAL;
-  size_t ne = 0, n;
+  double *phi = NULL, lb0, R, step, step0, tol, best_c = HUGE_VAL;
+  size_t ne = 0, n, beam_work = 0;
   uint64_t budget = o->budget;
   int rc, proven = 0;
 
@@ -898,7 +943,6 @@ int mp__chain_solve_ex(const mp_graph_t *g, const mp_plan_options_t *o, double t
   c.no_skip = no_skip;
   c.stats = stats;
   res->n_lower_sets = n + 1;
-  c.limit = sh.chain ? MP__CHAIN_WORK_LIMIT : MP__CHAIN_NEAR_WORK_LIMIT;
   qnext = malloc((n + 1) * sizeof(uint32_t));
   dq = malloc((n + 1) * sizeof(uint32_t));
   phi = malloc((n + 1) * sizeof(double));
@@ -943,31 +987,45 @@ int mp__chain_solve_ex(const mp_graph_t *g, const mp_plan_options_t *o, double t
     }
   }
   if ((rc = mp__plan_stop(o, t0, err)) != 0) goto out;
-  /* The passes, with a cut that grows until it holds the pass's best. */
-  R = lb0;
-  step = c.T[n] * 1e-4 > tol ? c.T[n] * 1e-4 : 1;
-  if (step > 1) step = 1;
-  for (;;) {
+  /* The passes, with a cut that grows until it holds the pass's best. First
+   * the beam's (an upper bound: their plan's charged time U), then the
+   * exact ones, whose cut never passes U and goes straight to it once U is
+   * near (mp__chain_next_cut). */
+  step0 = c.T[n] * 1e-4 > tol ? c.T[n] * 1e-4 : 1;
+  if (step0 > 1) step0 = 1;
+  c.beam = MP__CHAIN_BEAM;
+  c.limit = SIZE_MAX;
+  for (R = lb0, step = step0;; R += step, step *= 4) {
     uint32_t bi = UINT32_MAX;
     double bc = HUGE_VAL;
-    if (stats && c.beam > 0) stats->beam_passes++;
+    if (stats) stats->beam_passes++;
     if ((rc = mp__chain_pass(&c, o, t0, R, tol, &bi, &bc, err)) != 0) goto out;
-    if (bi != UINT32_MAX && bc < best_c) {
-      /* keep the path: the pairs are rebuilt by the next pass */
-      uint32_t x = bi;
+    if (bi != UINT32_MAX) {
       best_c = bc;
-      ne = 0;
-      ends[ne++] = (uint32_t)n;
-      while (x != UINT32_MAX && c.pr[x].state != 0) {
-        ends[ne++] = c.pr[x].state;
-        x = c.pr[x].from;
-      }
-      res->kept_bytes = c.pr[bi].k + c.MR[c.pr[bi].state];
-      {
-        const mp__cpair_t *b = &c.pr[bi];
-        uint64_t pk = res->kept_bytes + mp__chain_cost(&c, b->state, n);
-        res->model_peak = b->p > pk ? b->p : pk;
-      }
+      ne = mp__chain_path(&c, bi, ends, &res->kept_bytes, &res->model_peak);
+      break;
+    }
+    /* far past any plan's charged time plus bound: the beam holds no plan */
+    if (R > 4 * (c.T[n] + fabs(lb0)) + 1) break;
+  }
+  beam_work = c.work;
+  c.work = 0;
+  c.beam = 0;
+  c.limit = sh.chain ? MP__CHAIN_WORK_LIMIT : MP__CHAIN_NEAR_WORK_LIMIT;
+  for (R = lb0, step = step0;;) {
+    uint32_t bi = UINT32_MAX;
+    double bc = HUGE_VAL;
+    if (stats) *(c.beam > 0 ? &stats->beam_passes : &stats->exact_passes) += 1;
+    if ((rc = mp__chain_pass(&c, o, t0, R, tol, &bi, &bc, err)) != 0) goto out;
+    /* The plan of the exact pass that proves the optimum is the answer, even
+     * where an earlier plan (the beam's, or an exact pass's below the
+     * optimum) charged as much: its ties went to the least kept memory, then
+     * the least peak, among all the pairs within a cut at or above the
+     * optimum, so the answer does not depend on which cuts came before. */
+    if (bi != UINT32_MAX &&
+        (bc < best_c || (c.beam == 0 && bc <= R + tol && bc <= best_c + tol))) {
+      best_c = bc;
+      ne = mp__chain_path(&c, bi, ends, &res->kept_bytes, &res->model_peak);
     }
     if (bi != UINT32_MAX && bc <= R + tol) {
       proven = c.beam == 0;
@@ -981,8 +1039,7 @@ int mp__chain_solve_ex(const mp_graph_t *g, const mp_plan_options_t *o, double t
       c.beam = MP__CHAIN_BEAM;
       c.limit = SIZE_MAX;
     }
-    R += step;
-    step *= c.beam > 0 ? 4 : 2; /* the beam's passes are cheap, its cut need not be tight */
+    R = mp__chain_next_cut(&c, R, &step, best_c);
   }
   if (ne == 0) {
     /* no pass found a plan within the work limit: the least-peak plan */
@@ -1034,7 +1091,7 @@ nomem:
   rc = mp_error_set(err, MP_ENOMEM, "", "out of memory");
 out:
   if (rc != 0) mp_dp_result_free(res);
-  if (stats) stats->work = c.work;
+  if (stats) stats->work = beam_work + c.work;
   mp__chain_free(&c);
   free(qnext);
   free(dq);

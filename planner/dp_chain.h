@@ -53,7 +53,8 @@ int mp__chain_solve(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
 /* What a solve did, for the tests. */
 typedef struct {
   size_t work;         /* candidate steps in all passes */
-  size_t beam_passes;  /* passes of the last resort's beam (0: it never ran) */
+  size_t beam_passes;  /* passes of the beam, first and as the last resort */
+  size_t exact_passes; /* passes that kept every pair within the cut */
 } mp__chain_stats_t;
 
 /* mp__chain_solve, for the tests: no_skip != 0 steps every far source of

@@ -233,6 +233,45 @@ START_TEST(test_near_chain_beam_skip) {
 }
 END_TEST
 
+/* The beam's upper bound (dp_chain.c, mp__chain_next_cut): on a 2,000-node
+ * chain the beam runs first and the exact passes still prove the exact DP's
+ * optimum; from 30% of the range on, where the bound lies within two steps,
+ * they take two passes, the one at the lower bound and the one at the
+ * beam's plan (with the cut only doubling from the bound, four at 30%). */
+START_TEST(test_chain_bound_jump) {
+  static const unsigned pct[] = {20, 30, 40, 50};
+  mp_graph_t *g = mp_gen_chain(2000, 1);
+  uint64_t lo, hi;
+  size_t i;
+  ck_assert_ptr_nonnull(g);
+  tc_range(g, &lo, &hi);
+  for (i = 0; i < sizeof(pct) / sizeof(pct[0]); i++) {
+    mp_plan_options_t o;
+    mp_dp_options_t d;
+    mp_dp_result_t ch, ex;
+    mp__chain_stats_t st;
+    mp_error_t err;
+    mp_plan_options_init(&o);
+    o.budget = lo + (hi - lo) / 100 * pct[i];
+    ck_assert_int_eq(mp__chain_solve_ex(g, &o, 0, 0, &st, &ch, &err), 0);
+    mp_dp_options_init(&d);
+    d.budget = o.budget;
+    ck_assert_int_eq(mp_dp_solve(g, &d, &ex, &err), 0);
+    ck_assert(ch.feasible && ex.feasible);
+    ck_assert_int_eq(ch.exact_used, 1);
+    ck_assert_msg(ch.recompute_time == ex.recompute_time, "at %u%%: %g against exact %g", pct[i],
+                  ch.recompute_time, ex.recompute_time);
+    ck_assert_uint_le(ch.model_peak, o.budget);
+    ck_assert_int_eq(mp_strategy_check(g, ch.strategy, &err), 0);
+    ck_assert_uint_gt(st.beam_passes, 0);
+    if (pct[i] >= 30) ck_assert_uint_eq(st.exact_passes, 2);
+    mp_dp_result_free(&ch);
+    mp_dp_result_free(&ex);
+  }
+  mp_graph_free(g);
+}
+END_TEST
+
 /* auto's rule: large chains and near-chains go to the prefix DP, small ones
  * and wide graphs to the exact DP. */
 START_TEST(test_auto_rule) {
@@ -299,6 +338,7 @@ Suite *suite_solver_chain(void) {
   tcase_add_test(tc, test_chain_matches_exact);
   tcase_add_test(tc, test_near_chain_valid);
   tcase_add_test(tc, test_near_chain_beam_skip);
+  tcase_add_test(tc, test_chain_bound_jump);
   tcase_add_test(tc, test_auto_rule);
   tcase_add_test(tc, test_generators);
   suite_add_tcase(s, tc);
