@@ -112,6 +112,7 @@ typedef struct {
   size_t ncand, capcand;
   size_t hint;                /* where the last push placed or met its pair */
   size_t work, limit;          /* candidate steps so far, and the limit */
+  int full;                   /* an exact pass passed MP__CHAIN_PAIR_LIMIT */
   size_t beam;                /* the last resort's pairs per state (0: all) */
   int no_skip;                /* tests: the beam's far steps by mp__chain_far */
   mp__chain_stats_t *stats;   /* NULL, or figures for the tests */
@@ -829,7 +830,9 @@ static int mp__chain_pass(mp__chain_t *c, const mp_plan_options_t *o, double t0,
     c->off[L + 1] = c->npr;
     c->alive[L] = (uint32_t)(c->npr - c->off[L]);
     mp__chain_tree_set(c, L);
-    if (c->work > c->limit) { /* the plans of the states built so far */
+    if (c->stats && c->npr > c->stats->most_pairs) c->stats->most_pairs = c->npr;
+    if (c->beam == 0 && c->npr > MP__CHAIN_PAIR_LIMIT) c->full = 1;
+    if (c->work > c->limit || c->full) { /* the plans of the states built so far */
       for (L++; L < n; L++) c->off[L + 1] = c->npr;
       break;
     }
@@ -1032,7 +1035,7 @@ int mp__chain_solve_ex(const mp_graph_t *g, const mp_plan_options_t *o, double t
       break;
     }
     if (c.beam > 0 && ne > 0) break;
-    if (c.beam == 0 && c.work > c.limit) {
+    if (c.beam == 0 && (c.work > c.limit || c.full)) {
       if (ne > 0) break;
       /* The last resort: the few most promising pairs per state, the cut
        * growing on from where it was. */
@@ -1080,7 +1083,7 @@ int mp__chain_solve_ex(const mp_graph_t *g, const mp_plan_options_t *o, double t
              "the prefix DP searches the prefixes of a near-chain, not all its lower sets");
   else if (!proven)
     snprintf(res->fallback_reason, sizeof(res->fallback_reason),
-             "the prefix DP passed its work limit; best plan found");
+             "the prefix DP passed its work or memory limit; best plan found");
   res->recompute_time = best_c;
   res->retained_time = g->fwd_time - best_c;
   res->model_peak = res->model_peak > UINT64_MAX - g->const_bytes ? UINT64_MAX

@@ -50,11 +50,21 @@ int mp__chain_shape(const mp_graph_t *g, mp__chain_shape_t *out);
 int mp__chain_solve(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
                     mp_dp_result_t *res, mp_error_t *err);
 
+/* An exact pass that holds more pairs than this stops as at the work limit
+ * (the work limit alone allows 100 million, 4 GB): a pair and its score
+ * take 40 bytes, so this is about 670 MB. The 100,000-node chain of `make
+ * bench` at 70% held 50 million pairs (2 GB) in each exact pass of its
+ * slack walk, which then stopped at the work limit anyway; with this limit
+ * the plan peaks at 0.7 GB. Proofs that fit keep it: a 30,000-node chain at
+ * 74% proves every rung of its walk exact with at most 9.3 million pairs. */
+#define MP__CHAIN_PAIR_LIMIT ((size_t)1 << 24)
+
 /* What a solve did, for the tests. */
 typedef struct {
   size_t work;         /* candidate steps in all passes */
   size_t beam_passes;  /* passes of the beam, first and as the last resort */
   size_t exact_passes; /* passes that kept every pair within the cut */
+  size_t most_pairs;   /* the most pairs a pass held */
 } mp__chain_stats_t;
 
 /* mp__chain_solve, for the tests: no_skip != 0 steps every far source of

@@ -272,6 +272,47 @@ START_TEST(test_chain_bound_jump) {
 }
 END_TEST
 
+/* The pair limit (dp_chain.h, MP__CHAIN_PAIR_LIMIT): at 74% of the range, a
+ * 30,000-node chain proves its optimum with 4.8 million pairs, under the
+ * limit; a 100,000-node chain's exact pass passes it and stops there,
+ * holding no more than the limit and one state's pairs (it held 50 million,
+ * 2 GB, on the way to the work limit before), and the answer is the beam's
+ * plan, recomputing 30,833, not proven best. */
+START_TEST(test_chain_pair_limit) {
+  static const size_t sizes[] = {30000, 100000};
+  size_t i;
+  for (i = 0; i < 2; i++) {
+    mp_graph_t *g = mp_gen_chain(sizes[i], 1);
+    mp_plan_options_t o;
+    mp_dp_result_t r;
+    mp__chain_stats_t st;
+    mp_error_t err;
+    uint64_t lo, hi;
+    ck_assert_ptr_nonnull(g);
+    tc_range(g, &lo, &hi);
+    mp_plan_options_init(&o);
+    o.budget = lo + (hi - lo) / 100 * 74;
+    ck_assert_int_eq(mp__chain_solve_ex(g, &o, 0, 0, &st, &r, &err), 0);
+    ck_assert(r.feasible);
+    ck_assert_uint_le(r.model_peak, o.budget);
+    ck_assert_int_eq(mp_strategy_check(g, r.strategy, &err), 0);
+    ck_assert_uint_eq(st.exact_passes, 2);
+    if (i == 0) {
+      ck_assert_int_eq(r.exact_used, 1);
+      ck_assert_uint_lt(st.most_pairs, MP__CHAIN_PAIR_LIMIT);
+    } else {
+      ck_assert_int_eq(r.exact_used, 0);
+      ck_assert_uint_gt(st.most_pairs, MP__CHAIN_PAIR_LIMIT);
+      ck_assert_uint_lt(st.most_pairs, MP__CHAIN_PAIR_LIMIT + ((size_t)1 << 16));
+      ck_assert(r.recompute_time == 30833);
+      ck_assert_str_eq(r.fallback_reason, "the prefix DP passed its work or memory limit; best plan found");
+    }
+    mp_dp_result_free(&r);
+    mp_graph_free(g);
+  }
+}
+END_TEST
+
 /* auto's rule: large chains and near-chains go to the prefix DP, small ones
  * and wide graphs to the exact DP. */
 START_TEST(test_auto_rule) {
@@ -339,6 +380,7 @@ Suite *suite_solver_chain(void) {
   tcase_add_test(tc, test_near_chain_valid);
   tcase_add_test(tc, test_near_chain_beam_skip);
   tcase_add_test(tc, test_chain_bound_jump);
+  tcase_add_test(tc, test_chain_pair_limit);
   tcase_add_test(tc, test_auto_rule);
   tcase_add_test(tc, test_generators);
   suite_add_tcase(s, tc);
