@@ -85,6 +85,10 @@ class ReplicasTest(unittest.TestCase):
                 sys.stderr.write("test_replicas: %s (logs kept in %s)\n" % ("; ".join(bad) or "kept", cls.tmp))
             else:
                 shutil.rmtree(cls.tmp, ignore_errors=True)
+            # this runs twice (class cleanup, then atexit): the second call,
+            # with no replicas left to find fault with, must not delete the
+            # logs the first one kept
+            cls.tmp = None
         if bad:
             raise AssertionError("; ".join(bad))
 
@@ -429,6 +433,37 @@ class ReplicasTest(unittest.TestCase):
         self.assertEqual(self.pg.sql("retention_bytes", "SELECT count(*) FROM results WHERE key NOT IN"
                                                         " (SELECT result_key FROM jobs)"), [["0"]])
         self.assertEqual(rep.stop(), 0)
+
+
+    def test_99_claimed_back_while_running(self):
+        """A plan whose lease ran out while this replica still runs it (the
+        renewals failed: the database was out of reach) is claimable, and
+        this replica's idle worker may claim it back. It must not run it a
+        second time beside the first worker: the two shared one job, and
+        one freed the graph the other planned on (ASan caught it in
+        test_5 on a loaded machine). Here the lease is ended by hand and
+        a second plan wakes the idle worker at once."""
+        self.pg.sql("postgres", "CREATE DATABASE claimback")
+        rep = Replica(self.tmp, "back", self.pg.uri("claimback"), lease=LEASE_S, workers=2, delay_ms=6000)
+        self.retired.append(rep)
+        first = self.submit(rep)["id"]
+        until("the plan to run", lambda: rep.status().get("running", 0) == 1, 30)
+        back, seconds = False, []
+        for _ in range(5):  # a renewal (every 2/3 s) can land between the two steps
+            self.pg.sql("claimback", "UPDATE jobs SET lease_until = clock_timestamp() - interval '1 hour'"
+                                     " WHERE id = '%s'" % first)
+            seconds.append(self.submit(rep)["id"])
+            end = time.monotonic() + 2
+            while not back and time.monotonic() < end:
+                back = "claimed back while running" in rep.log_text()
+                time.sleep(0.05)
+            if back:
+                break
+        self.assertTrue(back, "the idle worker never claimed the running plan back")
+        for plan_id in [first] + seconds:
+            self.assertEqual(self.final(rep, plan_id)["status"], "done")
+        self.assertEqual(rep.stop(), 0)
+        self.assertFalse(rep.sanitizer_report(), rep.log)
 
 
 def random_graph(n):
