@@ -35,8 +35,8 @@
  * optimal path pass every cut at or above the optimum). The bound's
  * multiplier is the one that maximises the bound at {} (golden-section
  * search; the bound is concave in it). Before the exact passes, the beam's
- * (the last resort's below, run first) find a plan whose charged time U
- * caps R and lets it jump to U (mp__chain_next_cut). The reverse passes
+ * (below) find a plan whose charged time U caps R and lets it jump to U
+ * (mp__chain_next_cut). The reverse passes
  * (least peak to finish, hq, and the Lagrangian bound) are O(n window) and
  * O(n span).
  */
@@ -57,9 +57,10 @@
 #define MP__CHAIN_WORK_LIMIT 100000000u
 #define MP__CHAIN_NEAR_WORK_LIMIT 20000000u
 /* The beam: passes keeping only the MP__CHAIN_BEAM pairs of least charged
- * time plus bound per state, their cut growing until one finds a plan,
- * valid but not proven best. They run first, for an upper bound, and again
- * past the limit if they found no plan then. */
+ * time plus bound per state, their cut growing four times faster until one
+ * finds a plan, valid but not proven best. They run before the exact
+ * passes, for an upper bound, and their plan answers when the exact passes
+ * stop at a limit first. */
 #define MP__CHAIN_BEAM 4
 
 /* The bound of one multiplier is tight for the pairs whose kept memory is
@@ -112,8 +113,7 @@ typedef struct {
   size_t ncand, capcand;
   size_t hint;                /* where the last push placed or met its pair */
   size_t work, limit;          /* candidate steps so far, and the limit */
-  int full;                   /* an exact pass passed MP__CHAIN_PAIR_LIMIT */
-  size_t beam;                /* the last resort's pairs per state (0: all) */
+  size_t beam;                /* the beam's pairs per state (0: all, an exact pass) */
   int no_skip;                /* tests: the beam's far steps by mp__chain_far */
   mp__chain_stats_t *stats;   /* NULL, or figures for the tests */
   mp__cnode_t *heap;          /* the beam's far search: tree nodes, best first */
@@ -695,8 +695,8 @@ static mp__cnode_t mp__chain_heap_pop(mp__chain_t *c) {
  * The bar is taken from the candidates' staircase as it stands. The
  * staircase loses candidates only to ones that beat them, whose promise is
  * no larger, so the bar can rise only when one candidate beats two of the
- * best ones; a source skipped before that could have been kept. The beam is
- * a last resort with no optimality claim either way; on the generated
+ * best ones; a source skipped before that could have been kept. The beam
+ * makes no optimality claim either way; on the generated
  * transformers of the bench it keeps the same pairs as without the skip
  * (tests/unit/test_solver_chain.c, test_near_chain_beam_skip). */
 static int mp__chain_far_beam(mp__chain_t *c, const mp__cpass_t *ps, size_t lo, size_t hi,
@@ -733,7 +733,7 @@ static int mp__chain_far_beam(mp__chain_t *c, const mp__cpass_t *ps, size_t lo, 
   return 0;
 }
 
-/* The last resort's beam: keep the c->beam most promising pairs of the
+/* The beam: keep the c->beam most promising pairs of the
  * state being built (a sub-staircase, still sorted by kept memory). */
 static void mp__chain_beam(mp__chain_t *c, size_t L) {
   size_t i, kept = 0, cnt;
@@ -754,6 +754,12 @@ static void mp__chain_beam(mp__chain_t *c, size_t L) {
     if (mp__chain_promise(c, &c->cand[i], L) <= lo) c->cand[kept++] = c->cand[i];
   if (kept == 0) c->cand[kept++] = c->cand[0];
   c->ncand = kept;
+}
+
+/* An exact pass past the work limit or holding more than
+ * MP__CHAIN_PAIR_LIMIT pairs (dp_chain.h): it stops, and so do the passes. */
+static int mp__chain_over(const mp__chain_t *c) {
+  return c->work > c->limit || (c->beam == 0 && c->npr > MP__CHAIN_PAIR_LIMIT);
 }
 
 /* One forward pass with cut R. *best_i is the pair that ends the best plan
@@ -831,8 +837,7 @@ static int mp__chain_pass(mp__chain_t *c, const mp_plan_options_t *o, double t0,
     c->alive[L] = (uint32_t)(c->npr - c->off[L]);
     mp__chain_tree_set(c, L);
     if (c->stats && c->npr > c->stats->most_pairs) c->stats->most_pairs = c->npr;
-    if (c->beam == 0 && c->npr > MP__CHAIN_PAIR_LIMIT) c->full = 1;
-    if (c->work > c->limit || c->full) { /* the plans of the states built so far */
+    if (mp__chain_over(c)) { /* the plans of the states built so far */
       for (L++; L < n; L++) c->off[L + 1] = c->npr;
       break;
     }
@@ -901,9 +906,8 @@ static size_t mp__chain_path(const mp__chain_t *c, uint32_t bi, uint32_t *ends, 
 }
 
 /* The exact passes' cut after one at R held no plan: R + step, the step
- * doubling (four times, in the last resort's beam, whose cut need not be
- * tight). It never passes U, the charged time of the best plan found so far
- * (the beam's first, an upper bound on the optimum), and goes to U at once
+ * doubling. It never passes U, the charged time of the best plan found so
+ * far (the beam's first, an upper bound on the optimum), and goes to U at once
  * when U is within MP__CHAIN_JUMP steps of the next cut. Near the optimum a
  * pass's cost depends little on its cut: the 10,000-node chain of `make
  * bench` at 30% takes 17.5 million candidate steps at the bound + 1 and 17.6
@@ -915,9 +919,9 @@ static size_t mp__chain_path(const mp__chain_t *c, uint32_t bi, uint32_t *ends, 
  * no more charged time plus bound), so the pass's best plan, ties and all,
  * is the same. */
 #define MP__CHAIN_JUMP 2
-static double mp__chain_next_cut(const mp__chain_t *c, double R, double *step, double U) {
+static double mp__chain_next_cut(double R, double *step, double U) {
   double next = R + *step;
-  *step *= c->beam > 0 ? 4 : 2;
+  *step *= 2;
   if (U < HUGE_VAL && R < U && (next >= U || U - next <= MP__CHAIN_JUMP * *step)) return U;
   return next;
 }
@@ -938,7 +942,10 @@ int mp__chain_solve_ex(const mp_graph_t *g, const mp_plan_options_t *o, double t
   int rc, proven = 0;
 
   memset(res, 0, sizeof(*res));
-  if (stats) memset(stats, 0, sizeof(*stats));
+  if (stats) {
+    memset(stats, 0, sizeof(*stats));
+    stats->beam_charged = HUGE_VAL;
+  }
   if ((rc = mp__chain_shape(g, &sh)) != 0) return mp_error_set(err, rc, "", "out of memory");
   if ((rc = mp__chain_init(&c, g, budget > g->const_bytes ? budget - g->const_bytes : 0)) != 0)
     goto nomem;
@@ -1012,37 +1019,31 @@ int mp__chain_solve_ex(const mp_graph_t *g, const mp_plan_options_t *o, double t
     if (R > 4 * (c.T[n] + fabs(lb0)) + 1) break;
   }
   beam_work = c.work;
+  if (stats) stats->beam_charged = best_c;
   c.work = 0;
   c.beam = 0;
   c.limit = sh.chain ? MP__CHAIN_WORK_LIMIT : MP__CHAIN_NEAR_WORK_LIMIT;
-  for (R = lb0, step = step0;;) {
+  for (R = lb0, step = step0;; R = mp__chain_next_cut(R, &step, best_c)) {
     uint32_t bi = UINT32_MAX;
     double bc = HUGE_VAL;
-    if (stats) *(c.beam > 0 ? &stats->beam_passes : &stats->exact_passes) += 1;
+    if (stats) stats->exact_passes++;
     if ((rc = mp__chain_pass(&c, o, t0, R, tol, &bi, &bc, err)) != 0) goto out;
     /* The plan of the exact pass that proves the optimum is the answer, even
      * where an earlier plan (the beam's, or an exact pass's below the
      * optimum) charged as much: its ties went to the least kept memory, then
      * the least peak, among all the pairs within a cut at or above the
      * optimum, so the answer does not depend on which cuts came before. */
-    if (bi != UINT32_MAX &&
-        (bc < best_c || (c.beam == 0 && bc <= R + tol && bc <= best_c + tol))) {
+    if (bi != UINT32_MAX && (bc < best_c || (bc <= R + tol && bc <= best_c + tol))) {
       best_c = bc;
       ne = mp__chain_path(&c, bi, ends, &res->kept_bytes, &res->model_peak);
     }
     if (bi != UINT32_MAX && bc <= R + tol) {
-      proven = c.beam == 0;
+      proven = 1;
       break;
     }
-    if (c.beam > 0 && ne > 0) break;
-    if (c.beam == 0 && (c.work > c.limit || c.full)) {
-      if (ne > 0) break;
-      /* The last resort: the few most promising pairs per state, the cut
-       * growing on from where it was. */
-      c.beam = MP__CHAIN_BEAM;
-      c.limit = SIZE_MAX;
-    }
-    R = mp__chain_next_cut(&c, R, &step, best_c);
+    /* past a limit: the best plan so far (the beam's, if any), else the
+     * least-peak plan below */
+    if (mp__chain_over(&c)) break;
   }
   if (ne == 0) {
     /* no pass found a plan within the work limit: the least-peak plan */

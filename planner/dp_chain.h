@@ -62,7 +62,8 @@ int mp__chain_solve(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
 /* What a solve did, for the tests. */
 typedef struct {
   size_t work;         /* candidate steps in all passes */
-  size_t beam_passes;  /* passes of the beam, first and as the last resort */
+  size_t beam_passes;  /* passes of the beam (before the exact ones) */
+  double beam_charged; /* the charged time of the beam's plan (HUGE_VAL: none) */
   size_t exact_passes; /* passes that kept every pair within the cut */
   size_t most_pairs;   /* the most pairs a pass held */
 } mp__chain_stats_t;

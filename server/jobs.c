@@ -67,7 +67,6 @@ struct srv_job_s {
   char *pending_error;       /* the unrecorded final write's error JSON (owned) */
   int listed;                /* on the active list */
   int remote;                /* shared store: not running on this replica */
-  int working;               /* a worker of this replica runs it now */
   int attempts;              /* shared store: claims of the plan so far */
   mp_graph_t *graph;         /* owned; loaded from the store when NULL */
   struct srv_job_s *qnext;   /* its client's FIFO */
@@ -1195,9 +1194,10 @@ static srv_job_t *srv__claim(srv_jobs_t *jobs) {
   pthread_mutex_lock(&jobs->mu);
   /* Looked up again: a lookup may have listed it meanwhile. */
   job = srv__active_by_id(jobs, row.id);
-  if (job != NULL && job->working) {
-    /* A worker here runs it already: its lease ran out while the store was
-     * out of reach (the renewals failed), and this replica claimed it back.
+  if (job != NULL && !job->remote && job->status == SRV_JOB_RUNNING) {
+    /* A worker here runs it already (running and not remote, as the
+     * cancellations test it): its lease ran out while the store was out of
+     * reach (the renewals failed), and this replica claimed it back.
      * That worker goes on and records it under the new lease; a second one
      * on the same job would free the graph the first one plans on. */
     pthread_mutex_unlock(&jobs->mu);
@@ -1214,7 +1214,6 @@ static srv_job_t *srv__claim(srv_jobs_t *jobs) {
     job->refs++; /* the worker's */
   }
   job->remote = 0;
-  job->working = 1;
   job->status = SRV_JOB_RUNNING;
   job->started_ms = row.started_ms;
   job->attempts = row.attempts;
@@ -1285,7 +1284,6 @@ static void srv__lost(srv_jobs_t *jobs, srv_job_t *job) {
   srv_job_row_t row;
   pthread_mutex_lock(&jobs->mu);
   jobs->running--;
-  job->working = 0;
   job->remote = 1;
   pthread_mutex_unlock(&jobs->mu);
   if (srv_store_get_job(jobs->cfg.store, job->id, &row) == 0) {
@@ -1363,7 +1361,6 @@ static void srv__execute(srv_jobs_t *jobs, srv_job_t *job) {
   snprintf(job->err_code, sizeof(job->err_code), "%s", code);
   snprintf(job->err_msg, sizeof(job->err_msg), "%s", msg);
   jobs->running--;
-  job->working = 0;
   mp_graph_free(job->graph);
   job->graph = NULL;
   if (local_plan && st != SRV_JOB_QUEUED)
@@ -1402,7 +1399,6 @@ static void *srv__worker(void *arg) {
     if ((job = srv__pop(jobs)) != NULL) {
       /* the queue's reference becomes the worker's */
       job->status = SRV_JOB_RUNNING;
-      job->working = 1;
       job->started_ms = srv_now_ms();
       job->deadline_mono = srv_mono_ms() + jobs->cfg.plan_timeout_s * 1000.0;
       jobs->running++;
