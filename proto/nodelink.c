@@ -14,15 +14,27 @@
  * `source` and `target` arguments), and Moccasin's random layered graphs
  * use that: nodes are named by `name` instead of `id`, and links keyed by
  * the integers 0 and 1 (written as the JSON keys "0" and "1") instead of
- * `source` and `target`. Their graph attributes also carry `*_tag` fields
- * naming the node attributes that hold the costs ({"memory_tag":
- * "out_cost", "duration_tag": "duration"}). So: a node without `id` is
- * named by its `name`; a link without `source` / `target` is read from
- * "0" / "1"; and a string graph attribute whose key ends in `_tag` names
- * the attribute of the time or of the bytes, decided by the attribute it
- * names when that is one of the four above, else by its key (a key
- * mentioning mem, ram, size, byte or out: bytes; dur, time, cpu, comp,
- * cost or flop: time). A tagged attribute replaces the default keys. Nodes marked `"backward": true` (a joint
+ * `source` and `target`. So a node without `id` is named by its `name`,
+ * and a link without `source` / `target` is read from "0" / "1".
+ *
+ * Their graph attributes also carry seven `*_tag` fields naming the
+ * attributes that hold each figure. Moccasin's own loader reads two of
+ * them (it renames the output cost to its memory and the duration to its
+ * time); this reader takes each for what it names:
+ *   node_output_cost_tag   bytes of the node's output  -> bytes
+ *   node_duration_tag      the node's compute time     -> time
+ *   node_param_cost_tag    bytes of the node's weights -> param_bytes
+ *   node_output_block_tag, node_input_cost_tag (node attributes) and
+ *   edge_cost_tag, edge_output_blocks_tag (link attributes): figures
+ *   memplan's model has no place for; Moccasin ignores them too. Their
+ *   files carry none of these attributes; a graph that does gets a warning
+ *   naming the tag and how many nodes or links carry it.
+ * Any other string field ending in `_tag` names the time or the bytes,
+ * decided by the attribute it names when that is one of cost_cpu /
+ * duration / cost_ram / out_cost, else by its key (a key mentioning mem,
+ * ram, size, byte or out: bytes; dur, time, cpu, comp, cost or flop: time).
+ * A tagged attribute replaces the default keys; two tags naming different
+ * attributes for one figure are an error. Nodes marked `"backward": true` (a joint
  * forward+backward graph) are dropped with every link touching them, and a
  * warning says so. Forward nodes without incoming links become `input`
  * sources (constant memory). Node ids in memplan are the nodes' names when
@@ -138,11 +150,25 @@ static int mp__cmp_link(const void *x, const void *y) {
   return a->idx < b->idx ? -1 : a->idx > b->idx;
 }
 
+/* A tag naming an attribute memplan's model has no figure for: the
+ * attribute and how many nodes or links carry it. */
+typedef struct {
+  const char *tag;          /* the graph field's key */
+  const char *attr;         /* the attribute it names */
+  int on_links;             /* a link attribute, else a node one */
+  size_t carried;
+} mp__nl_unused_t;
+
+#define MP__NL_UNUSED_MAX 4
+
 typedef struct {
   const char *base;
   const char *lkey;         /* "links" (or "edges") */
   const char *time_key;     /* from a graph `*_tag` field; NULL: cost_cpu / duration */
   const char *bytes_key;    /* ... NULL: cost_ram / out_cost */
+  const char *param_key;    /* ... NULL: param_cost */
+  mp__nl_unused_t unused[MP__NL_UNUSED_MAX];
+  size_t n_unused;
   const mp_limits_t *lim;
   mp_error_t *err;
   mp__nl_node_t *nodes;
@@ -162,6 +188,14 @@ static void mp__nl_free(mp__nl_t *p) {
   free(p->links);
   free(p->srcs);
   free(p->in_ptrs);
+}
+
+/* Count the unused tags' attributes that node or link `o` carries. */
+static void mp__count_unused(mp__nl_t *p, json_t *o, int on_links) {
+  size_t k;
+  for (k = 0; k < p->n_unused; k++)
+    if (p->unused[k].on_links == on_links && mp__opt(o, p->unused[k].attr) != NULL)
+      p->unused[k].carried++;
 }
 
 static int mp__read_nodes(mp__nl_t *p, json_t *arr) {
@@ -227,10 +261,12 @@ static int mp__read_nodes(mp__nl_t *p, json_t *arr) {
       mp__path(path, sizeof(path), base, "nodes", i, key);
       if ((rc = mp__get_u64(v, path, &nd->bytes, p->err)) != 0) return rc;
     }
-    if ((v = mp__opt(o, "param_cost")) != NULL) {
-      mp__path(path, sizeof(path), base, "nodes", i, "param_cost");
+    key = p->param_key != NULL ? p->param_key : "param_cost";
+    if ((v = mp__opt(o, key)) != NULL) {
+      mp__path(path, sizeof(path), base, "nodes", i, key);
       if ((rc = mp__get_u64(v, path, &nd->param, p->err)) != 0) return rc;
     }
+    mp__count_unused(p, o, 0);
   }
   return 0;
 }
@@ -272,6 +308,7 @@ static int mp__read_links(mp__nl_t *p, json_t *arr, const char *lkey, int multig
     if ((rc = mp__link_end(p, o, i, "source", "0", &l->src)) != 0) return rc;
     if ((rc = mp__link_end(p, o, i, "target", "1", &l->dst)) != 0) return rc;
     l->idx = i;
+    mp__count_unused(p, o, 1);
     if (l->src == l->dst)
       return mp_error_set(p->err, MP_ECYCLE, lpath, "graph has a cycle: link from node '%s' to itself",
                           p->nodes[l->src].id);
@@ -416,35 +453,85 @@ static int mp__mentions(const char *s, const char *const *words) {
   return 0;
 }
 
-/* The graph attributes' `*_tag` fields: which node attributes hold the time
- * and the bytes (p->time_key, p->bytes_key, borrowed from the JSON). */
-static int mp__read_tags(mp__nl_t *p, json_t *gattr) {
+/* The tag keys of Moccasin's random layered graphs, each with the figure
+ * the attribute it names holds (MP__ROLE_*). */
+enum { MP__ROLE_BYTES, MP__ROLE_TIME, MP__ROLE_PARAM, MP__ROLE_NODE_UNUSED, MP__ROLE_LINK_UNUSED };
+
+static const struct {
+  const char *key;
+  int role;
+} mp__known_tags[] = {
+    {"node_output_cost_tag", MP__ROLE_BYTES},
+    {"node_duration_tag", MP__ROLE_TIME},
+    {"node_param_cost_tag", MP__ROLE_PARAM},
+    {"node_output_block_tag", MP__ROLE_NODE_UNUSED},
+    {"node_input_cost_tag", MP__ROLE_NODE_UNUSED},
+    {"edge_cost_tag", MP__ROLE_LINK_UNUSED},
+    {"edge_output_blocks_tag", MP__ROLE_LINK_UNUSED},
+};
+
+/* The role of a tag key this reader does not know, from the attribute it
+ * names or else from the key's words; -1: none. */
+static int mp__guess_role(const char *k, const char *val) {
   static const char *const bytes_words[] = {"mem", "ram", "size", "byte", "out", NULL};
   static const char *const time_words[] = {"dur", "time", "cpu", "comp", "cost", "flop", NULL};
+  if (strcmp(val, "cost_ram") == 0 || strcmp(val, "out_cost") == 0) return MP__ROLE_BYTES;
+  if (strcmp(val, "cost_cpu") == 0 || strcmp(val, "duration") == 0) return MP__ROLE_TIME;
+  if (mp__mentions(k, bytes_words)) return MP__ROLE_BYTES;
+  if (mp__mentions(k, time_words)) return MP__ROLE_TIME;
+  return -1;
+}
+
+/* The graph attributes' `*_tag` fields: which attributes hold the time, the
+ * bytes and the weights (p->time_key, bytes_key, param_key), and which name
+ * figures memplan does not model (p->unused); all borrowed from the JSON. */
+static int mp__read_tags(mp__nl_t *p, json_t *gattr) {
+  static const char *const what[] = {"bytes", "time", "weights"};
   const char *k;
   json_t *v;
   json_object_foreach(gattr, k, v) {
-    size_t n = strlen(k);
-    const char *val, **role;
+    size_t n = strlen(k), t;
+    const char *val, **slot;
     char path[MP_ERROR_PATH_MAX];
+    int role = -2;
     if (n < 4 || strcmp(k + n - 4, "_tag") != 0 || !json_is_string(v)) continue;
     val = json_string_value(v);
-    if (strcmp(val, "cost_ram") == 0 || strcmp(val, "out_cost") == 0)
-      role = &p->bytes_key;
-    else if (strcmp(val, "cost_cpu") == 0 || strcmp(val, "duration") == 0)
-      role = &p->time_key;
-    else if (mp__mentions(k, bytes_words))
-      role = &p->bytes_key;
-    else if (mp__mentions(k, time_words))
-      role = &p->time_key;
-    else
-      continue; /* a tag this reader has no use for */
+    for (t = 0; t < sizeof(mp__known_tags) / sizeof(mp__known_tags[0]); t++)
+      if (strcmp(k, mp__known_tags[t].key) == 0) role = mp__known_tags[t].role;
+    if (role == -2) role = mp__guess_role(k, val);
+    if (role < 0) continue; /* a tag this reader has no use for */
+    if (role == MP__ROLE_NODE_UNUSED || role == MP__ROLE_LINK_UNUSED) {
+      mp__nl_unused_t *u = &p->unused[p->n_unused++]; /* four known keys: fits */
+      u->tag = k;
+      u->attr = val;
+      u->on_links = role == MP__ROLE_LINK_UNUSED;
+      continue;
+    }
+    slot = role == MP__ROLE_BYTES ? &p->bytes_key
+           : role == MP__ROLE_TIME ? &p->time_key
+                                   : &p->param_key;
     snprintf(path, sizeof(path), "%s.graph.%s", p->base, k);
-    if (*role != NULL && strcmp(*role, val) != 0)
+    if (*slot != NULL && strcmp(*slot, val) != 0)
       return mp_error_set(p->err, MP_EINVAL, path,
-                          "names '%s' for the %s, another tag already named '%s'", val,
-                          role == &p->time_key ? "time" : "bytes", *role);
-    *role = val;
+                          "names '%s' for the %s, another tag already named '%s'", val, what[role],
+                          *slot);
+    *slot = val;
+  }
+  return 0;
+}
+
+/* One warning per unused tag whose attribute some node or link carries. */
+static int mp__warn_unused(const mp__nl_t *p, mp_graph_t *g) {
+  size_t k;
+  for (k = 0; k < p->n_unused; k++) {
+    const mp__nl_unused_t *u = &p->unused[k];
+    if (u->carried == 0) continue;
+    if (mp_graph_warn(g,
+                      "graph.%s: %zu %s%s '%s', a figure memplan's model has no place "
+                      "for (Moccasin ignores it too): ignored",
+                      u->tag, u->carried, u->on_links ? "link" : "node",
+                      u->carried == 1 ? " carries" : "s carry", u->attr) != 0)
+      return -1;
   }
   return 0;
 }
@@ -542,6 +629,10 @@ int mp_nodelink_from_json(json_t *root, const char *base, const char *name, cons
                     "joint forward+backward graph: imported the forward part (%zu forward "
                     "nodes), dropped %zu backward nodes",
                     p.n_nodes - n_bwd, n_bwd) != 0) {
+    rc = mp_error_set(err, MP_ENOMEM, base, "out of memory");
+    goto fail;
+  }
+  if (mp__warn_unused(&p, g) != 0) {
     rc = mp_error_set(err, MP_ENOMEM, base, "out of memory");
     goto fail;
   }
