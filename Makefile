@@ -1,6 +1,15 @@
 # memplan - build, test and run. `make run` and `make test` install what is
 # missing first (deploy/deps.sh), so a fresh Debian 12 machine needs nothing else.
 
+# Build in parallel on every core unless -j was given (`make -j1` builds one
+# file at a time). Only the top-level make sets it: a recursive $(MAKE)
+# shares the top level's job slots through the jobserver.
+ifeq ($(MAKELEVEL),0)
+ifeq ($(filter -j%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
+endif
+endif
+
 OPTIMIZATION ?= -O2
 CC ?= cc
 B ?= build
@@ -237,9 +246,11 @@ asan: deps
 	  test-only
 
 # fair_bench.py also runs FAIR_BASELINE (an older memplan-server, whose queue
-# is one FIFO) when it exists, for comparison.
-FAIR_BASELINE ?= /work/baseline/build/memplan-server
-bench: deps $(BENCH) $(B)/memplan-server
+# is one FIFO) when it is set and exists, for comparison: make bench FAIR_BASELINE=path.
+FAIR_BASELINE ?=
+# deps first, alone: the build needs the packages it installs.
+bench: deps
+	@$(MAKE) --no-print-directory $(BENCH) $(B)/memplan-server
 	./$(BENCH)
 	@echo
 	tests/bench/http_bench.sh $(B)/memplan-server
@@ -258,7 +269,8 @@ bench-fidelity: $(CLI)
 # `make run` starts the daemon on $(LISTEN) (`make run LISTEN=0.0.0.0:9090`)
 # with its store in ./var.
 LISTEN ?= 127.0.0.1:8080
-run: deps all
+run: deps
+	@$(MAKE) --no-print-directory all
 	mkdir -p var && ./$(B)/memplan-server --listen $(LISTEN) --data-dir var
 
 # ---- fuzzing ----

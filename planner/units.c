@@ -39,7 +39,7 @@ static const mp__unit_t mp__units[] = {
  * largest unit (2^60) stays below 2^128. */
 #define MP__MAX_SIG 20
 
-/* The grammar (README "Budgets and sizes"):
+/* The grammar (docs/units.md):
  *   quantity := number [ ("e"|"E") ["+"|"-"] digits ] [ unit ]
  *   number   := digits [ "." digits ] | "." digits
  * with blanks allowed around the unit. The value is number * 10^exponent *

@@ -25,7 +25,7 @@ over the part above constant memory, "plan%" the planner's figure's error
 over the whole step. A row whose |err%| exceeds 3 is marked MISS. "mono"
 says whether the row measures at most what the next larger budget's row of
 the same kind (or plain backpropagation) measured. --markdown prints the
-table as the README shows it.
+table as docs/benchmarks.md shows it.
 """
 
 import argparse

@@ -1,6 +1,7 @@
 /* bench_planner.c - `make bench`: planner speed and memory on the shipped
  * graphs and on a generated 1000-node DAG. Prints figures; asserts nothing
- * (targets live in the issues and the README, not in timed tests).
+ * (the targets and measured figures live in docs/benchmarks.md, not in
+ * timed tests).
  *
  * Per graph, in a child process of its own so that the peak RSS is the
  * graph's: activations, lower sets, the frontier's time and point count,
