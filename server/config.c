@@ -55,8 +55,10 @@ static const srv__opt_t srv__opts[] = {
    "plans waiting for a worker before new ones get 503"},
   {"max-queued-per-client", "MEMPLAN_MAX_QUEUED_PER_CLIENT", SRV__UINT, SRV__F(max_queued_per_client), "16", 0,
    1000000,
-   "plans one client (its X-Client-Id, else its address) may have waiting; more get 429 with "
-   "Retry-After; workers take the clients' plans in turn (0: only --queue-size bounds a client)"},
+   "plans one client (its principal, else its address; X-Client-Id from a --trusted-proxy) may have "
+   "waiting; more get 429 with Retry-After; workers take the clients' plans in turn, the client "
+   "with the fewest running first; a cap at or over --queue-size is taken as --queue-size - 1, so "
+   "that others always find room (0: no cap, only --queue-size bounds a client)"},
   {"retain-age", "MEMPLAN_RETAIN_AGE", SRV__SECONDS, SRV__F(retain_age_s), "2592000", 0, 0,
    "seconds a finished plan is kept in the store; then it, and the results and graphs only it "
    "refers to, are deleted (0: kept for ever)"},
@@ -104,9 +106,19 @@ static const srv__opt_t srv__opts[] = {
   {"grace", "MEMPLAN_GRACE", SRV__SECONDS, SRV__F(grace_s), "25", 0, 0,
    "seconds running plans get to finish after SIGTERM"},
   {"token-file", "MEMPLAN_TOKEN_FILE", SRV__STR, SRV__F(token_file), "", 0, 0,
-   "file holding a bearer token, required by the routes that start work or show plans and graphs"},
+   "the principals: one NAME ROLE TOKEN a line (ROLE read, work, read-all or admin), or one token "
+   "alone (the principal \"default\", admin). With it every route but /, /healthz, /livez, /readyz, "
+   "/metrics and /v1/status needs Authorization: Bearer TOKEN: reads any role, work (plans, fits, "
+   "frontiers, cancels) work or admin; read and work see their own plans only"},
   {"public-reads", "MEMPLAN_PUBLIC_READS", SRV__BOOL, SRV__F(public_reads), "false", 0, 0,
    "with --token-file, reading plans and graphs needs no token (starting work still does)"},
+  {"trusted-proxy", "MEMPLAN_TRUSTED_PROXY", SRV__LIST, SRV__F(trusted_proxies), "", 0, 0,
+   "a proxy address or CIDR block whose X-Forwarded-For and X-Client-Id are believed; from any "
+   "other peer they are ignored; repeat the flag or give a comma list"},
+  {"auth-failures-per-minute", "MEMPLAN_AUTH_FAILURES_PER_MINUTE", SRV__UINT, SRV__F(auth_failures_per_minute),
+   "20", 0, 1000000,
+   "failed authentications a client address may make in a minute; past them it gets 429 with "
+   "Retry-After until the minute is over (0: no limit)"},
   {"cors-origin", "MEMPLAN_CORS_ORIGIN", SRV__LIST, SRV__F(cors_origins), "", 0, 0,
    "a browser origin allowed to call the API (https://host:port, * for any); repeat the flag or "
    "give a comma list"},
@@ -327,6 +339,8 @@ int srv_config_load(srv_config_t *c, int argc, char **argv) {
     fprintf(stderr, "memplan-server: --max-inflight-body-bytes must be at least --max-body-bytes\n");
     return SRV_CONFIG_EXIT_USAGE;
   }
+  /* One client at its cap leaves room in the queue for the others. */
+  if (c->max_queued_per_client >= c->queue_size && c->queue_size > 1) c->max_queued_per_client = c->queue_size - 1;
   if (c->plan_timeout_s <= 0) c->plan_timeout_s = 1e7; /* 0: effectively none */
   if (c->header_timeout_s <= 0) c->header_timeout_s = 1e7;
   if (c->store[0] && strncmp(c->store, "sqlite:", 7) != 0 && strncmp(c->store, "postgresql://", 13) != 0 &&

@@ -47,6 +47,8 @@ typedef struct srv_config_s {
   unsigned http_threads;
   double grace_s;
   char token_file[SRV_PATH_MAX];
+  char trusted_proxies[1024]; /* comma list of addresses or CIDR blocks */
+  unsigned auth_failures_per_minute; /* per client address; 0: no throttle */
   char tls_cert[SRV_PATH_MAX];
   char tls_key[SRV_PATH_MAX];
   char log_file[SRV_PATH_MAX];

@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "cache.h"
 #include "conns.h"
 #include "json_util.h"
@@ -131,19 +132,55 @@ enum MHD_Result srv_respond_error(srv_req_t *r, unsigned status, const char *cod
 static int srv__valid_request_id(const char *v);
 
 void srv_req_client(srv_req_t *r, char out[68]) {
-  const char *id = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "X-Client-Id");
-  const union MHD_ConnectionInfo *ci;
-  char host[INET6_ADDRSTRLEN] = "unknown";
-  if (srv__valid_request_id(id)) {
+  const char *id = r->via_proxy ? MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "X-Client-Id") : NULL;
+  if (srv__valid_request_id(id))
     snprintf(out, 68, "id:%s", id);
-    return;
+  else if (r->principal && !srv_auth_single(r->srv->auth))
+    snprintf(out, 68, "p:%s", r->principal->name);
+  else
+    snprintf(out, 68, "addr:%s", r->addr);
+}
+
+const char *srv_req_owner(const srv_req_t *r) { return r->principal ? r->principal->name : ""; }
+
+/* The peer's address as text into r->addr; from a trusted proxy, the
+ * rightmost address of X-Forwarded-For that is not a trusted proxy
+ * itself (the one the nearest proxy saw), when it is a valid address. */
+static void srv__client_addr(srv_server_t *s, srv_req_t *r) {
+  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+  const char *xff;
+  snprintf(r->addr, sizeof(r->addr), "unknown");
+  if (sa && sa->sa_family == AF_INET)
+    inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, r->addr, sizeof(r->addr));
+  else if (sa && sa->sa_family == AF_INET6)
+    inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, r->addr, sizeof(r->addr));
+  r->via_proxy = srv_auth_trusted(s->auth, sa);
+  if (!r->via_proxy) return;
+  xff = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "X-Forwarded-For");
+  if (xff == NULL) return;
+  {
+    size_t end = strlen(xff);
+    while (end > 0) {
+      size_t start = end, a, b;
+      char item[48];
+      unsigned char raw[16];
+      while (start > 0 && xff[start - 1] != ',') start--;
+      a = start;
+      b = end;
+      while (a < b && (xff[a] == ' ' || xff[a] == '\t')) a++;
+      while (b > a && (xff[b - 1] == ' ' || xff[b - 1] == '\t')) b--;
+      if (b - a == 0 || b - a >= sizeof(item)) return;
+      memcpy(item, xff + a, b - a);
+      item[b - a] = '\0';
+      if (inet_pton(AF_INET, item, raw) != 1 && inet_pton(AF_INET6, item, raw) != 1) return;
+      if (!srv_auth_trusted_text(s->auth, item)) {
+        snprintf(r->addr, sizeof(r->addr), "%s", item);
+        return;
+      }
+      end = start > 0 ? start - 1 : 0;
+    }
   }
-  ci = MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-  if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET)
-    inet_ntop(AF_INET, &((const struct sockaddr_in *)ci->client_addr)->sin_addr, host, sizeof(host));
-  else if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET6)
-    inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ci->client_addr)->sin6_addr, host, sizeof(host));
-  snprintf(out, 68, "addr:%s", host);
 }
 
 const char *srv_req_arg(srv_req_t *r, const char *key) {
@@ -178,26 +215,43 @@ static int srv__valid_request_id(const char *v) {
   return 1;
 }
 
-/* Constant-time comparison, so the token cannot be guessed byte by byte
- * from response times. */
-static int srv__token_ok(srv_server_t *s, const char *header) {
-  size_t i, n;
-  unsigned char diff = 0;
-  if (header == NULL || strncmp(header, "Bearer ", 7) != 0) return 0;
-  header += 7;
-  n = strlen(header);
-  if (n != s->token_len) return 0;
-  for (i = 0; i < n; i++) diff |= (unsigned char)(header[i] ^ s->token[i]);
-  return diff == 0;
-}
-
-/* ---- deciding from the head ---- */
-
-/* Does the route need the bearer token? */
-static int srv__needs_token(const srv_server_t *s, const srv_route_t *rt) {
-  if (s->token == NULL) return 0;
-  if (rt->access == SRV_ROUTE_WORK) return 1;
-  return rt->access == SRV_ROUTE_READ && !s->cfg.public_reads;
+/* The principal of a route that needs one (a token file is configured and
+ * the route is not open): throttled addresses get 429, a missing or wrong
+ * token 401 (counted against the address), a role that may not do this
+ * 403. Sets r->principal and r->sees_all. Returns 1 after answering. */
+static int srv__authenticate(srv_server_t *s, srv_req_t *r, enum MHD_Result *ret) {
+  const char *authz;
+  int work;
+  unsigned retry;
+  r->sees_all = 1;
+  if (!srv_auth_enabled(s->auth) || r->rt->access == SRV_ROUTE_OPEN) return 0;
+  work = r->rt->access == SRV_ROUTE_WORK;
+  authz = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+  if (!work && authz == NULL && s->cfg.public_reads) return 0;
+  r->sees_all = 0;
+  if (srv_auth_throttled(s->auth, r->addr, srv_mono_ms(), &retry)) {
+    char ra[16], msg[200];
+    snprintf(ra, sizeof(ra), "%u", retry);
+    snprintf(msg, sizeof(msg),
+             "too many failed authentications from %s (--auth-failures-per-minute); retry in %u s", r->addr, retry);
+    *ret = srv_respond_error_hdr(r, 429, "auth_throttled", "", "Retry-After", ra, msg);
+    return 1;
+  }
+  r->principal = srv_auth_check(s->auth, authz);
+  if (r->principal == NULL) {
+    srv_auth_failed(s->auth, r->addr, srv_mono_ms());
+    *ret = srv_respond_error_hdr(r, MHD_HTTP_UNAUTHORIZED, "unauthorized", "", MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+                                 "Bearer realm=\"memplan\"", "this route needs an Authorization: Bearer token");
+    return 1;
+  }
+  if (!srv_role_allows(r->principal->role, work)) {
+    *ret = srv_respond_error(r, MHD_HTTP_FORBIDDEN, "forbidden", "",
+                             "the principal %s has the role %s, which may not start or cancel work",
+                             r->principal->name, srv_role_name(r->principal->role));
+    return 1;
+  }
+  r->sees_all = srv_role_sees_all(r->principal->role);
+  return 0;
 }
 
 /* Is `origin` in the comma list of allowed origins ("*" allows any)? */
@@ -322,12 +376,7 @@ static int srv__precheck(srv_server_t *s, srv_req_t *r, int has_body, enum MHD_R
     return 1;
   }
   r->route = r->rt->pattern;
-  if (srv__needs_token(s, r->rt) &&
-      !srv__token_ok(s, MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION))) {
-    *ret = srv_respond_error_hdr(r, MHD_HTTP_UNAUTHORIZED, "unauthorized", "", MHD_HTTP_HEADER_WWW_AUTHENTICATE,
-                                 "Bearer realm=\"memplan\"", "this route needs an Authorization: Bearer token");
-    return 1;
-  }
+  if (srv__authenticate(s, r, ret)) return 1;
   if (!has_body) return 0;
   if (r->declared > s->cfg.max_body_bytes) {
     *ret = srv_respond_error(r, MHD_HTTP_CONTENT_TOO_LARGE, "body_too_large", "$",
@@ -436,6 +485,7 @@ static enum MHD_Result srv__handler(void *cls, struct MHD_Connection *conn, cons
     r->route = "unmatched";
     r->guard = srv__guard_of(conn);
     r->bad_url = srv_conns_head_done(s->http->conns, r->guard);
+    srv__client_addr(s, r);
     rid = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Request-ID");
     if (srv__valid_request_id(rid))
       snprintf(r->request_id, sizeof(r->request_id), "%s", rid);

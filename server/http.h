@@ -41,6 +41,11 @@ struct srv_req_s {
   const char *origin;        /* an allowed Origin (borrowed), for CORS */
   int checked;               /* route, method, token and limits decided */
   int bad_url;               /* the URL held %00 */
+  char addr[48];             /* the client's address: the peer's, or forwarded by a trusted proxy */
+  int via_proxy;             /* the peer is a --trusted-proxy */
+  const struct srv_principal_s *principal; /* who authenticated (auth.h); NULL: no token given */
+  int sees_all;              /* may read and cancel every plan (no token file, --public-reads
+                                reads, or a read-all or admin principal) */
   char *body;                /* owned; NUL-terminated */
   size_t body_len, body_cap;
   uint64_t declared;         /* Content-Length, 0 when absent */
@@ -91,10 +96,15 @@ enum MHD_Result srv_respond_error_hdr(srv_req_t *r, unsigned status, const char 
 enum MHD_Result srv_suspend(srv_req_t *r, srv_job_t *job, double timeout_s, srv_resume_fn on_resume);
 
 /* Who sent the request, for the queue's fairness between clients (jobs.h):
- * "id:" and its X-Client-Id header when it sends a valid one (up to 64 of
- * [A-Za-z0-9._:-]), else "addr:" and its peer address. There is one bearer
- * token for every client, so the token does not tell clients apart. */
+ * "id:" and its X-Client-Id when a trusted proxy sends a valid one (up to
+ * 64 of [A-Za-z0-9._:-]), else "p:" and the principal's name (a token file
+ * of named principals), else "addr:" and the client's address (no token
+ * file, or its one-token form, which every client shares). */
 void srv_req_client(srv_req_t *r, char out[68]);
+
+/* The owner of what the request submits: the principal's name, "" when the
+ * daemon has no token file (or the read was public). */
+const char *srv_req_owner(const srv_req_t *r);
 
 /* A query argument, or NULL. */
 const char *srv_req_arg(srv_req_t *r, const char *key);

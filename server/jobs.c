@@ -83,10 +83,12 @@ struct srv_job_s {
 };
 
 /* One client's queued jobs, oldest first. A client is on the ring while it
- * has any: workers serve the ring's head and move it to the tail. */
+ * has any: it joins at the head, and a worker serves the first client with
+ * the fewest jobs running, which then moves to the tail (srv__pop). */
 typedef struct srv__client_s {
   char id[68];
   srv_job_t *head, *tail;
+  size_t running;            /* its jobs running here, counted by srv__pop */
   struct srv__client_s *next;
 } srv__client_t;
 
@@ -185,7 +187,7 @@ static srv_job_t *srv__active_by_id(srv_jobs_t *j, const char *id) {
   return NULL;
 }
 
-/* ---- the queue: one FIFO per client, served round-robin (callers hold mu) ----
+/* ---- the queue: one FIFO per client, fewest running first (callers hold mu) ----
  *
  * A client that queues a hundred plans waits behind itself, not in front
  * of everyone: each turn of the ring takes one job from every client that
@@ -220,7 +222,11 @@ static int srv__push(srv_jobs_t *j, srv_job_t *job) {
   if (c == NULL) {
     if ((c = calloc(1, sizeof(*c))) == NULL) return SRV_ENOMEM;
     snprintf(c->id, sizeof(c->id), "%s", job->p.client);
-    srv__client_append(j, c);
+    /* a client that had nothing queued was served longest ago: it goes
+     * first among those with as few running */
+    c->next = j->ring;
+    j->ring = c;
+    if (j->ring_tail == NULL) j->ring_tail = c;
   }
   job->qnext = NULL;
   if (c->tail) c->tail->qnext = job; else c->head = job;
@@ -231,19 +237,33 @@ static int srv__push(srv_jobs_t *j, srv_job_t *job) {
   return 0;
 }
 
-/* The next job to run: the oldest of the client at the ring's head, which
- * then goes to the tail (or leaves the ring, empty). The queue's reference
- * becomes the caller's. NULL when nothing is queued. */
+/* The next job to run: the oldest of the client on the ring with the
+ * fewest jobs running here, the first such in ring order (served longest
+ * ago); that client then goes to the ring's tail (or leaves the ring,
+ * empty). A newcomer therefore waits only for the first worker to free,
+ * not behind a flooding client's next plan: the flooder has its plans
+ * running, the newcomer none. The queue's reference becomes the caller's.
+ * NULL when nothing is queued. */
 static srv_job_t *srv__pop(srv_jobs_t *j) {
-  srv__client_t *c = j->ring;
+  srv__client_t *c, *best = NULL, *best_prev = NULL, *prev = NULL;
   srv_job_t *job;
-  if (c == NULL) return NULL;
+  if (j->ring == NULL) return NULL;
+  for (c = j->ring; c; c = c->next) c->running = 0;
+  for (job = j->active; job; job = job->anext)
+    if (job->status == SRV_JOB_RUNNING && !job->remote && (c = srv__client_find(j, job->p.client, NULL)) != NULL)
+      c->running++;
+  for (c = j->ring; c; prev = c, c = c->next)
+    if (best == NULL || c->running < best->running) {
+      best = c;
+      best_prev = prev;
+    }
+  c = best;
   job = c->head;
   c->head = job->qnext;
   if (c->head == NULL) c->tail = NULL;
   job->qnext = NULL;
   j->depth--;
-  srv__client_unlink(j, c, NULL);
+  srv__client_unlink(j, c, best_prev);
   if (c->head) srv__client_append(j, c); else free(c);
   return job;
 }

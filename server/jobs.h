@@ -5,12 +5,13 @@
  * the frontier route; only its result is persisted). Jobs wait in a bounded
  * queue and run on --workers threads of our own.
  *
- * The queue is fair between clients (srv_plan_params_t.client, from
- * X-Client-Id or the peer address): each client has its own FIFO, workers
- * take one job from each client in turn (round-robin), and a client may
- * have at most max_queued_per_client jobs waiting (SRV_ECLIENTFULL, 429),
- * so a flood from one client delays the next plan of another by at most
- * one job per worker. --queue-size still bounds the whole queue.
+ * The queue is fair between clients (srv_plan_params_t.client: the
+ * principal, else the peer address; see http.h srv_req_client): each client
+ * has its own FIFO, a free worker takes the oldest job of the client with
+ * the fewest jobs running (ties: the one served longest ago), and a client
+ * may have at most max_queued_per_client jobs waiting (SRV_ECLIENTFULL,
+ * 429), so a flood from one client delays another's next plan only until
+ * the first worker frees. --queue-size still bounds the whole queue.
  *
  * A write the store refuses never leaves a plan in a false state: see
  * "recording" in jobs.c (srv_jobs_flush, srv_job_unrecorded). While the

@@ -22,6 +22,7 @@
 #include <jansson.h>
 #include <uv.h>
 
+#include "auth.h"
 #include "cache.h"
 #include "config.h"
 #include "frontiers.h"
@@ -181,18 +182,10 @@ int main(int argc, char **argv) {
   if (cfgj) json_object_set_new(cfgj, "version", json_string(SRV_VERSION));
   srv_log(SRV_LOG_INFO, "config", cfgj ? json_pack("{s:o}", "config", cfgj) : NULL);
 
-  if (s->cfg.token_file[0]) {
-    if (srv__read_small_file(s->cfg.token_file, &s->token, &len) != 0) {
-      srv__fatal("cannot read the token file", s->cfg.token_file);
-      goto out_log;
-    }
-    while (len > 0 && (s->token[len - 1] == '\n' || s->token[len - 1] == '\r' || s->token[len - 1] == ' '))
-      s->token[--len] = '\0';
-    if (len == 0) {
-      srv__fatal("the token file is empty", s->cfg.token_file);
-      goto out_log;
-    }
-    s->token_len = len;
+  if (srv_auth_new(s->cfg.token_file, s->cfg.trusted_proxies, s->cfg.auth_failures_per_minute, &s->auth, errbuf,
+                   sizeof(errbuf)) != 0) {
+    srv__fatal("cannot load the principals", errbuf);
+    goto out_log;
   }
   if (s->cfg.tls_cert[0]) {
     if (srv__read_small_file(s->cfg.tls_cert, &s->tls_cert_pem, &len) != 0 ||
@@ -278,7 +271,7 @@ int main(int argc, char **argv) {
     srv__fatal("cannot write the port file", s->cfg.port_file);
   srv_log(SRV_LOG_INFO, "listening",
           json_pack("{s:s,s:i,s:b,s:b}", "host", s->cfg.host, "port", (int)s->bound_port, "tls",
-                    s->tls_cert_pem != NULL, "auth", s->token != NULL));
+                    s->tls_cert_pem != NULL, "auth", srv_auth_enabled(s->auth)));
 
   uv_run(s->loop, UV_RUN_DEFAULT);
   srv_http_stop(s);
@@ -306,7 +299,7 @@ out_store:
 out_log:
   srv_log(status == 0 ? SRV_LOG_INFO : SRV_LOG_ERROR, "stopped", json_pack("{s:i}", "exit", status));
   srv_log_close();
-  free(s->token);
+  srv_auth_free(s->auth);
   free(s->tls_cert_pem);
   free(s->tls_key_pem);
   return status;

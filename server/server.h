@@ -60,8 +60,7 @@ typedef struct srv_http_s srv_http_t;
 
 typedef struct srv_server_s {
   srv_config_t cfg;
-  char *token;             /* bearer token, NULL when write routes are open */
-  size_t token_len;
+  struct srv_auth_s *auth; /* principals, trusted proxies, the throttle (auth.h) */
   char *tls_cert_pem, *tls_key_pem;
 
   uv_loop_t *loop;

@@ -328,7 +328,7 @@ class ContractTest(unittest.TestCase):
         """--max-queued-per-client 1 with every job held: a client's second
         waiting plan is 429 with Retry-After, and so is a frontier or a fit
         it asks for; another client's plan is taken."""
-        d = Daemon("--workers", "1", "--max-queued-per-client", "1", delay_ms=60000)
+        d = Daemon("--workers", "1", "--max-queued-per-client", "1", "--trusted-proxy", "127.0.0.1", delay_ms=60000)
         try:
             g = chain(2, 2)
             _, _, a = d.call("POST", "/v1/plans", {"graph": g, "budget": 1}, headers={"X-Client-Id": "a"},

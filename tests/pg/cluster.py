@@ -124,7 +124,9 @@ class Replica(Daemon):
 
     def __init__(self, tmp, name, store, lease=2, workers=2, delay_ms=0, extra=()):
         super().__init__(os.path.join(tmp, name),
-                         ["--workers", str(workers), "--store", store, "--store-lease", str(lease), "--grace", "5"]
+                         ["--workers", str(workers), "--store", store, "--store-lease", str(lease), "--grace", "5",
+                          # the tests name clients by X-Client-Id, which only a trusted proxy may send
+                          "--trusted-proxy", "127.0.0.1"]
                          + list(extra), delay_ms=delay_ms)
         self.start()
 

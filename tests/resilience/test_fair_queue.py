@@ -23,7 +23,8 @@ def plan(budget, wait=None):
 
 class FairQueueTest(unittest.TestCase):
     def setUp(self):
-        self.d = Daemon(None, ["--workers", "1", "--queue-size", "64", "--max-queued-per-client", "12"],
+        self.d = Daemon(None, ["--workers", "1", "--queue-size", "64", "--max-queued-per-client", "12",
+                               "--trusted-proxy", "127.0.0.1"],
                         {"MEMPLAN_TEST_PLAN_DELAY_MS": "200"}).start()
 
     def tearDown(self):
@@ -73,7 +74,8 @@ class FairQueueTest(unittest.TestCase):
         asking client's: it counts in that client's --max-queued-per-client
         share, and takes that client's turn."""
         self.d.cleanup()
-        self.d = Daemon(None, ["--workers", "1", "--queue-size", "64", "--max-queued-per-client", "4"],
+        self.d = Daemon(None, ["--workers", "1", "--queue-size", "64", "--max-queued-per-client", "4",
+                               "--trusted-proxy", "127.0.0.1"],
                         {"MEMPLAN_TEST_PLAN_DELAY_MS": "1000"}).start()
         st, _, body = self.d.request("POST", "/v1/plans", plan(100, wait=30), {"X-Client-Id": "maps"})
         self.assertEqual((st, body["status"]), (200, "done"), body)

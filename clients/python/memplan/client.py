@@ -51,7 +51,8 @@ class Client:
     """A connection to memplan-server.
 
     ``url``: the daemon's base URL (http:// or https://). ``token``: the
-    bearer token of its --token-file (only POST and DELETE need it).
+    bearer token of a principal of its --token-file (with a token file every
+    route but health, metrics and status needs one: see docs/security.md).
     ``timeout``: seconds a plain request may take; a long poll adds its wait.
     ``compute_timeout``: seconds fit and frontier may take (the daemon holds
     them while computing, up to its --plan-timeout, 300 s by default).

@@ -1,0 +1,207 @@
+"""Who is asking (server/auth.c, http.c, jobs.c), against the real daemon:
+the principals of a token file and their roles, the queue keyed on the
+principal (X-Client-Id and X-Forwarded-For believed only from a trusted
+proxy), a per-principal cap that leaves room for the others and keeps
+/readyz ready, the throttle on failed authentication, and the queue's order
+(a newcomer goes before a flooding principal's next plan). Every job is held
+(MEMPLAN_TEST_PLAN_DELAY_MS) so that the queue's order shows in the plans'
+start times; no verdict depends on how fast the machine is."""
+
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from memplan_daemon import Daemon, chain_graph, wait_until  # noqa: E402
+
+GRAPH = chain_graph(4, "principals")
+TOKENS = {"alice": "alice-token-0123456789", "bob": "bob-token-0123456789",
+          "dash": "dash-token-0123456789", "root": "root-token-0123456789",
+          "eve": "eve-token-0123456789"}
+ROLES = {"alice": "work", "bob": "work", "dash": "read-all", "root": "admin", "eve": "read"}
+
+
+def plan(budget, wait=None):
+    body = {"graph": GRAPH, "budget": budget}
+    if wait is not None:
+        body["wait"] = wait
+    return body
+
+
+def auth(name, extra=None):
+    h = {"Authorization": "Bearer " + TOKENS[name]}
+    h.update(extra or {})
+    return h
+
+
+class PrincipalsTest(unittest.TestCase):
+    def start(self, flags, delay_ms=0):
+        self.d = Daemon(None, ["--grace", "1"] + flags, delay_ms=delay_ms)
+        path = os.path.join(self.d.dir, "tokens")
+        with open(path, "w") as f:
+            f.write("# name role token\n\n")
+            for name, tok in TOKENS.items():
+                f.write("%s %s %s\n" % (name, ROLES[name], tok))
+        self.d.flags += ["--token-file", path]
+        self.d.start()
+        return self.d
+
+    def tearDown(self):
+        if getattr(self, "d", None):
+            self.d.cleanup()
+
+    def test_roles(self):
+        d = self.start(["--workers", "1"])
+        # work: submits; read and read-all may not
+        st, _, body = d.request("POST", "/v1/plans", plan(1000, wait=30), auth("alice"))
+        self.assertEqual((st, body["status"]), (200, "done"), body)
+        for name in ("eve", "dash"):
+            st, _, body = d.request("POST", "/v1/plans", plan(1001), auth(name))
+            self.assertEqual((st, body["error"]["code"]), (403, "forbidden"), body)
+            self.assertIn(ROLES[name], body["error"]["message"])
+        st, _, body = d.request("POST", "/v1/plans", plan(1002, wait=30), auth("root"))
+        self.assertEqual(st, 200, body)
+        # every role reads; no token, or a wrong one, is 401
+        for name in TOKENS:
+            st, _, body = d.request("GET", "/v1/plans", headers=auth(name))
+            self.assertEqual(st, 200, (name, body))
+        st, hdrs, body = d.request("GET", "/v1/plans")
+        self.assertEqual((st, body["error"]["code"]), (401, "unauthorized"))
+        self.assertIn("Bearer", hdrs["www-authenticate"])
+        st, _, _ = d.request("GET", "/v1/plans", headers={"Authorization": "Bearer " + TOKENS["alice"] + "x"})
+        self.assertEqual(st, 401)
+        # the open routes stay open
+        for path in ("/healthz", "/readyz", "/v1/status", "/metrics", "/"):
+            self.assertEqual(d.request("GET", path)[0], 200, path)
+
+    def test_bad_token_files(self):
+        """A token file that does not parse stops the start with the line."""
+        for text, word in (("alice admin\n", "line 1"), ("a b c\n", "role"),
+                           ("a work t1\nb work t1\n", "token of a"), ("a work t1\na read t2\n", "twice"),
+                           ("# nothing\n", "no token")):
+            d = Daemon(None, [])
+            try:
+                path = os.path.join(d.dir, "tokens")
+                with open(path, "w") as f:
+                    f.write(text)
+                d.flags += ["--token-file", path]
+                with self.assertRaises(RuntimeError) as cm:
+                    d.start(timeout=20)
+                self.assertIn(word, cm.exception.args[0] + d.log_tail(), text)
+            finally:
+                d.cleanup(check=False)
+
+    def test_single_token_is_admin(self):
+        """The one-token file is the principal "default" with the admin
+        role: it submits and cancels."""
+        d = Daemon(None, ["--workers", "1", "--grace", "1"], delay_ms=60000)
+        self.d = d
+        path = os.path.join(d.dir, "token")
+        with open(path, "w") as f:
+            f.write("only-one-token\n")
+        d.flags += ["--token-file", path]
+        d.start()
+        h = {"Authorization": "Bearer only-one-token"}
+        st, _, body = d.request("POST", "/v1/plans", plan(3000), h)
+        self.assertEqual(st, 202, body)
+        st, _, v = d.request("DELETE", "/v1/plans/" + body["id"], headers=h)
+        self.assertIn(st, (200, 202), v)
+        self.assertEqual(d.request("DELETE", "/v1/plans/" + body["id"])[0], 401)
+
+    def test_client_id_only_from_trusted_proxy(self):
+        """A principal that sends 30 plans under 30 X-Client-Ids is still one
+        client: capped at --max-queued-per-client, while another principal
+        is served, and /readyz stays ready. From a trusted proxy the header
+        names the client."""
+        d = self.start(["--workers", "1", "--queue-size", "20", "--max-queued-per-client", "50"], delay_ms=60000)
+        codes = []
+        for i in range(30):
+            st, hdrs, body = d.request("POST", "/v1/plans", plan(4000 + i),
+                                       auth("alice", {"X-Client-Id": "fake-%d" % i,
+                                                      "X-Forwarded-For": "10.9.%d.1" % i}))
+            codes.append(st)
+            if st == 429:
+                self.assertEqual(body["error"]["code"], "client_queue_full")
+                self.assertTrue(hdrs["retry-after"].isdigit())
+        # a cap at or over --queue-size is --queue-size - 1; one may be running
+        self.assertIn(codes.count(202), (19, 20), codes)
+        self.assertNotIn(503, codes)
+        self.assertEqual(d.request("GET", "/readyz")[0], 200)
+        st, _, body = d.request("POST", "/v1/plans", plan(4999), auth("bob"))
+        self.assertEqual(st, 202, body)
+
+    def test_trusted_proxy_names_clients(self):
+        d = self.start(["--workers", "1", "--max-queued-per-client", "2", "--trusted-proxy", "127.0.0.0/8"],
+                       delay_ms=60000)
+        codes = [d.request("POST", "/v1/plans", plan(5000 + i), auth("alice", {"X-Client-Id": "c%d" % i}))[0]
+                 for i in range(6)]
+        self.assertEqual(codes, [202] * 6)
+        codes = [d.request("POST", "/v1/plans", plan(5100 + i), auth("alice", {"X-Client-Id": "same"}))[0]
+                 for i in range(4)]
+        self.assertEqual(codes[:2], [202, 202])
+        self.assertEqual(codes[2:], [429, 429])
+
+    def test_auth_throttle(self):
+        """Past --auth-failures-per-minute wrong tokens from one address get
+        429 with Retry-After, even with the right token, on every guarded
+        route; the open routes still answer."""
+        d = self.start(["--auth-failures-per-minute", "5"])
+        for i in range(5):
+            st, _, _ = d.request("GET", "/v1/plans", headers={"Authorization": "Bearer guess-%d" % i})
+            self.assertEqual(st, 401)
+        for h in ({"Authorization": "Bearer guess-x"}, auth("alice"), {}):
+            st, hdrs, body = d.request("GET", "/v1/plans", headers=h)
+            self.assertEqual((st, body["error"]["code"]), (429, "auth_throttled"), body)
+            self.assertTrue(1 <= int(hdrs["retry-after"]) <= 60, hdrs)
+        st, _, body = d.request("POST", "/v1/plans", plan(6000), auth("alice"))
+        self.assertEqual(st, 429, body)
+        self.assertEqual(d.request("GET", "/healthz")[0], 200)
+
+    def test_throttle_keys_on_forwarded_address(self):
+        """Behind a trusted proxy, failures count against the forwarded
+        client address, not the proxy's; elsewhere X-Forwarded-For is
+        ignored (a guesser cannot rotate it)."""
+        d = self.start(["--auth-failures-per-minute", "3", "--trusted-proxy", "127.0.0.1"])
+        bad = {"Authorization": "Bearer nope"}
+        for i in range(3):
+            self.assertEqual(d.request("GET", "/v1/plans", headers=dict(bad, **{"X-Forwarded-For": "10.0.0.1"}))[0],
+                             401)
+        self.assertEqual(d.request("GET", "/v1/plans", headers=dict(bad, **{"X-Forwarded-For": "10.0.0.1"}))[0], 429)
+        # another client behind the same proxy is not throttled
+        self.assertEqual(d.request("GET", "/v1/plans", headers=auth("alice", {"X-Forwarded-For": "10.0.0.2"}))[0],
+                         200)
+        d.cleanup()
+        d = self.start(["--auth-failures-per-minute", "3"])
+        for i in range(3):
+            st = d.request("GET", "/v1/plans", headers=dict(bad, **{"X-Forwarded-For": "10.1.0.%d" % i}))[0]
+            self.assertEqual(st, 401)
+        self.assertEqual(d.request("GET", "/v1/plans", headers=dict(bad, **{"X-Forwarded-For": "10.1.0.9"}))[0], 429)
+
+    def test_newcomer_before_flooders_next(self):
+        """Two workers busy with a flooding principal's plans: another
+        principal's plan starts at the first worker to free, before every
+        plan the flooder still had queued when it came (a ring that served
+        the flooder first made it wait for both workers)."""
+        d = self.start(["--workers", "2", "--max-queued-per-client", "20"], delay_ms=400)
+        flood = []
+        for i in range(8):
+            st, _, body = d.request("POST", "/v1/plans", plan(7000 + i), auth("alice"))
+            self.assertEqual(st, 202, body)
+            flood.append(body["id"])
+        st, _, small = d.request("POST", "/v1/plans", plan(7999), auth("bob"))
+        self.assertEqual(st, 202, small)
+        # plans still queued now were queued when bob's was accepted
+        queued = [i for i in flood if d.request("GET", "/v1/plans/" + i, headers=auth("alice"))[2]["status"] == "queued"]
+
+        def final(pid, who):
+            v = d.request("GET", "/v1/plans/%s?wait=60" % pid, headers=auth(who))[2]
+            return v if v["status"] == "done" else None
+        self.assertTrue(queued, "every flooder plan had started: hold the jobs longer")
+        small = wait_until(lambda: final(small["id"], "bob"), 60)
+        self.assertTrue(small)
+        starts = [wait_until(lambda i=i: final(i, "alice"), 60)["started_ms"] for i in queued]
+        self.assertLess(small["started_ms"], min(starts), (small["started_ms"], sorted(starts)))
+
+
+if __name__ == "__main__":
+    unittest.main()
