@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dims.h"
 #include "strmap.h"
 
 /* Build-time state that disappears after finalize. */
@@ -131,6 +132,7 @@ void mp_graph_free(mp_graph_t *g) {
   free(g->succ);
   for (i = 0; i < g->n_warnings; i++) free(g->warnings[i]);
   free(g->warnings);
+  mp_graph_dims_free(g->sym);
   free(g->name);
   free(g->time_unit);
   free(g);
@@ -151,7 +153,7 @@ int mp_graph_set_time_unit(mp_graph_t *g, const char *unit) {
 }
 
 int mp_graph_warn(mp_graph_t *g, const char *fmt, ...) {
-  char buf[512];
+  char buf[2048];
   char **nw;
   va_list ap;
   va_start(ap, fmt);

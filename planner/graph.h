@@ -121,6 +121,11 @@ typedef struct mp_graph_s {
   char **warnings;               /* non-fatal remarks from import, owned */
   size_t n_warnings;
 
+  /* The dimensions and laws of a symbolic graph (memplan.graph/2, dims.h);
+   * NULL for any other. The figures above are the laws' values at the
+   * dimensions' current values. Owned. */
+  struct mp_graph_dims_s *sym;
+
   int finalized;
   struct mp__graph_build_s *build; /* private build state, NULL after finalize */
   struct mp__strmap_s *id_index;   /* private id -> index map, after finalize */
@@ -134,7 +139,8 @@ void mp_graph_free(mp_graph_t *g);
 int mp_graph_set_name(mp_graph_t *g, const char *name);
 int mp_graph_set_time_unit(mp_graph_t *g, const char *unit);
 
-/* Record a warning (printf-style), e.g. "dropped 12 backward nodes". */
+/* Record a warning (printf-style), e.g. "dropped 12 backward nodes"; cut
+ * at 2,047 bytes. */
 int mp_graph_warn(mp_graph_t *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Add a node. Checks what can be checked locally (id present and within

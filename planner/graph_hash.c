@@ -23,12 +23,22 @@
  * 64-bit little-endian; times are IEEE-754 bit patterns with -0 folded to 0.
  * The graph's name is deliberately left out: renaming a graph does not change
  * its plans. SHA-256 comes from OpenSSL's libcrypto.
+ *
+ * A symbolic graph (memplan.graph/2, dims.h) appends, after the nodes,
+ * "dims/2\n", the dimension count, each dimension's name, value, min and
+ * exported_at (count, values), the param_bytes law, then for every node in
+ * the same id order its laws (a presence byte per field, then the law:
+ * bound, term count, each term's coefficient and exponents), then the
+ * warnings (count, strings). A graph without dimensions appends nothing, so
+ * its hash is as it always was; a binding changes the values, hence the
+ * hash.
  */
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dims.h"
 #include "graph.h"
 
 static int mp__put_u64(EVP_MD_CTX *c, uint64_t x) {
@@ -50,6 +60,39 @@ static int mp__put_f64(EVP_MD_CTX *c, double d) {
   return mp__put_u64(c, bits);
 }
 
+
+static int mp__put_law(EVP_MD_CTX *c, const mp_law_t *law) {
+  uint32_t k;
+  int ok, e;
+  if (law == NULL) return mp__put_u64(c, 0);
+  ok = mp__put_u64(c, 1) && mp__put_u64(c, (uint64_t)law->bound) && mp__put_u64(c, law->n_terms);
+  for (k = 0; ok && k < law->n_terms; k++) {
+    ok = law->size ? mp__put_u64(c, (uint64_t)law->terms[k].ci) : mp__put_f64(c, law->terms[k].c);
+    for (e = 0; ok && e < MP_DIMS_MAX; e++) ok = mp__put_u64(c, law->terms[k].exp[e]);
+  }
+  return ok;
+}
+
+/* The symbolic section (see the top of this file); `ord` is the id order. */
+static int mp__put_dims(EVP_MD_CTX *c, const mp_graph_t *g, const mp_node_t **ord) {
+  const mp_graph_dims_t *d = g->sym;
+  size_t i, k;
+  int ok = EVP_DigestUpdate(c, "dims/2\n", 7) && mp__put_u64(c, d->n_dims);
+  for (i = 0; ok && i < d->n_dims; i++) {
+    ok = mp__put_str(c, d->dims[i].name) && mp__put_u64(c, (uint64_t)d->dims[i].value) &&
+         mp__put_u64(c, (uint64_t)d->dims[i].min) && mp__put_u64(c, d->dims[i].n_exported);
+    for (k = 0; ok && k < d->dims[i].n_exported; k++) ok = mp__put_u64(c, (uint64_t)d->dims[i].exported_at[k]);
+  }
+  ok = ok && mp__put_law(c, d->param_law);
+  for (i = 0; ok && i < g->n_nodes; i++) {
+    const mp_node_laws_t *nl = mp_graph_node_laws(g, (uint32_t)(ord[i] - g->nodes));
+    int f;
+    for (f = 0; ok && f < MP_LAW_NFIELDS; f++) ok = mp__put_law(c, nl ? nl->law[f] : NULL);
+  }
+  ok = ok && mp__put_u64(c, g->n_warnings);
+  for (i = 0; ok && i < g->n_warnings; i++) ok = mp__put_str(c, g->warnings[i]);
+  return ok;
+}
 
 /* Nodes are sorted through pointers, so the comparator needs no context. */
 static int mp__cmp_node_id(const void *a, const void *b) {
@@ -92,6 +135,7 @@ int mp_graph_hash(const mp_graph_t *g, char out_hex[65]) {
          mp__put_u64(c, nd->n_inputs);
     for (k = 0; ok && k < nd->n_inputs; k++) ok = mp__put_str(c, g->nodes[nd->inputs[k]].id);
   }
+  if (g->sym) ok = ok && mp__put_dims(c, g, ord);
   ok = ok && EVP_DigestFinal_ex(c, md, &mdlen);
   EVP_MD_CTX_free(c);
   free(ord);

@@ -1,4 +1,5 @@
-/* graph_json.c - memplan's native graph format, memplan.graph/1: the strict
+/* graph_json.c - memplan's native graph format, memplan.graph/1 and the
+ * symbolic memplan.graph/2 (its dims and laws: dims_json.c): the strict
  * reader (mp_native_from_json) and the writer (mp_graph_to_json).
  *
  * The reader is deliberately unforgiving: every key must be known, every value
@@ -20,15 +21,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dims_json.h"
 #include "formats.h"
+#include "json_read.h"
 #include "json_util.h"
 
 #define MP__NATIVE_FORMAT "memplan.graph/1"
+#define MP__NATIVE_FORMAT_2 "memplan.graph/2"
 
 /* ---- Small helpers shared by the reader -------------------------------- */
 
 /* "an integer", "a string", ...: for "expected X, got Y" messages. */
-static const char *mp__jtype(const json_t *v) {
+const char *mp__jtype(const json_t *v) {
   switch (json_typeof(v)) {
   case JSON_OBJECT: return "an object";
   case JSON_ARRAY: return "an array";
@@ -44,7 +48,7 @@ static const char *mp__jtype(const json_t *v) {
 
 /* out = a followed by b, cut to fit in n bytes (paths are for humans, a cut
  * one is still useful). */
-static void mp__join(char *out, size_t n, const char *a, const char *b) {
+void mp__join(char *out, size_t n, const char *a, const char *b) {
   size_t la = strlen(a), lb = strlen(b);
   if (la > n - 1) la = n - 1;
   memmove(out, a, la);
@@ -55,7 +59,7 @@ static void mp__join(char *out, size_t n, const char *a, const char *b) {
 
 /* Copy `key` to `out` with quotes, backslashes and control characters
  * escaped as in JSON, cut short (never overflowing) when it does not fit. */
-static void mp__escape_key(char *out, size_t n, const char *key) {
+void mp__escape_key(char *out, size_t n, const char *key) {
   const unsigned char *k = (const unsigned char *)key;
   size_t off = 0, i;
   for (i = 0; k[i] && off + 7 < n; i++) {
@@ -75,7 +79,7 @@ static void mp__escape_key(char *out, size_t n, const char *key) {
  * identifier, otherwise ["key"] escaped, so that any key a client sends
  * gives a readable path. Truncation at `n` bytes is acceptable (paths are
  * for humans). */
-static void mp__key_path(char *out, size_t n, const char *parent, const char *key) {
+void mp__key_path(char *out, size_t n, const char *parent, const char *key) {
   const unsigned char *k = (const unsigned char *)key;
   char esc[MP_ERROR_PATH_MAX];
   int plain = (k[0] == '_' || (k[0] >= 'a' && k[0] <= 'z') || (k[0] >= 'A' && k[0] <= 'Z'));
@@ -97,7 +101,7 @@ static void mp__key_path(char *out, size_t n, const char *parent, const char *ke
 
 /* Reject every key of `obj` that is not in the NULL-terminated `known`. The
  * message lists the known fields, which is what someone with a typo needs. */
-static int mp__check_keys(json_t *obj, const char *parent, const char *const *known,
+int mp__check_keys(json_t *obj, const char *parent, const char *const *known,
                           const char *known_list, mp_error_t *err) {
   const char *key;
   json_t *val;
@@ -116,7 +120,7 @@ static int mp__check_keys(json_t *obj, const char *parent, const char *const *kn
   return 0;
 }
 
-static int mp__get_string(json_t *v, const char *path, const char *field, const char **out,
+int mp__get_string(json_t *v, const char *path, const char *field, const char **out,
                           mp_error_t *err) {
   if (!json_is_string(v))
     return mp_error_set(err, MP_EINVAL, path, "%s must be a string, got %s", field, mp__jtype(v));
@@ -130,7 +134,7 @@ static int mp__get_string(json_t *v, const char *path, const char *field, const 
 
 /* Sizes: JSON integers only, non-negative. Anything above INT64_MAX never
  * gets here: jansson refuses it while parsing ("too big integer"). */
-static int mp__get_u64(json_t *v, const char *path, const char *field, uint64_t *out,
+int mp__get_u64(json_t *v, const char *path, const char *field, uint64_t *out,
                        mp_error_t *err) {
   if (json_is_integer(v)) {
     json_int_t x = json_integer_value(v);
@@ -151,7 +155,7 @@ static int mp__get_u64(json_t *v, const char *path, const char *field, uint64_t 
 }
 
 /* Times: any JSON number; the builder checks finite and non-negative. */
-static int mp__get_number(json_t *v, const char *path, const char *field, double *out,
+int mp__get_number(json_t *v, const char *path, const char *field, double *out,
                           mp_error_t *err) {
   if (!json_is_number(v))
     return mp_error_set(err, MP_EINVAL, path, "%s must be a number, got %s", field, mp__jtype(v));
@@ -163,18 +167,64 @@ static int mp__get_number(json_t *v, const char *path, const char *field, double
 
 static const char *const mp__graph_keys[] = {"format", "name", "time_unit", "param_bytes",
                                              "nodes", NULL};
+static const char *const mp__graph2_keys[] = {"format", "name", "time_unit", "param_bytes", "nodes",
+                                              "dims", "warnings", NULL};
 static const char *const mp__node_keys[] = {"id",       "op",        "inputs",    "bytes",
                                             "time",     "bwd_time",  "kind",      "recompute",
                                             "stage",    "bwd_reads", "workspace_bytes",
                                             "saved_bytes", "grad_inplace", NULL};
 #define MP__GRAPH_KEY_LIST "format, name, time_unit, param_bytes, nodes"
+#define MP__GRAPH2_KEY_LIST "format, name, time_unit, param_bytes, nodes, dims, warnings"
+
+/* The laws a graph/2 document gives, collected while its nodes are added
+ * and attached to the graph once it is finalized (node indices are known
+ * only then). */
+typedef struct {
+  mp_graph_dims_t *d;   /* NULL: memplan.graph/1 */
+  mp_node_laws_t *laws; /* node unset until finalize; doc_index set */
+  const char **ids;     /* each one's node id (borrowed from the document) */
+  size_t n, cap;
+} mp__sym_read_t;
+
+static void mp__node_laws_clear(mp_node_laws_t *nl) {
+  int f;
+  for (f = 0; f < MP_LAW_NFIELDS; f++) {
+    mp_law_free(nl->law[f]);
+    nl->law[f] = NULL;
+  }
+}
+
+static void mp__sym_read_free(mp__sym_read_t *sr) {
+  size_t i;
+  for (i = 0; i < sr->n; i++) mp__node_laws_clear(&sr->laws[i]);
+  free(sr->laws);
+  free(sr->ids);
+  mp_graph_dims_free(sr->d);
+}
+
+/* A size or time field: a plain value, or in a graph/2 a law (kept in
+ * cur->law[f]) and its value at the dimensions' defaults. */
+static int mp__field(json_t *v, const char *path, mp_law_field_t f, const mp__sym_read_t *sr,
+                     mp_node_laws_t *cur, uint64_t *u, double *t, mp_error_t *err) {
+  const char *name = mp_law_field_name(f);
+  int size = mp_law_field_is_size(f), rc;
+  if (json_is_object(v)) {
+    if (sr->d == NULL)
+      return mp_error_set(err, MP_EINVAL, path,
+                          "%s is an object: a law needs \"format\": \"" MP__NATIVE_FORMAT_2 "\" and \"dims\"",
+                          name);
+    if ((rc = mp__law_read(v, path, size, sr->d, &cur->law[f], err)) != 0) return rc;
+    return mp__law_value(cur->law[f], path, sr->d, u, t, err);
+  }
+  return size ? mp__get_u64(v, path, name, u, err) : mp__get_number(v, path, name, t, err);
+}
 #define MP__NODE_KEY_LIST                                                                     \
   "id, op, inputs, bytes, time, bwd_time, kind, recompute, stage, bwd_reads, workspace_bytes, " \
   "saved_bytes, grad_inplace"
 
 /* Parse one node object and hand it to the builder. `where` is its path. */
 static int mp__parse_node(mp_graph_t *g, json_t *node, const char *where, const mp_limits_t *lim,
-                          mp_error_t *err) {
+                          const mp__sym_read_t *sr, mp_node_laws_t *cur, mp_error_t *err) {
   mp_node_spec_t s;
   char path[MP_ERROR_PATH_MAX];
   char stage_buf[32];
@@ -203,15 +253,15 @@ static int mp__parse_node(mp_graph_t *g, json_t *node, const char *where, const 
   mp__join(path, sizeof(path), where, ".bytes");
   if ((v = json_object_get(node, "bytes")) == NULL)
     return mp_error_set(err, MP_EINVAL, path, "missing required field \"bytes\"");
-  if ((rc = mp__get_u64(v, path, "bytes", &s.bytes, err)) != 0) return rc;
+  if ((rc = mp__field(v, path, MP_LAW_BYTES, sr, cur, &s.bytes, NULL, err)) != 0) return rc;
 
   if ((v = json_object_get(node, "time")) != NULL) {
     mp__join(path, sizeof(path), where, ".time");
-    if ((rc = mp__get_number(v, path, "time", &s.time, err)) != 0) return rc;
+    if ((rc = mp__field(v, path, MP_LAW_TIME, sr, cur, NULL, &s.time, err)) != 0) return rc;
   }
   if ((v = json_object_get(node, "bwd_time")) != NULL) {
     mp__join(path, sizeof(path), where, ".bwd_time");
-    if ((rc = mp__get_number(v, path, "bwd_time", &s.bwd_time, err)) != 0) return rc;
+    if ((rc = mp__field(v, path, MP_LAW_BWD_TIME, sr, cur, NULL, &s.bwd_time, err)) != 0) return rc;
     s.has_bwd_time = 1;
   }
   if ((v = json_object_get(node, "kind")) != NULL) {
@@ -263,11 +313,12 @@ static int mp__parse_node(mp_graph_t *g, json_t *node, const char *where, const 
   }
   if ((v = json_object_get(node, "workspace_bytes")) != NULL) {
     mp__join(path, sizeof(path), where, ".workspace_bytes");
-    if ((rc = mp__get_u64(v, path, "workspace_bytes", &s.workspace_bytes, err)) != 0) return rc;
+    if ((rc = mp__field(v, path, MP_LAW_WORKSPACE_BYTES, sr, cur, &s.workspace_bytes, NULL, err)) != 0)
+      return rc;
   }
   if ((v = json_object_get(node, "saved_bytes")) != NULL) {
     mp__join(path, sizeof(path), where, ".saved_bytes");
-    if ((rc = mp__get_u64(v, path, "saved_bytes", &s.saved_bytes, err)) != 0) return rc;
+    if ((rc = mp__field(v, path, MP_LAW_SAVED_BYTES, sr, cur, &s.saved_bytes, NULL, err)) != 0) return rc;
   }
 
   if ((v = json_object_get(node, "inputs")) != NULL) {
@@ -305,8 +356,68 @@ static int mp__parse_node(mp_graph_t *g, json_t *node, const char *where, const 
   return rc;
 }
 
+/* The warnings of a graph/2 document: strings, kept as the graph's. */
+static int mp__parse_warnings(mp_graph_t *g, json_t *v, const char *path, mp_error_t *err) {
+  size_t i;
+  if (!json_is_array(v) || json_array_size(v) > MP_GRAPH_WARNINGS_MAX)
+    return mp_error_set(err, json_is_array(v) ? MP_ELIMIT : MP_EINVAL, path,
+                        "warnings must be an array of at most %d strings", MP_GRAPH_WARNINGS_MAX);
+  for (i = 0; i < json_array_size(v); i++) {
+    char p[MP_ERROR_PATH_MAX], sfx[32];
+    const char *w;
+    int rc;
+    snprintf(sfx, sizeof(sfx), "[%zu]", i);
+    mp__join(p, sizeof(p), path, sfx);
+    if ((rc = mp__get_string(json_array_get(v, i), p, "a warning", &w, err)) != 0) return rc;
+    if (strlen(w) > MP_GRAPH_WARNING_LEN_MAX)
+      return mp_error_set(err, MP_ELIMIT, p, "a warning is at most %d bytes, got %zu", MP_GRAPH_WARNING_LEN_MAX,
+                          strlen(w));
+    if (mp_graph_warn(g, "%s", w) != 0) return mp_error_set(err, MP_ENOMEM, p, "out of memory");
+  }
+  return 0;
+}
+
+/* Keep the laws of the node just added (cur), under its id. */
+static int mp__sym_push(mp__sym_read_t *sr, mp_node_laws_t *cur, const char *id, size_t doc_index) {
+  int f, any = 0;
+  for (f = 0; f < MP_LAW_NFIELDS; f++) any |= cur->law[f] != NULL;
+  if (!any) return 0;
+  if (sr->n == sr->cap) {
+    size_t cap = sr->cap ? 2 * sr->cap : 16;
+    mp_node_laws_t *nl = realloc(sr->laws, cap * sizeof(*nl));
+    const char **ni;
+    if (nl == NULL) return MP_ENOMEM;
+    sr->laws = nl;
+    if ((ni = realloc(sr->ids, cap * sizeof(*ni))) == NULL) return MP_ENOMEM;
+    sr->ids = ni;
+    sr->cap = cap;
+  }
+  sr->laws[sr->n] = *cur;
+  sr->laws[sr->n].doc_index = (uint32_t)doc_index;
+  sr->ids[sr->n++] = id;
+  memset(cur, 0, sizeof(*cur));
+  return 0;
+}
+
+static int mp__cmp_laws(const void *a, const void *b) {
+  uint32_t x = ((const mp_node_laws_t *)a)->node, y = ((const mp_node_laws_t *)b)->node;
+  return (x > y) - (x < y);
+}
+
+/* After finalize: resolve each law's node and hand the dimensions to g. */
+static void mp__sym_attach(mp_graph_t *g, mp__sym_read_t *sr) {
+  size_t i;
+  for (i = 0; i < sr->n; i++) sr->laws[i].node = (uint32_t)mp_graph_find(g, sr->ids[i]);
+  qsort(sr->laws, sr->n, sizeof(*sr->laws), mp__cmp_laws);
+  sr->d->laws = sr->laws;
+  sr->d->n_laws = sr->n;
+  g->sym = sr->d;
+  free(sr->ids);
+  memset(sr, 0, sizeof(*sr));
+}
+
 static int mp__parse_graph(mp_graph_t *g, json_t *root, const char *base, const mp_limits_t *lim,
-                           mp_error_t *err) {
+                           mp__sym_read_t *sr, mp_error_t *err) {
   char path[MP_ERROR_PATH_MAX];
   char where[MP_ERROR_PATH_MAX];
   const char *str;
@@ -326,11 +437,25 @@ static int mp__parse_graph(mp_graph_t *g, json_t *root, const char *base, const 
                         "missing required field \"format\" (a native graph declares "
                         "\"format\": \"" MP__NATIVE_FORMAT "\")");
   if ((rc = mp__get_string(v, path, "format", &str, err)) != 0) return rc;
-  if (strcmp(str, MP__NATIVE_FORMAT) != 0)
+  if (strcmp(str, MP__NATIVE_FORMAT) != 0 && strcmp(str, MP__NATIVE_FORMAT_2) != 0)
     return mp_error_set(err, MP_EINVAL, path,
-                        "format must be \"" MP__NATIVE_FORMAT "\", got \"%.64s\"", str);
+                        "format must be \"" MP__NATIVE_FORMAT "\" or \"" MP__NATIVE_FORMAT_2 "\", got \"%.64s\"",
+                        str);
 
-  if ((rc = mp__check_keys(root, base, mp__graph_keys, MP__GRAPH_KEY_LIST, err)) != 0) return rc;
+  if (strcmp(str, MP__NATIVE_FORMAT_2) == 0) {
+    if ((rc = mp__check_keys(root, base, mp__graph2_keys, MP__GRAPH2_KEY_LIST, err)) != 0) return rc;
+    if ((sr->d = mp_graph_dims_new()) == NULL) return mp_error_set(err, MP_ENOMEM, base, "out of memory");
+    if ((v = json_object_get(root, "dims")) != NULL) {
+      mp__join(path, sizeof(path), base, ".dims");
+      if ((rc = mp__dims_read(v, path, sr->d, err)) != 0) return rc;
+    }
+    if ((v = json_object_get(root, "warnings")) != NULL) {
+      mp__join(path, sizeof(path), base, ".warnings");
+      if ((rc = mp__parse_warnings(g, v, path, err)) != 0) return rc;
+    }
+  } else if ((rc = mp__check_keys(root, base, mp__graph_keys, MP__GRAPH_KEY_LIST, err)) != 0) {
+    return rc;
+  }
 
   if ((v = json_object_get(root, "name")) != NULL) {
     mp__join(path, sizeof(path), base, ".name");
@@ -351,7 +476,12 @@ static int mp__parse_graph(mp_graph_t *g, json_t *root, const char *base, const 
   }
   if ((v = json_object_get(root, "param_bytes")) != NULL) {
     mp__join(path, sizeof(path), base, ".param_bytes");
-    if ((rc = mp__get_u64(v, path, "param_bytes", &g->param_bytes, err)) != 0) return rc;
+    if (sr->d && json_is_object(v)) {
+      if ((rc = mp__law_read(v, path, 1, sr->d, &sr->d->param_law, err)) != 0) return rc;
+      if ((rc = mp__law_value(sr->d->param_law, path, sr->d, &g->param_bytes, NULL, err)) != 0) return rc;
+    } else if ((rc = mp__get_u64(v, path, "param_bytes", &g->param_bytes, err)) != 0) {
+      return rc;
+    }
   }
 
   mp__join(path, sizeof(path), base, ".nodes");
@@ -369,10 +499,19 @@ static int mp__parse_graph(mp_graph_t *g, json_t *root, const char *base, const 
     char sfx[40];
     snprintf(sfx, sizeof(sfx), ".nodes[%zu]", i);
     mp__join(where, sizeof(where), base, sfx);
-    if ((rc = mp__parse_node(g, json_array_get(nodes, i), where, lim, err)) != 0) return rc;
+    mp_node_laws_t cur;
+    memset(&cur, 0, sizeof(cur));
+    rc = mp__parse_node(g, json_array_get(nodes, i), where, lim, sr, &cur, err);
+    if (rc == 0 && mp__sym_push(sr, &cur, json_string_value(json_object_get(json_array_get(nodes, i), "id")), i) != 0)
+      rc = mp_error_set(err, MP_ENOMEM, where, "out of memory");
+    mp__node_laws_clear(&cur);
+    if (rc != 0) return rc;
   }
 
   rc = mp_graph_finalize(g, lim, err);
+  /* A graph/2 with no dimension, law or warning is a graph/1 (it hashes
+   * and writes as one). */
+  if (rc == 0 && sr->d && (sr->d->n_dims || sr->n || sr->d->param_law || g->n_warnings)) mp__sym_attach(g, sr);
   /* Finalize names whole-graph problems (no activation, total overflow) at
    * the fixed path "$.nodes"; re-root it under `base` for embedded graphs. */
   if (rc != 0 && err != NULL && strcmp(base, "$") != 0 && strcmp(err->path, "$.nodes") == 0)
@@ -383,6 +522,7 @@ static int mp__parse_graph(mp_graph_t *g, json_t *root, const char *base, const 
 int mp_native_from_json(json_t *root, const char *base, const mp_limits_t *lim,
                         mp_graph_t **out, mp_error_t *err) {
   mp_limits_t deflim;
+  mp__sym_read_t sr;
   mp_graph_t *g;
   int rc;
 
@@ -394,7 +534,9 @@ int mp_native_from_json(json_t *root, const char *base, const mp_limits_t *lim,
   }
   if (root == NULL) return mp_error_set(err, MP_EINVAL, base, "no graph given");
   if ((g = mp_graph_new()) == NULL) return mp_error_set(err, MP_ENOMEM, base, "out of memory");
-  rc = mp__parse_graph(g, root, base, lim, err);
+  memset(&sr, 0, sizeof(sr));
+  rc = mp__parse_graph(g, root, base, lim, &sr, err);
+  mp__sym_read_free(&sr);
   if (rc != 0) {
     mp_graph_free(g);
     return rc;
@@ -406,6 +548,7 @@ int mp_native_from_json(json_t *root, const char *base, const mp_limits_t *lim,
 /* ---- Writer ------------------------------------------------------------ */
 
 static json_t *mp__node_json(const mp_graph_t *g, const mp_node_t *nd) {
+  const mp_node_laws_t *nl = mp_graph_node_laws(g, (uint32_t)(nd - g->nodes));
   json_t *o = json_object();
   int bad = 0;
   if (o == NULL) return NULL;
@@ -420,16 +563,29 @@ static json_t *mp__node_json(const mp_graph_t *g, const mp_node_t *nd) {
       bad |= json_array_append_new(a, json_string(g->nodes[nd->inputs[k]].id));
     bad |= mp_json_set(o, "inputs", a);
   }
-  bad |= mp_json_set(o, "bytes", mp_json_u64(nd->bytes));
-  if (nd->time != 0) bad |= mp_json_set(o, "time", mp_json_number(nd->time));
-  if (nd->has_bwd_time) bad |= mp_json_set(o, "bwd_time", mp_json_number(nd->bwd_time));
+#define MP__LAW(f) (nl && nl->law[f] ? mp__law_write(nl->law[f], g->sym) : NULL)
+  bad |= mp_json_set(o, "bytes", nl && nl->law[MP_LAW_BYTES] ? MP__LAW(MP_LAW_BYTES) : mp_json_u64(nd->bytes));
+  if (nl && nl->law[MP_LAW_TIME])
+    bad |= mp_json_set(o, "time", MP__LAW(MP_LAW_TIME));
+  else if (nd->time != 0)
+    bad |= mp_json_set(o, "time", mp_json_number(nd->time));
+  if (nl && nl->law[MP_LAW_BWD_TIME])
+    bad |= mp_json_set(o, "bwd_time", MP__LAW(MP_LAW_BWD_TIME));
+  else if (nd->has_bwd_time)
+    bad |= mp_json_set(o, "bwd_time", mp_json_number(nd->bwd_time));
   if (!nd->recompute) bad |= mp_json_set(o, "recompute", json_false());
   if (nd->stage) bad |= mp_json_set(o, "stage", json_string(nd->stage));
   if (nd->bwd_reads != MP_BWD_READS_INPUTS)
     bad |= mp_json_set(o, "bwd_reads", json_string(mp_bwd_reads_name(nd->bwd_reads)));
-  if (nd->workspace_bytes != 0)
+  if (nl && nl->law[MP_LAW_WORKSPACE_BYTES])
+    bad |= mp_json_set(o, "workspace_bytes", MP__LAW(MP_LAW_WORKSPACE_BYTES));
+  else if (nd->workspace_bytes != 0)
     bad |= mp_json_set(o, "workspace_bytes", mp_json_u64(nd->workspace_bytes));
-  if (nd->saved_bytes != 0) bad |= mp_json_set(o, "saved_bytes", mp_json_u64(nd->saved_bytes));
+  if (nl && nl->law[MP_LAW_SAVED_BYTES])
+    bad |= mp_json_set(o, "saved_bytes", MP__LAW(MP_LAW_SAVED_BYTES));
+  else if (nd->saved_bytes != 0)
+    bad |= mp_json_set(o, "saved_bytes", mp_json_u64(nd->saved_bytes));
+#undef MP__LAW
   if (nd->grad_inplace) bad |= mp_json_set(o, "grad_inplace", json_true());
   if (bad) {
     json_decref(o);
@@ -451,10 +607,23 @@ json_t *mp_graph_to_json(const mp_graph_t *g) {
     json_decref(nodes);
     return NULL;
   }
-  bad |= mp_json_set(root, "format", json_string(MP__NATIVE_FORMAT));
+  bad |= mp_json_set(root, "format", json_string(g->sym ? MP__NATIVE_FORMAT_2 : MP__NATIVE_FORMAT));
   if (g->name && g->name[0]) bad |= mp_json_set(root, "name", json_string(g->name));
   if (g->time_unit && g->time_unit[0]) bad |= mp_json_set(root, "time_unit", json_string(g->time_unit));
-  if (g->param_bytes != 0) bad |= mp_json_set(root, "param_bytes", mp_json_u64(g->param_bytes));
+  if (g->sym && g->sym->param_law)
+    bad |= mp_json_set(root, "param_bytes", mp__law_write(g->sym->param_law, g->sym));
+  else if (g->param_bytes != 0)
+    bad |= mp_json_set(root, "param_bytes", mp_json_u64(g->param_bytes));
+  if (g->sym) {
+    json_t *w = json_array();
+    size_t i;
+    bad |= mp_json_set(root, "dims", mp__dims_write(g->sym));
+    for (i = 0; w && i < g->n_warnings; i++) bad |= json_array_append_new(w, json_string(g->warnings[i]));
+    if (g->n_warnings)
+      bad |= mp_json_set(root, "warnings", w);
+    else
+      json_decref(w);
+  }
   for (v = 0; !bad && v < g->n_nodes; v++) {
     json_t *nj = mp__node_json(g, &g->nodes[v]);
     if (nj == NULL || json_array_append_new(nodes, nj) != 0) bad = 1;

@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "dims_json.h"
 #include "json_util.h"
 #include "schedule.h"
 #include "simulator.h"
@@ -40,7 +41,7 @@ int mp_graph_stats_json(const mp_graph_t *g, json_t **out, mp_error_t *err) {
       mp_json_set(o, "min_budget", mp_json_u64(min_budget)) ||
       mp_json_set(o, "forward_time", mp_json_number(g->fwd_time)) ||
       mp_json_set(o, "backward_time", mp_json_number(g->bwd_time)) ||
-      mp_json_set(o, "time_unit", json_string(g->time_unit))) {
+      mp_json_set(o, "time_unit", json_string(g->time_unit)) || mp_forecast_json_add(o, g) != 0) {
     json_decref(o);
     rc = mp_error_set(err, MP_ENOMEM, "", "out of memory");
     goto done;

@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "dims_json.h"
 #include "json_util.h"
 #include "schedule_json.h"
 
@@ -131,7 +132,7 @@ json_t *mp_plan_result_to_json_ex(const mp_graph_t *g, const mp_plan_result_t *r
       if (json_array_append_new(a, mp_json_u64(s->timeline[i])) != 0) goto fail;
   }
   if (mp_json_set(o, "graph_hash", json_string(graph_hash ? graph_hash : "")) ||
-      mp_json_set(o, "solve_ms", json_real(r->solve_ms)))
+      mp_json_set(o, "solve_ms", json_real(r->solve_ms)) || mp_forecast_json_add(o, g) != 0)
     goto fail;
   return o;
 fail:

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "cache.h"
+#include "dims_json.h"
 #include "formats.h"
 #include "fit.h"
 #include "fit_json.h"
@@ -1141,13 +1142,19 @@ static srv_job_status_t srv__run(srv_jobs_t *jobs, srv_job_t *job, char **text, 
     mp_fit_t f;
     memset(&f, 0, sizeof(f));
     rc = mp_fit(g, &o, job->budgets, job->n_budgets, &f, &err);
-    if (rc == 0) out = mp_fit_result_to_json(&f, job->p.graph_hash);
+    if (rc == 0 && (out = mp_fit_result_to_json(&f, job->p.graph_hash)) && mp_forecast_json_add(out, g) != 0) {
+      json_decref(out);
+      out = NULL;
+    }
     mp_fit_free(&f);
   } else {
     mp_frontier_t f;
     memset(&f, 0, sizeof(f));
     rc = mp_frontier(g, &o, &f, &err);
-    if (rc == 0) out = mp_frontier_to_json(&f, job->p.graph_hash);
+    if (rc == 0 && (out = mp_frontier_to_json(&f, job->p.graph_hash)) && mp_forecast_json_add(out, g) != 0) {
+      json_decref(out);
+      out = NULL;
+    }
     mp_frontier_free(&f);
   }
   stop = atomic_load(&job->stop);

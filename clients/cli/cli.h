@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "device.h"
+#include "dims.h"
 #include "formats.h"
 #include "graph.h"
 #include "http_client.h"
@@ -55,6 +56,10 @@ typedef struct mp_cli_opts_s {
   const char *server;
   const char *token_file;
   int progress; /* --progress (plan, frontier): a bar on stderr when it is a terminal */
+  /* --dim NAME=VALUE (repeatable, every command that loads a graph): the
+   * binding mp_cli_load_graph applies to a symbolic graph */
+  mp_binding_t dims;
+  const char *maximize; /* plan: --maximize DIM */
 } mp_cli_opts_t;
 
 /* The options of the commands that can ask a running daemon instead. */
@@ -93,8 +98,9 @@ int mp_cli_device(const mp_cli_opts_t *o, mp_device_t *d);
  * after a message. */
 int mp_cli_solver(const mp_cli_opts_t *o, int frontier, mp_solver_t *solver, int *swap);
 
-/* Load the graph named by `path`. Prints the error and returns an exit code
- * on failure, 0 on success; warnings go to stderr. */
+/* Load the graph named by `path` and bind it at --dim's values when any
+ * were given (dims.h). Prints the error and returns an exit code on
+ * failure, 0 on success; warnings go to stderr. */
 int mp_cli_load_graph(const char *path, const mp_cli_opts_t *o, mp_graph_t **out,
                       mp_format_t *used);
 

@@ -49,6 +49,7 @@ int mp_cli_parse(int argc, char **argv, const char *allowed, int min_pos, int ma
   int i;
   memset(o, 0, sizeof(*o));
   mp_limits_default(&o->limits);
+  mp_binding_init(&o->dims, "--dim");
   o->format = MP_FORMAT_AUTO;
   for (i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -96,7 +97,7 @@ int mp_cli_parse(int argc, char **argv, const char *allowed, int min_pos, int ma
       o->intra_layer_reuse = 1;
       continue;
     }
-    if (strcmp(name, "--format") != 0 && strcmp(name, "--max-nodes") != 0 &&
+    if (strcmp(name, "--format") != 0 && strcmp(name, "--max-nodes") != 0 && strcmp(name, "--dim") != 0 &&
         strcmp(name, "--max-edges") != 0 && strcmp(name, "--max-id-len") != 0 &&
         !mp__allowed(allowed, name)) {
       fprintf(stderr, "memplan %s: unknown option '%s' (see memplan --help)\n", argv[0], a);
@@ -118,6 +119,14 @@ int mp_cli_parse(int argc, char **argv, const char *allowed, int min_pos, int ma
       if (mp__parse_size(name, val, &o->limits.max_nodes)) return MP_CLI_EXIT_USAGE;
     } else if (strcmp(name, "--max-edges") == 0) {
       if (mp__parse_size(name, val, &o->limits.max_edges)) return MP_CLI_EXIT_USAGE;
+    } else if (strcmp(name, "--dim") == 0) {
+      mp_error_t err;
+      if (mp_binding_parse_arg(&o->dims, val, &err) != 0) {
+        fprintf(stderr, "memplan: %s: %s\n", err.path, err.message);
+        return MP_CLI_EXIT_USAGE;
+      }
+    } else if (strcmp(name, "--maximize") == 0) {
+      o->maximize = val;
     } else if (strcmp(name, "--max-id-len") == 0) {
       if (mp__parse_size(name, val, &o->limits.max_id_len)) return MP_CLI_EXIT_USAGE;
     } else if (strcmp(name, "--budget") == 0) {
@@ -250,6 +259,13 @@ int mp_cli_load_graph(const char *path, const mp_cli_opts_t *o, mp_graph_t **out
   mp_error_clear(&err);
   rc = mp_graph_load_file(path, o->format, &o->limits, out, used, &err);
   if (rc != 0) return mp_cli_report(path, &err);
+  if (o->dims.n > 0) {
+    mp_graph_t *bound = NULL;
+    rc = mp_graph_bind(*out, &o->dims, &o->limits, &bound, &err);
+    mp_graph_free(*out);
+    *out = bound;
+    if (rc != 0) return mp_cli_report(path, &err);
+  }
   for (i = 0; i < (*out)->n_warnings; i++)
     fprintf(stderr, "memplan: %s: warning: %s\n", path, (*out)->warnings[i]);
   return 0;

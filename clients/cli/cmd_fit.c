@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "dims_json.h"
 #include "fit_json.h"
 #include "fit.h"
 #include "json_util.h"
@@ -120,7 +121,7 @@ int mp_cli_fit(int argc, char **argv) {
       rc = mp_cli_report(o.pos[0], &err);
       goto out;
     }
-    if ((answer = mp_fit_result_to_json(&f, hash)) == NULL) {
+    if ((answer = mp_fit_result_to_json(&f, hash)) == NULL || mp_forecast_json_add(answer, g) != 0) {
       fprintf(stderr, "memplan: out of memory\n");
       rc = MP_CLI_EXIT_INTERNAL;
       goto out;

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "dims_json.h"
 #include "fit_json.h"
 #include "frontier.h"
 #include "frontier_json.h"
@@ -91,7 +92,7 @@ static int mp__frontier(const char *file, const mp_cli_server_t *s, const mp_gra
       if (err.code == 0) mp_error_set(&err, rc, "", "out of memory");
       return mp_cli_report(file, &err);
     }
-    rc = (*js = mp_frontier_to_json(f, hash)) ? 0 : MP_ENOMEM;
+    rc = (*js = mp_frontier_to_json(f, hash)) && mp_forecast_json_add(*js, g) == 0 ? 0 : MP_ENOMEM;
   }
   if (rc != 0) {
     fprintf(stderr, "memplan: out of memory\n");

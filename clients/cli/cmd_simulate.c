@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "cli.h"
+#include "dims_json.h"
 #include "schedule_json.h"
 #include "simulator.h"
 
@@ -39,7 +40,12 @@ int mp_cli_simulate(int argc, char **argv) {
   if (rc != 0) {
     rc = mp_cli_report(o.pos[1], &err);
   } else {
-    rc = mp_cli_print_json(mp_sim_report_to_json(g, &rep, o.timeline), &o);
+    json_t *out = mp_sim_report_to_json(g, &rep, o.timeline);
+    if (out && mp_forecast_json_add(out, g) != 0) {
+      json_decref(out);
+      out = NULL;
+    }
+    rc = mp_cli_print_json(out, &o);
   }
   mp_sim_report_free(&rep);
   mp_schedule_free(s);

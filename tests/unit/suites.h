@@ -35,7 +35,8 @@
   X(solver_swap)      \
   X(migrate_io)       \
   X(consistency)      \
-  X(wide)
+  X(wide)             \
+  X(forecast)
 
 #define MP_DECLARE_SUITE(name) __attribute__((weak)) Suite *suite_##name(void);
 MP_SUITES(MP_DECLARE_SUITE)
