@@ -59,7 +59,7 @@ TESTS := $(B)/check_all
 BENCH := $(B)/bench_planner
 SRV   := $(B)/memplan-server
 
-.PHONY: all deps run test test-only test-dashboard test-python test-install test-deploy test-contract test-docs test-pg test-fuzz-replay test-chaos test-resilience install uninstall asan bench bench-fidelity fuzz fuzz-run clean
+.PHONY: all deps run test test-only test-dashboard test-python test-install test-deploy test-contract test-docs test-pg test-fuzz-replay test-chaos test-resilience test-slurm install uninstall asan bench bench-fidelity fuzz fuzz-run clean
 
 all: $(LIBA) $(CLI) $(SRV)
 
@@ -167,7 +167,8 @@ uninstall:
 # share a real PostgreSQL (test-pg), the fuzz regressions and seeds are
 # replayed through their harnesses (test-fuzz-replay), the chaos test runs
 # (test-chaos), and so do the queue's fairness, a full store and retention
-# (test-resilience).
+# (test-resilience), and the Slurm job_submit plugin in a real Slurm
+# (test-slurm).
 test: deps
 	@$(MAKE) --no-print-directory test-only
 
@@ -182,6 +183,7 @@ test-only: $(LIBA) $(CLI) $(SRV) $(TESTS)
 	@$(MAKE) --no-print-directory test-fuzz-replay
 	@$(MAKE) --no-print-directory test-chaos
 	@$(MAKE) --no-print-directory test-resilience
+	@$(MAKE) --no-print-directory test-slurm
 
 # The dashboard in headless Chromium against the real daemon alone (it also
 # runs in the Check suite above): test_dashboard_in_browser in
@@ -219,6 +221,13 @@ test-chaos: $(SRV)
 # retention sweep, each against the built daemon (about 30 s).
 test-resilience: $(SRV)
 	MEMPLAN_SERVER=$(CURDIR)/$(SRV) $(PYTHON) -m unittest discover -s tests/resilience -p 'test_*.py' -v
+
+# clients/slurm/job_submit.lua in a real slurmctld and slurmd with munge,
+# started as root on loopback in a temporary directory, against the built
+# daemon: jobs that fit, do not fit, name an unknown graph, and meet a
+# stopped or silent daemon (tests/slurm/test_slurm.py, about 20 s).
+test-slurm: $(SRV)
+	MEMPLAN_SERVER=$(CURDIR)/$(SRV) $(PYTHON) tests/slurm/test_slurm.py
 
 # Every answer of the real daemon, driven through every route and status
 # proto/openapi.yaml documents, validated against it (tests/contract).

@@ -4,11 +4,12 @@
 set -eu
 
 # postgresql for the replica test, python3-torch for the PyTorch client, prometheus for
-# promtool (the metrics test checks the exposition with it), chromium for the dashboard test.
+# promtool (the metrics test checks the exposition with it), chromium for the dashboard test,
+# Slurm (slurmctld, slurmd, the job_submit/lua plugin) and munge for the Slurm plugin's test.
 PKGS="build-essential pkg-config clang libclang-rt-14-dev libjansson-dev libssl-dev libmicrohttpd-dev libuv1-dev \
 libsqlite3-dev check libsubunit-dev curl chromium fonts-dejavu-core openssl python3-yaml wrk \
 python3-pip python3-setuptools python3-torch python3-torchvision postgresql libpq-dev \
-prometheus"
+prometheus slurm-wlm slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge"
 [ "${1:-}" = "--print" ] && { echo "$PKGS"; exit 0; }
 
 missing=""
