@@ -354,6 +354,47 @@ class TestSlurmPlugin(unittest.TestCase):
         self.assertEqual((job["Partition"], job["Comment"]), ("small", "just a comment"))
         self.assertEqual(r.stderr, "")
 
+    def test_token(self):
+        """A daemon with principals: the plugin asks as its own (work) with
+        auth_header_file, about a graph another principal sent; a job's
+        read-all token reads the plan. Without the header: 401, let through."""
+        tokens = {"slurm": ("work", "slurm-token-0123456789"), "alice": ("work", "alice-token-0123456789"),
+                  "jobs": ("read-all", "jobs-token-0123456789")}
+        d = Daemon(os.path.join(self.tmp, "daemon-tokens"))
+        self.addCleanup(d.cleanup)
+        tokfile = os.path.join(d.dir, "tokens")
+        with open(tokfile, "w") as f:
+            f.writelines("%s %s %s\n" % (n, role, tok) for n, (role, tok) in tokens.items())
+        d.flags += ["--token-file", tokfile]
+        d.start()
+        status, _, fit = d.request("POST", "/v1/fit", {"graph": GRAPH.read_text(), "budgets": [1]},
+                                   {"Authorization": "Bearer " + tokens["alice"][1]}, timeout=600)
+        self.assertEqual((status, fit["graph_hash"]), (200, self.hash), fit)
+        # the plugin's fit, asked first without a time limit (see warm())
+        status, _, fit = d.request("POST", "/v1/fit", {
+            "graph_hash": self.hash, "budgets": sorted(self.usable.values()), "solver": "auto"},
+            {"Authorization": "Bearer " + tokens["slurm"][1]}, timeout=600)
+        self.assertEqual(status, 200, fit)
+        header = os.path.join(self.tmp, "memplan.auth")
+        with open(header, "w") as f:
+            f.write("Authorization: Bearer %s\n" % tokens["slurm"][1])
+        os.chmod(header, 0o600)
+        self.write_config(port=d.port, auth_header_file=header, timeout=30)
+        r = self.sbatch("-p", "big", "-J", "token", "--comment=memplan:" + self.hash)
+        self.assertAccepted(r)
+        comment = self.cluster.job(r.job_id)["Comment"]
+        self.assertRegex(comment, "^memplan:%s plan:[0-9a-f]{32} budget:%d$" % (self.hash, self.usable["big"]))
+        plan_id = comment.split()[1][len("plan:"):]
+        status, _, view = d.request("GET", "/v1/plans/%s?wait=60" % plan_id, None,
+                                    {"Authorization": "Bearer " + tokens["jobs"][1]}, timeout=120)
+        self.assertEqual((status, view["status"], view["result"]["budget"]), (200, "done", self.usable["big"]), view)
+
+        self.write_config(port=d.port)
+        r = self.sbatch("-p", "big", "-J", "notoken", "--comment=memplan:" + self.hash)
+        self.assertAccepted(r)
+        self.assertIn("not checked (the fit answered 401", r.stderr)
+        self.assertRegex(self.cluster.job(r.job_id)["Comment"], "^memplan:%s unchecked:the_fit_answered_401" % self.hash)
+
     # ---- the daemon does not answer (these restart it at the end)
 
     def test_z_daemon_silent_lets_through(self):
