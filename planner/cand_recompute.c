@@ -110,6 +110,7 @@ void mp__dp_options_from(const mp_plan_options_t *o, int exact, mp_dp_options_t 
   mp_dp_options_init(d);
   d->exact = exact;
   d->max_lower_sets = o->max_lower_sets;
+  d->window = exact && o->solver == MP_SOLVER_WINDOW;
   d->window_sets = o->window_sets;
   d->deadline_ms = o->deadline_ms;
   d->should_stop = o->should_stop;
@@ -548,6 +549,7 @@ int mp__cand_portfolio(const mp_graph_t *g, const mp_plan_options_t *o, double t
   r->exact = dr.exact_used;
   r->solver_used = family == MP__FAMILY_CHAIN ? MP_SOLVER_CHAIN
                    : dr.exact_used           ? MP_SOLVER_EXACT
+                   : dr.window_width > 0     ? MP_SOLVER_WINDOW
                                              : MP_SOLVER_APPROX;
   if (family != MP__FAMILY_APPROX && !dr.exact_used)
     memcpy(r->exact_reason, dr.fallback_reason, sizeof(r->exact_reason));

@@ -67,6 +67,9 @@ typedef struct mp_dp_options_s {
   uint64_t budget;           /* default accounting: total device memory;
                               * reference: activation memory. UINT64_MAX: none */
   size_t max_lower_sets;     /* exact only; 0 means the default 200000 */
+  int window;                /* exact only: 1 skips the lower-set enumeration and
+                              * runs over the window family (below) at once, as
+                              * after a fallback */
   size_t window_sets;        /* exact only: past the limit (or the deadline) the
                               * DP falls back to the window family of lower sets
                               * (lowerset_window.h) of the largest width with at

@@ -309,7 +309,9 @@ int mp__load_family(mp__dp_t *c, const mp_dp_options_t *o, double t0, char *reas
   *exact_used = 0;
   reason[0] = '\0';
   mp__progress_phase(o->should_stop, o->stop_arg, "lower_sets", -1);
-  if (o->exact) {
+  if (o->exact && o->window)
+    snprintf(reason, reason_len, "the window family was asked for (solver window)");
+  if (o->exact && !o->window) {
     mp_lowerset_limits_t lim;
     size_t seen = 0;
     memset(&lim, 0, sizeof(lim));

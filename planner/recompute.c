@@ -1,6 +1,6 @@
 /* recompute.c - the solver table's entries (solver.h) for the recompute-only
  * solvers: none (keep everything), memonger and sqrt (Chen's proposals, the
- * best that fits), and the DP solvers exact, approx and auto (the
+ * best that fits), and the DP solvers exact, approx, window and auto (the
  * portfolio). Each is a thin choice over the candidates of
  * cand_recompute.c; with a budget, memonger and sqrt answer with the
  * proposal of least recomputation among those that fit (least peak with the
@@ -48,9 +48,12 @@ int mp__plan_chen(const mp__solver_t *self, const mp_graph_t *g, const mp_plan_o
   return mp__cand_adopt(g, &p.best, r);
 }
 
-/* exact, approx and auto: the portfolio around the DP the entry names. */
+/* exact, approx, window and auto: the portfolio around the DP the entry names
+ * (window: exact's, on the window family from the start). */
 int mp__plan_dp(const mp__solver_t *self, const mp_graph_t *g, const mp_plan_options_t *o,
                 double t0, mp_plan_result_t *r, mp_error_t *err) {
-  return mp__cand_portfolio(g, o, t0, (self->caps & MP__CAP_EXACT) ? MP__FAMILY_EXACT : MP__FAMILY_APPROX, r,
-                            err);
+  return mp__cand_portfolio(g, o, t0,
+                            (self->caps & (MP__CAP_EXACT | MP__CAP_WINDOW)) ? MP__FAMILY_EXACT
+                                                                          : MP__FAMILY_APPROX,
+                            r, err);
 }

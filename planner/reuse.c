@@ -180,7 +180,7 @@ void mp__reuse_free(mp__reuse_t *u) {
 /* Would a session made with `a` answer a solve with `b` (budgets and
  * deadlines aside: only answers no deadline touched are kept)? */
 static int mp__same_dp(const mp_dp_options_t *a, const mp_dp_options_t *b) {
-  return a->exact == b->exact && a->objective == b->objective && a->accounting == b->accounting &&
+  return a->exact == b->exact && a->window == b->window && a->objective == b->objective && a->accounting == b->accounting &&
          a->max_lower_sets == b->max_lower_sets && a->window_sets == b->window_sets &&
          a->should_stop == b->should_stop &&
          a->stop_arg == b->stop_arg && a->tuning == b->tuning && a->threads == b->threads;

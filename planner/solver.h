@@ -29,6 +29,8 @@
 #define MP__CAP_BUDGET 4u    /* searches toward the budget; the others (none,
                               * memonger, sqrt, layrub) propose the same plans
                               * whatever it is, and it only judges them */
+#define MP__CAP_WINDOW 16u   /* the exact DP's machinery on the window family
+                              * from the start (window) */
 #define MP__CAP_SWAPS 8u     /* data migration: swaps activations to host memory
                               * under o->device (mp_solver_swaps) */
 

@@ -16,7 +16,7 @@ static const mp__solver_t mp__solvers[] = {
                         mp__plan_auto, mp__frontier_sampled},
     [MP_SOLVER_EXACT] = {MP_SOLVER_EXACT, "exact", MP__DP_CAPS | MP__CAP_EXACT, -1, mp__plan_dp,
                          mp__frontier_sampled},
-    [MP_SOLVER_APPROX] = {MP_SOLVER_APPROX, "approx", MP__DP_CAPS, -1, mp__plan_dp,
+    [MP_SOLVER_APPROX] = {MP_SOLVER_APPROX, "closures", MP__DP_CAPS, -1, mp__plan_dp,
                           mp__frontier_sampled},
     [MP_SOLVER_MEMONGER] = {MP_SOLVER_MEMONGER, "memonger", 0, -1, mp__plan_chen,
                             mp__frontier_chen},
@@ -30,6 +30,8 @@ static const mp__solver_t mp__solvers[] = {
                           mp__frontier_sampled},
     [MP_SOLVER_CHAIN] = {MP_SOLVER_CHAIN, "chain", MP__DP_CAPS | MP__CAP_EXACT, -1, mp__plan_chain,
                          mp__frontier_sampled},
+    [MP_SOLVER_WINDOW] = {MP_SOLVER_WINDOW, "window", MP__DP_CAPS | MP__CAP_WINDOW, -1,
+                          mp__plan_dp, mp__frontier_sampled},
 };
 
 #define MP__N_SOLVERS (sizeof(mp__solvers) / sizeof(mp__solvers[0]))
@@ -50,6 +52,10 @@ int mp_solver_swaps(mp_solver_t s) {
 
 int mp_solver_parse(const char *s, mp_solver_t *out) {
   size_t i;
+  if (strcmp(s, "approx") == 0) { /* another name for closures */
+    *out = MP_SOLVER_APPROX;
+    return 0;
+  }
   for (i = 0; i < MP__N_SOLVERS; i++)
     if (strcmp(s, mp__solvers[i].name) == 0) {
       *out = mp__solvers[i].id;

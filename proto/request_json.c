@@ -349,7 +349,8 @@ static int mp__migration(json_t *root, mp_solver_t solver, int *swap, mp_device_
 }
 
 #define MP__SOLVERS \
-  "\"auto\", \"exact\", \"approx\", \"memonger\", \"sqrt\", \"none\", \"swap\", \"hybrid\", \"layrub\""
+  "\"auto\", \"exact\", \"window\", \"closures\" (or \"approx\"), \"chain\", \"memonger\", " \
+  "\"sqrt\", \"none\", \"swap\", \"hybrid\", \"layrub\""
 
 int mp_plan_request_parse(json_t *root, double max_wait_s, mp_plan_request_t *out,
                           mp_error_t *err) {

@@ -15,7 +15,7 @@
 #include "plan.h"
 
 #define SRV__MAX_PAIRS 256
-#define SRV__NSOLVERS (MP_SOLVER_CHAIN + 1)
+#define SRV__NSOLVERS (MP_SOLVER_WINDOW + 1) /* the solver ids are 0 .. window */
 #define SRV__NSTATUS 3 /* done, failed, cancelled */
 
 static const double srv__buckets[] = {0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 300};

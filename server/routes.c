@@ -492,7 +492,8 @@ static enum MHD_Result srv__graph_frontier(srv_req_t *r) {
   q.solver = MP_SOLVER_AUTO;
   if (sv && (mp_solver_parse(sv, &q.solver) != 0 || q.solver == MP_SOLVER_NONE))
     return srv_respond_error(r, 400, "invalid_query", "?solver",
-                             "solver must be auto, exact, approx, chain, memonger, sqrt, swap, hybrid or layrub");
+                             "solver must be auto, exact, window, closures (or approx), "
+                             "chain, memonger, sqrt, swap, hybrid or layrub");
   memcpy(q.graph_hash, r->params[0], 65);
   /* the swap solvers under the default device; POST /v1/fit takes a device */
   q.swap = mp_solver_swaps(q.solver);

@@ -228,7 +228,9 @@ int mp_cli_solver(const mp_cli_opts_t *o, int frontier, mp_solver_t *solver, int
   *solver = MP_SOLVER_AUTO;
   *swap = o->swap;
   if (o->solver && (mp_solver_parse(o->solver, solver) != 0 || (frontier && *solver == MP_SOLVER_NONE))) {
-    fprintf(stderr, "memplan: --solver must be auto, exact, approx, chain, memonger, sqrt,%s swap, hybrid or layrub, not '%s'\n",
+    fprintf(stderr,
+            "memplan: --solver must be auto, exact, window, closures (or approx), chain, "
+            "memonger, sqrt,%s swap, hybrid or layrub, not '%s'\n",
             frontier ? "" : " none,", o->solver);
     return MP_CLI_EXIT_USAGE;
   }

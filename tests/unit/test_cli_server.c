@@ -80,7 +80,7 @@ END_TEST
  * peak, recomputation, overhead, solver, min_budget), below, at and
  * between frontier points, for the DP solvers and memonger. */
 START_TEST(test_fit_offline) {
-  static const char *const solvers[] = {"auto", "exact", "approx", "memonger"};
+  static const char *const solvers[] = {"auto", "exact", "window", "approx", "memonger"};
   json_t *fr, *fit, *pts, *b;
   char args[512];
   json_int_t p0, p1, bs[4];

@@ -92,9 +92,9 @@ START_TEST(test_metrics_scrape) {
   /* a status answer is not held: all three well inside the 60 s bucket */
   ck_assert_double_eq(series(text, "memplan_http_request_duration_seconds_bucket{route=\"/v1/status\",le=\"60\"}"), 3);
   ck_assert_double_eq(series(text, "memplan_http_request_duration_seconds_count{route=\"/v1/plans\"}"), 1);
-  ck_assert_double_eq(series(text, "memplan_plan_solve_seconds_count{solver=\"approx\"}"), 1);
+  ck_assert_double_eq(series(text, "memplan_plan_solve_seconds_count{solver=\"closures\"}"), 1);
   ck_assert_double_eq(series(text, "memplan_plan_solve_seconds_count{solver=\"exact\"}"), 0);
-  ck_assert_double_eq(series(text, "memplan_plans_finished_total{solver=\"approx\",status=\"done\"}"), 1);
+  ck_assert_double_eq(series(text, "memplan_plans_finished_total{solver=\"closures\",status=\"done\"}"), 1);
 
   /* the process, as /proc tells it */
   ck_assert_double_eq(series(text, "process_max_fds"), max_open_files(d.pid));

@@ -568,9 +568,9 @@ static const struct {
   {"plan tests/cli/tiny.json --budget 1000 --solver exact --swap",
    "memplan: --swap: swap needs the solver auto, swap, hybrid or layrub; exact only recomputes"},
   {"plan tests/cli/tiny.json --budget 1000 --solver swapp",
-   "memplan: --solver must be auto, exact, approx, chain, memonger, sqrt, none, swap, hybrid or layrub, not 'swapp'"},
+   "memplan: --solver must be auto, exact, window, closures (or approx), chain, memonger, sqrt, none, swap, hybrid or layrub, not 'swapp'"},
   {"frontier tests/cli/tiny.json --solver none",
-   "memplan: --solver must be auto, exact, approx, chain, memonger, sqrt, swap, hybrid or layrub, not 'none'"},
+   "memplan: --solver must be auto, exact, window, closures (or approx), chain, memonger, sqrt, swap, hybrid or layrub, not 'none'"},
   {"frontier tests/cli/tiny.json --solver sqrt --swap",
    "memplan: --swap: swap needs the solver auto, swap, hybrid or layrub; sqrt only recomputes"},
   {"frontier tests/cli/tiny.json --solver swap --copy-engines two",
@@ -1145,7 +1145,7 @@ START_TEST(test_server_device_keys_and_recovery) {
   ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, NULL, &o, NULL), 200);
   ck_assert_str_eq(json_string_value(json_object_get(o, "status")), "done");
   r = json_object_get(o, "result");
-  ck_assert_str_eq(json_string_value(json_object_get(r, "solver")), "approx");
+  ck_assert_str_eq(json_string_value(json_object_get(r, "solver")), "closures");
   ck_assert_double_eq(num(r, "budget"), 18445618173802708992.0);
   d = json_object_get(r, "device");
   ck_assert_double_eq_tol(num(d, "h2d_bandwidth"), 2.8507215452428453e+300, 1e-15 * 2.9e300);

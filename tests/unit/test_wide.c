@@ -262,6 +262,51 @@ START_TEST(test_fallback_least_as_exact) {
 }
 END_TEST
 
+/* The window solver by name: the same plan as exact forced into its
+ * fallback (a lower-set limit of 1), at exact's least budget and two more,
+ * answered as window and not exact, with the reason. The names: "window",
+ * and "approx" parsed as the reference's approximate DP, named "closures". */
+START_TEST(test_window_solver) {
+  static const uint64_t budgets[] = {246565335u, 300000000u, 400000000u};
+  mp_graph_t *g = mp_tl_layered_dag(150, 2, 30);
+  mp_solver_t sv;
+  size_t i;
+  ck_assert_ptr_nonnull(g);
+  ck_assert_int_eq(mp_solver_parse("window", &sv), 0);
+  ck_assert_int_eq(sv, MP_SOLVER_WINDOW);
+  ck_assert_int_eq(mp_solver_parse("approx", &sv), 0);
+  ck_assert_int_eq(sv, MP_SOLVER_APPROX);
+  ck_assert_int_eq(mp_solver_parse("closures", &sv), 0);
+  ck_assert_int_eq(sv, MP_SOLVER_APPROX);
+  ck_assert_str_eq(mp_solver_name(MP_SOLVER_APPROX), "closures");
+  for (i = 0; i < sizeof(budgets) / sizeof(budgets[0]); i++) {
+    mp_plan_options_t o;
+    mp_plan_result_t w, f;
+    mp_error_t err;
+    mp_plan_options_init(&o);
+    o.threads = 1;
+    o.budget = budgets[i];
+    o.solver = MP_SOLVER_WINDOW;
+    ck_assert_int_eq(mp_plan(g, &o, &w, &err), 0);
+    o.solver = MP_SOLVER_EXACT;
+    o.max_lower_sets = 1;
+    ck_assert_int_eq(mp_plan(g, &o, &f, &err), 0);
+    ck_assert(w.feasible && f.feasible);
+    ck_assert(!w.exact);
+    ck_assert_int_eq(w.solver, MP_SOLVER_WINDOW);
+    ck_assert_int_eq(w.solver_used, MP_SOLVER_WINDOW);
+    ck_assert_int_eq(f.solver_used, MP_SOLVER_WINDOW); /* the fallback names its DP too */
+    ck_assert_ptr_nonnull(strstr(w.exact_reason, "window"));
+    ck_assert_uint_eq(w.sim.peak_bytes, f.sim.peak_bytes);
+    ck_assert(w.sim.time_recompute == f.sim.time_recompute);
+    ck_assert_str_eq(w.source, f.source);
+    mp_plan_result_free(&w);
+    mp_plan_result_free(&f);
+  }
+  mp_graph_free(g);
+}
+END_TEST
+
 /* The fallback as it answers, at its default window (dp_window.c, at least
  * 512 sets), on two DAGs whose lattices are larger than it: layered 140/s6
  * (4,444 lower sets; the window holds 2,857) and 160/s3 (5,240; 2,500). At
@@ -431,6 +476,7 @@ Suite *suite_wide(void) {
   tcase_add_test(tc, test_window_family);
   tcase_add_test(tc, test_fallback_near_exact);
   tcase_add_test(tc, test_fallback_least_as_exact);
+  tcase_add_test(tc, test_window_solver);
   tcase_add_test(tc, test_fallback_default_window);
   tcase_add_test(tc, test_fallback_climbs);
   tcase_add_test(tc, test_lower_chain_memo);

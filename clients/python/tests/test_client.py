@@ -94,7 +94,7 @@ class ClientPlanTest(harness.DaemonTestCase):
         self.assertEqual(sub["graph_hash"], self.hash)
         view = self.client.get_plan(sub["id"], wait=30, timeline=True)
         self.assertEqual(view["status"], "done")
-        self.assertEqual(view["solver"], "approx")
+        self.assertEqual(view["solver"], "closures")  # approx's own name
         self.assertEqual(view["budget"], 2300 << 20)
         self.assertIn("timeline", view["result"])
         self.assertNotIn("timeline", self.client.get_plan(sub["id"], timeline=False)["result"])
@@ -140,7 +140,7 @@ class ClientPlanTest(harness.DaemonTestCase):
                          [(p["budget"], p["recompute"]) for p in offline["points"]])
         self.assertEqual(front["peak_no_recompute"], offline["peak_no_recompute"])
         approx = self.client.frontier(self.hash, solver="approx")
-        self.assertEqual(approx["solver"], "approx")
+        self.assertEqual(approx["solver"], "closures")
         # without long polls: the route answers 202 while it computes, polled
         sqrt = self.client.frontier(self.hash, solver="sqrt", wait=0)
         self.assertEqual(sqrt["solver"], "sqrt")
