@@ -1,9 +1,18 @@
 """python3 -m memplan.torch - export a model's training graph, or check how
 well memplan predicts it.
 
-  export   --model M --batch N --out graph.json
-  fidelity --model M --batch N [--budget-fraction F] [--server URL]
-           [--mode recompute|checkpoint]
+  export    --model M --batch N --out graph.json [--dims batch]
+  fidelity  --model M --batch N [--budget-fraction F] [--server URL]
+            [--mode recompute|checkpoint] [--export-batch K]
+  max-batch --model M --budget B [--export-batch K] [--measure]
+
+--dims batch exports a memplan.graph/2 (laws in the batch, from replays
+at N/2, 3N/4 and N). fidelity --export-batch K forecasts: it exports at
+batches no larger than K and plans the step at N from the laws, then
+measures at N. max-batch prints the largest batch whose plan fits B
+(bytes, or a size such as 2GiB), from an export at batches up to K
+(default 4); --measure applies that plan and measures one step
+(docs/forecast.md).
 
 M is torchvision:NAME (input N x 3 x S x S, S = --image-size, default 64)
 or FILE.py:FUNC, where FUNC(N) or FUNC() returns (model, example_inputs);
@@ -20,10 +29,16 @@ import sys
 def _parser():
     ap = argparse.ArgumentParser(prog="python3 -m memplan.torch", description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
+    from ._forecast import add_max_batch_parser
+    add_max_batch_parser(sub)
     for name in ("export", "fidelity"):
         p = sub.add_parser(name)
         p.add_argument("--model", required=True, help="torchvision:NAME or FILE.py:FUNC")
         p.add_argument("--batch", type=int, required=True)
+        p.add_argument("--dims" if name == "export" else "--export-batch",
+                       default=None, type=str if name == "export" else int,
+                       help="export laws in these dims (batch)" if name == "export" else
+                       "forecast: export at batches no larger than this, plan at --batch")
         p.add_argument("--image-size", type=int, default=64)
         p.add_argument("--reps", type=int, default=3, help="timing repetitions (median)")
         if name == "export":
@@ -38,8 +53,21 @@ def _parser():
     return ap
 
 
+def _export_dims(args):
+    if args.dims is None:
+        return None
+    if args.dims != "batch":
+        raise SystemExit("memplan.torch: export --dims takes only 'batch' on the command line "
+                         "(other dims: memplan.torch.export(..., dims=, axes=))")
+    from ._forecast import export_batches
+    return {"batch": export_batches(args.batch)}
+
+
 def main(argv=None):
     args = _parser().parse_args(argv)
+    if args.cmd == "max-batch":
+        from ._forecast import main_max_batch
+        return main_max_batch(args)
     from . import export
     from .fidelity import fidelity
     from .models import load
@@ -52,13 +80,21 @@ def main(argv=None):
         print(str(e), file=sys.stderr)
         return 2
     if args.cmd == "export":
-        g = export(model, inputs, name=args.model, reps=args.reps)
+        g = export(model, inputs, name=args.model, reps=args.reps,
+                   dims=_export_dims(args))
         text = json.dumps(g, indent=1)
         if args.out == "-":
             print(text)
         else:
             with open(args.out, "w") as f:
                 f.write(text + "\n")
+        return 0
+    if args.export_batch is not None:
+        from ._forecast import forecast_fidelity
+        rec = forecast_fidelity(model, inputs, args.batch, args.export_batch,
+                                (args.budget_fraction,), name=args.model, server=args.server,
+                                solver=args.solver, reps=args.reps, mode=args.mode)[0]
+        print(json.dumps(rec, indent=1))
         return 0
     rec = fidelity(model, inputs, args.budget_fraction, name=args.model, batch=args.batch,
                    server=args.server, solver=args.solver, reps=args.reps, mode=args.mode)

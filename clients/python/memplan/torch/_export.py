@@ -587,8 +587,14 @@ def _step_times(gm, inputs, loss_fn, groups, group_of, reps):
 
 
 def export_full(model, example_inputs, loss_fn=None, optimizer=None, *, name=None, reps=3,
-                measure=True, saved_field=True):
-    """Export and keep the details (an Export); export() returns .graph."""
+                measure=True, saved_field=True, dims=None, axes=None, make=None):
+    """Export and keep the details (an Export); export() returns .graph.
+    With dims: a memplan.graph/2 from replays at several values (_dims.py)."""
+    if dims is not None:
+        from ._dims import export_full_dims
+        return export_full_dims(model, example_inputs, loss_fn, optimizer, dims=dims, axes=axes,
+                                make=make, name=name, reps=reps, measure=measure,
+                                saved_field=saved_field)
     inputs = as_tuple(example_inputs)
     loss_fn = loss_fn or default_loss
     gm = trace(model)
@@ -624,6 +630,11 @@ def export(model, example_inputs, loss_fn=None, optimizer=None, **kw):
     """The training step of `model` on `example_inputs` as a native
     memplan.graph/1 dict (see the module comment for what it counts).
     loss_fn(output) -> scalar; default: the sum of every output tensor.
+    dims="batch" or {"batch": [2, 3, 4], "seq": [16, 32, 48, 64]}: a
+    memplan.graph/2 whose sizes and times are laws in those dims, from
+    replays at those values (_dims.py); axes={"seq": 1} names each dim's
+    input axis (batch: 0), or make(binding) -> (model, inputs) builds
+    each replay's model and inputs.
     The model's parameters, buffers, gradients, optimizer state and the RNG
     state are left as they were."""
     return export_full(model, example_inputs, loss_fn, optimizer, **kw).graph

@@ -85,7 +85,8 @@ def _row(pred_peak, pred_time, meas, const):
 
 
 def fidelity_many(model, example_inputs, fractions, *, name=None, batch=None, loss_fn=None,
-                  server=None, solver="auto", reps=3, fit=True, mode="recompute"):
+                  server=None, solver="auto", reps=3, fit=True, mode="recompute", exp=None,
+                  graph=None):
     """Fidelity records for several budget fractions of one model, sharing
     the export, the plain measurement and the fitting candidates.
 
@@ -95,10 +96,12 @@ def fidelity_many(model, example_inputs, fractions, *, name=None, batch=None, lo
     `at_min` is the planner's plan at the least feasible budget it reports,
     applied (and `grads_match_at_min`). `grads_match` is the applied
     plan's (fitted), `grads_match_direct` the direct one's. mode: the
-    applier's (memplan.torch.apply)."""
+    applier's (memplan.torch.apply). exp, graph: an export of this model
+    made already and the graph to plan (default: exp.graph), e.g. a
+    forecast bound at this batch (_forecast.py)."""
     inputs = as_tuple(example_inputs)
-    exp = export_full(model, inputs, loss_fn, reps=reps)
-    graph = exp.graph
+    exp = exp or export_full(model, inputs, loss_fn, reps=reps)
+    graph = graph or exp.graph
     if server is None and not _planner.cli_supports_saved_bytes():
         graph = _planner.without_saved_bytes(graph)
     plain = _planner.plan(graph, _planner.NO_BUDGET, solver="none", server=server)

@@ -1,0 +1,270 @@
+"""_forecast.py - planning a training step at a batch it has never run
+at: export at a few small batches (a memplan.graph/2 with laws in
+"batch", _dims.py), bind the laws at the target batch, plan there; and
+check the forecast against a real step at the target (forecast_fidelity)
+or find the largest batch that fits a budget (max_batch).
+
+The batches exported at, for --export-batch K: K/2, 3K/4 and K (rounded
+down, distinct; K >= 3), so that K = 4 gives 2, 3, 4: a law of degree 1
+needs two of them and the third checks it.
+
+Binding happens here in Python (_dims.bind), so forecasts work with any
+memplan CLI or daemon; the largest batch is the CLI's `plan --maximize
+batch` where the CLI has it (memplan.graph/2 support), otherwise the same
+search done here: doubling from 1 until a batch does not fit, then
+bisection (feasibility is monotone in the batch when every law is
+nondecreasing, which the export's laws are for any real model; the search
+relies on it as the CLI's does).
+"""
+
+import json
+
+from . import _dims, _planner
+from ._export import as_tuple, default_loss, export_full
+from ._predict import predict_applied
+
+MAX_BATCH = 1 << 31
+
+
+def export_batches(k):
+    """The batches to export at for --export-batch k."""
+    k = int(k)
+    vals = sorted({max(1, k // 2), max(1, (3 * k) // 4), k})
+    if k < 3 or len(vals) < 3:
+        raise _dims.DimsError("memplan.torch: --export-batch must be at least 3 (three batches: "
+                              "two fit the laws, one checks them)")
+    return vals
+
+
+def export_forecast(model, example_inputs, export_batch, loss_fn=None, optimizer=None, *,
+                    name=None, reps=3, axes=None):
+    """Export with dims {"batch": export_batches(export_batch)}; the
+    example inputs' batch (sliced or repeated along the batch axis) is the
+    graph's default."""
+    return export_full(model, example_inputs, loss_fn, optimizer, name=name, reps=reps,
+                       dims={"batch": export_batches(export_batch)}, axes=axes)
+
+
+def _summary(plan):
+    keys = ("feasible", "peak_bytes", "const_bytes", "budget", "min_feasible_budget",
+            "solver_used")
+    out = {k: plan[k] for k in keys if k in plan}
+    if isinstance(plan.get("time"), dict):
+        out["time"] = plan["time"].get("total")
+    out["recomputed"] = len(plan.get("recomputed") or [])
+    out["checkpoints"] = len(plan.get("checkpoints") or [])
+    return out
+
+
+def forecast_fidelity(model, inputs, batch, export_batch, fractions=(0.6,), *, name=None,
+                      loss_fn=None, server=None, solver="auto", reps=3, mode="recompute",
+                      fit=True):
+    """Fidelity records (fidelity.fidelity_many's) for `model` at `batch`
+    (inputs are at that batch) with the graph exported at batches no larger
+    than export_batch and bound at `batch`; each record also has
+    exported_at, forecast_batch and forecast (bounded_nodes, extrapolated,
+    the graph's warnings)."""
+    from .fidelity import fidelity_many
+    inputs = as_tuple(inputs)
+    exp = export_forecast(model, inputs, export_batch, loss_fn, name=name, reps=reps)
+    g2 = exp.graph
+    graph = _dims.bind(g2, {"batch": int(batch)})
+    info = _dims.forecast_info(g2, {"batch": int(batch)})
+    info["forecast"]["warnings"] = list(g2.get("warnings", []))
+    recs = fidelity_many(model, inputs, fractions, name=name, batch=batch, loss_fn=loss_fn,
+                         server=server, solver=solver, reps=reps, fit=fit, mode=mode,
+                         exp=exp, graph=graph)
+    for r in recs:
+        r["exported_at"] = list(g2["dims"]["batch"]["exported_at"])
+        r["forecast_batch"] = int(batch)
+        r["forecast"] = info["forecast"]
+    return recs
+
+
+# ---- the largest batch --------------------------------------------------
+
+
+class _Fits:
+    """Whether the graph bound at a batch has a plan within the budget,
+    each batch planned once."""
+
+    def __init__(self, g2, budget, server, solver, extra):
+        self.g2, self.budget, self.server, self.solver = g2, int(budget), server, solver
+        self.extra = extra or {}
+        self.plans = {}
+
+    def plan(self, b):
+        if b not in self.plans:
+            g = _dims.bind(self.g2, dict(self.extra, batch=b))
+            self.plans[b] = _planner.plan(g, self.budget, solver=self.solver, server=self.server)
+        return self.plans[b]
+
+    def __call__(self, b):
+        return bool(self.plan(b).get("feasible"))
+
+
+def search_max(fits, lo=1, limit=MAX_BATCH):
+    """The largest b in [lo, limit] with fits(b), fits monotone
+    (decreasing); 0 when fits(lo) is false."""
+    if not fits(lo):
+        return 0
+    good, b = lo, lo
+    while True:  # doubling until a batch does not fit
+        nb = min(limit, b * 2)
+        if nb == b:
+            return b
+        if not fits(nb):
+            bad = nb
+            break
+        good = b = nb
+    while bad - good > 1:
+        mid = (good + bad) // 2
+        if fits(mid):
+            good = mid
+        else:
+            bad = mid
+    return good
+
+
+_DIMS_OK = {}
+
+
+def cli_supports_dims():
+    """Whether the CLI reads memplan.graph/2 (binds --dim)."""
+    cli = _planner.cli_path()
+    if cli not in _DIMS_OK:
+        g = {"format": "memplan.graph/2", "dims": {"batch": {"exported_at": [1, 2, 3],
+                                                             "default": 1, "min": 1}},
+             "nodes": [{"id": "a", "bytes": {"terms": [{"c": 1, "batch": 1}]}}]}
+        try:
+            _planner._run_cli(["plan", "--budget", "100", "--dim", "batch=2", "--maximize",
+                               "batch"], g, timeout=60)
+            _DIMS_OK[cli] = True
+        except _planner.PlannerError:
+            _DIMS_OK[cli] = False
+    return _DIMS_OK[cli]
+
+
+def _cli_maximize(g2, budget, solver, extra):
+    """The CLI's `plan --maximize batch` answer, or None when the CLI
+    does not read memplan.graph/2."""
+    if not cli_supports_dims():
+        return None
+    args = ["plan", "--budget", str(int(budget)), "--solver", solver, "--maximize", "batch"]
+    for k, v in (extra or {}).items():
+        args += ["--dim", "%s=%d" % (k, v)]
+    return _planner._run_cli(args, g2)
+
+
+def max_batch(g2, budget, *, server=None, solver="auto", dims=None, limit=MAX_BATCH):
+    """{"batch", "plan" (its summary and the full plan under "_plan"),
+    "next": {"batch", "min_feasible_budget"}, "searched_by"} for a
+    memplan.graph/2 with a batch dim at `budget` bytes; batch 0 when even
+    batch 1 does not fit. dims: the values of the graph's other dims."""
+    extra = {k: int(v) for k, v in (dims or {}).items() if k != "batch"}
+    fits = _Fits(g2, budget, server, solver, extra)
+    ans = None if server else _cli_maximize(g2, budget, solver, extra)
+    if ans is not None:
+        best = int(ans.get("value") or 0)
+        how = "memplan plan --maximize batch"
+    else:
+        best = search_max(fits, 1, limit)
+        how = "bisection here over memplan plan"
+    out = {"batch": best, "budget": int(budget), "searched_by": how}
+    if best:
+        plan = fits.plan(best)
+        out["plan"] = _summary(plan)
+        out["_plan"] = plan
+    if best < limit:
+        nxt = fits.plan(best + 1)
+        least = nxt.get("min_feasible_budget")
+        if least is None and not nxt.get("feasible"):
+            least = _planner.plan(_dims.bind(g2, dict(extra, batch=best + 1)), 0, solver=solver,
+                                  server=server).get("min_feasible_budget")
+        out["next"] = {"batch": best + 1, "feasible": bool(nxt.get("feasible")),
+                       "min_feasible_budget": least}
+    info = _dims.forecast_info(g2, dict(extra, batch=max(1, best)))
+    out["dims"], out["forecast"] = info["dims"], info["forecast"]
+    return out
+
+
+def measure_at(model, example_inputs, g2, plan, batch, loss_fn=None, reps=0, mode="recompute"):
+    """Apply `plan` (made for `batch`) to `model` and measure one step on
+    the example inputs resized to `batch`: {measured_peak_bytes,
+    predicted_peak_bytes (memplan's prediction of the applied step),
+    time_ms}."""
+    from ._apply import apply
+    from ._measure import measure
+    inputs = _dims.inputs_at(as_tuple(example_inputs), {"batch": 0}, {"batch": int(batch)})
+    graph = _dims.bind(g2, {"batch": int(batch)})
+    applied = apply(model, plan, mode=mode)
+    meas = measure(applied, inputs, loss_fn or default_loss, time_reps=reps)
+    pred = predict_applied(graph, applied.mapping)
+    return {"measured_peak_bytes": int(meas["peak_bytes"]),
+            "predicted_peak_bytes": None if pred is None else int(pred[0]),
+            "time_ms": round(meas["time_ms"], 3)}
+
+
+def dumps(obj):
+    return json.dumps({k: v for k, v in obj.items() if not k.startswith("_")}, indent=1)
+
+
+# ---- the command line: python3 -m memplan.torch max-batch ----------------
+
+_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+
+
+def parse_bytes(text):
+    """Bytes from 123, 800MB, 2GiB, 1.5GB."""
+    t = str(text).strip().lower().replace("_", "")
+    num = t.rstrip("abcdefghijklmnopqrstuvwxyz")
+    unit = t[len(num):]
+    try:
+        val = float(num)
+    except ValueError:
+        val = None
+    if val is None or unit not in _UNITS or val < 0:
+        raise ValueError("memplan.torch: --budget %r is not a size (bytes, or e.g. 800MB, 2GiB)"
+                         % text)
+    return int(val * _UNITS[unit])
+
+
+def add_max_batch_parser(sub):
+    p = sub.add_parser("max-batch", help="the largest batch whose plan fits a budget")
+    p.add_argument("--model", required=True, help="torchvision:NAME or FILE.py:FUNC")
+    p.add_argument("--budget", required=True, help="bytes, or a size: 800MB, 2GiB")
+    p.add_argument("--export-batch", type=int, default=4,
+                   help="export at batches up to this (default 4: at 2, 3, 4)")
+    p.add_argument("--measure", action="store_true",
+                   help="apply the plan at the answer and measure one step")
+    p.add_argument("--image-size", type=int, default=64)
+    p.add_argument("--reps", type=int, default=3, help="timing repetitions (median)")
+    p.add_argument("--server", default=None, help="memplan daemon URL")
+    p.add_argument("--solver", default="auto")
+    p.add_argument("--limit", type=int, default=MAX_BATCH, help="largest batch to consider")
+    return p
+
+
+def main_max_batch(args):
+    import sys
+    from .models import load
+    try:
+        budget = parse_bytes(args.budget)
+        export_batches(args.export_batch)
+        model, inputs = load(args.model, args.export_batch, args.image_size)
+    except (ValueError, OSError, ImportError) as e:
+        print(str(e), file=sys.stderr)
+        return 2
+    exp = export_forecast(model, inputs, args.export_batch, name=args.model, reps=args.reps)
+    out = max_batch(exp.graph, budget, server=args.server, solver=args.solver,
+                    limit=max(1, args.limit))
+    out = dict({"model": args.model, "exported_at": exp.graph["dims"]["batch"]["exported_at"]},
+               **out)
+    out["forecast"]["warnings"] = list(exp.graph.get("warnings", []))
+    if args.measure and out["batch"]:
+        m = measure_at(model, inputs, exp.graph, out["_plan"], out["batch"], reps=0)
+        m["within_budget"] = m["measured_peak_bytes"] <= budget
+        out["measured"] = m
+    print(dumps(out))
+    return 0

@@ -1,0 +1,292 @@
+"""Tests of memplan.torch's symbolic export (memplan.graph/2, laws in the
+batch), its law check and bounds, forecasts and max-batch: the laws of
+ResNet-18 and a small transformer evaluated at a batch never exported
+equal a replay export there; a node made to grow with the square of the
+batch breaks its law and gets a bound that covers every replay and is
+named in the warnings; the largest batch that fits a budget fits and the
+next does not, feasibility is monotone, and the applied step measured at
+that batch stays within the budget. Small models (batch <= 6, 32x32
+images) keep this to about a minute on two cores. Skipped without torch.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+from memplan.torch import _laws  # noqa: E402  (no torch needed)
+
+try:
+    import torch
+    import torchvision  # noqa: F401
+except ImportError as e:  # pragma: no cover - depends on the interpreter
+    torch = None
+    _NO_TORCH = str(e)
+
+if torch is not None:
+    import memplan.torch as mt
+    from memplan.torch import _dims, _forecast, _planner
+    from memplan.torch.models import torchvision_model, transformer
+    torch.set_num_threads(1)
+
+SIZES = ("bytes", "saved_bytes")
+
+
+def _need_torch(tc):
+    if torch is None:
+        tc.skipTest("torch/torchvision not importable (%s): use /usr/bin/python3" % _NO_TORCH)
+
+
+def _need_cli(tc):
+    if not os.path.exists(_planner.cli_path()):
+        tc.skipTest("no memplan CLI at %s (set MEMPLAN_CLI)" % _planner.cli_path())
+
+
+class LawsTest(unittest.TestCase):
+    """_laws on known numbers."""
+
+    SPEC = {"batch": [2, 3, 4]}
+
+    def fit(self, ys):
+        fit, check = _laws.points(self.SPEC)
+        return _laws.fit_size(self.SPEC, fit, check, ys), fit + check
+
+    def test_points(self):
+        self.assertEqual(_laws.points(self.SPEC), ([(2,), (3,)], [(4,)]))
+        spec = {"batch": [2, 3, 4], "seq": [8, 16, 24, 32]}
+        fit, check = _laws.points(spec)
+        self.assertEqual(len(fit), 6)  # degree 1 x degree 2
+        self.assertEqual(check, [(4, 24), (3, 32)])
+        self.assertIn((1, 2), _laws.exponents(spec))
+
+    def test_exact_linear(self):
+        (law, broken), _ = self.fit([2 * 100 + 7, 3 * 100 + 7, 4 * 100 + 7])
+        self.assertIsNone(broken)
+        self.assertEqual(_laws.value(law, (16,)), 1607)
+        self.assertEqual(_laws.to_json(law, ["batch"]),
+                         {"terms": [{"c": 100, "batch": 1}, {"c": 7}]})
+        (law, broken), _ = self.fit([5, 5, 5])
+        self.assertEqual(_laws.to_json(law, ["batch"]), 5)
+
+    def test_quadratic_in_seq(self):
+        spec = {"batch": [2, 3, 4], "seq": [8, 16, 24, 32]}
+        fit, check = _laws.points(spec)
+
+        def f(b, s):
+            return 4 * b * s * s + 12 * b * s + 64
+
+        law, broken = _laws.fit_size(spec, fit, check, [f(*p) for p in fit + check])
+        self.assertIsNone(broken)
+        self.assertEqual(_laws.value(law, (64, 512)), f(64, 512))
+
+    def test_broken_law_gets_a_bound(self):
+        ys = [4 * 100, 9 * 100, 16 * 100]  # 100 * batch^2
+        (law, broken), pts = self.fit(ys)
+        self.assertEqual(broken, ((4,), 1600, 1400))
+        for p, y in zip(pts, ys):
+            self.assertGreaterEqual(_laws.value(law, p), y)
+        # at least as steep as the steepest chord (700 per batch)
+        self.assertGreaterEqual(_laws.value(law, (10,)) - _laws.value(law, (9,)), 700)
+        self.assertGreaterEqual(_laws.value(law, (1,)), 0)
+        j = _laws.to_json(law, ["batch"], bound=True)
+        self.assertTrue(j["bound"])
+
+    def test_fractional_law_is_broken(self):
+        (law, broken), pts = self.fit([1, 2, 2])
+        self.assertIsNotNone(broken)
+        for p, y in zip(pts, [1, 2, 2]):
+            self.assertGreaterEqual(_laws.value(law, p), y)
+
+    def test_larger(self):
+        a = [(65536, (1,)), (147456, (0,))]
+        b = [(131072, (1,)), (147452, (0,))]
+        self.assertEqual(_laws.larger(a, b), (b, False))  # b >= a from batch 1 on
+        c = [(1179644, (0,))]
+        a2 = [(32768, (1,)), (589824, (0,))]
+        law, crossed = _laws.larger(a2, c)
+        self.assertTrue(crossed)
+        for x in (1, 10, 18, 19, 40, 1000):
+            self.assertGreaterEqual(_laws.value(law, (x,)),
+                                    max(_laws.value(a2, (x,)), _laws.value(c, (x,))))
+
+    def test_search_max(self):
+        _need_torch(self)
+        self.assertEqual(_forecast.search_max(lambda b: b <= 37), 37)
+        self.assertEqual(_forecast.search_max(lambda b: b <= 1), 1)
+        self.assertEqual(_forecast.search_max(lambda b: False), 0)
+        self.assertEqual(_forecast.search_max(lambda b: True, limit=100), 100)
+
+    def test_normalize_errors(self):
+        for bad in ({"Batch": [2, 3, 4]}, {"batch": [2, 3]}, {"batch": [0, 1, 2]},
+                    {"a": [1, 2, 3, 4], "b": [1, 2, 3, 4]}):
+            with self.assertRaises(_laws.DimsError):
+                _laws.normalize(bad)
+        self.assertEqual(_laws.normalize("batch"), {"batch": [2, 3, 4]})
+
+
+class _Quadratic(torch.nn.Module if torch is not None else object):
+    """A node whose output grows with the square of the batch: each sample
+    is paired with every sample (an outer product over the batch)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(16, 16)
+
+    def forward(self, x):
+        h = torch.relu(self.fc(x))
+        pairs = h.unsqueeze(0) * h.unsqueeze(1)  # batch x batch x 16
+        return pairs.sum(1)
+
+
+class SymbolicExportTest(unittest.TestCase):
+    def setUp(self):
+        _need_torch(self)
+
+    def check_laws(self, make, unseen):
+        model, inputs = make(4)
+        g = mt.export(model, inputs, dims={"batch": [2, 3, 4]}, reps=1)
+        self.assertEqual(g["format"], "memplan.graph/2")
+        self.assertEqual(g["dims"], {"batch": {"exported_at": [2, 3, 4], "default": 4, "min": 1}})
+        m2, i2 = make(unseen)
+        replay = mt.export(m2, i2, reps=1)
+        bound = _dims.bind(g, {"batch": unseen})
+        self.assertEqual(bound["format"], "memplan.graph/1")
+        self.assertEqual(bound["param_bytes"], replay["param_bytes"])
+        self.assertEqual([n["id"] for n in bound["nodes"]], [n["id"] for n in replay["nodes"]])
+        laws = 0
+        for a, b, n in zip(bound["nodes"], replay["nodes"], g["nodes"]):
+            for f in SIZES:
+                self.assertEqual(a.get(f, 0), b.get(f, 0), "%s %s at %d" % (n["id"], f, unseen))
+                laws += isinstance(n.get(f), dict)
+            ws = n.get("workspace_bytes")
+            if isinstance(ws, dict) and ws.get("bound"):  # a bound is above the replay
+                self.assertGreaterEqual(a["workspace_bytes"], b.get("workspace_bytes", 0))
+            self.assertFalse(isinstance(n.get("bytes"), dict) and n["bytes"].get("bound"),
+                             n["id"])
+        self.assertGreater(laws, 10)
+        # the default binding is the export's own batch
+        self.assertEqual(_dims.bind(g)["nodes"][0]["bytes"], i2[0].nelement() *
+                         i2[0].element_size() * 4 // unseen)
+        return g
+
+    def test_resnet18(self):
+        self.check_laws(lambda b: torchvision_model("resnet18", b, 32), 6)
+
+    def test_transformer(self):
+        g = self.check_laws(lambda b: transformer(b, seq=16, dim=32, heads=2, layers=1), 7)
+        self.assertTrue(any(isinstance(n.get("saved_bytes"), dict) for n in g["nodes"]))
+
+    def test_broken_law(self):
+        torch.manual_seed(0)
+        model, x = _Quadratic(), torch.randn(4, 16)
+        g = mt.export(model, (x,), dims="batch", reps=1)
+        node = next(n for n in g["nodes"] if n["id"] == "mul")
+        self.assertTrue(node["bytes"]["bound"])
+        self.assertTrue(any(w.startswith("node 'mul': bytes broke its law at batch=4")
+                            for w in g["warnings"]), g.get("warnings"))
+        for b in (2, 3, 4):  # the bound covers every replay
+            replay = mt.export(model, (x[:b],), reps=1)
+            got = _dims.bind(g, {"batch": b})
+            want = next(n for n in replay["nodes"] if n["id"] == "mul")["bytes"]
+            self.assertEqual(want, b * b * 16 * 4)
+            self.assertGreaterEqual(next(n for n in got["nodes"] if n["id"] == "mul")["bytes"],
+                                    want)
+        info = _dims.forecast_info(g, {"batch": 16})
+        self.assertGreaterEqual(info["forecast"]["bounded_nodes"], 1)
+        self.assertTrue(info["forecast"]["extrapolated"])
+
+    def test_bind_errors(self):
+        g = {"format": "memplan.graph/2", "dims": {"batch": {"exported_at": [2, 3, 4],
+                                                             "default": 4, "min": 1}},
+             "nodes": [{"id": "a", "bytes": {"terms": [{"c": 10, "batch": 1}, {"c": -25}]}}]}
+        with self.assertRaisesRegex(_laws.DimsError, r"\$\.dims\.seq"):
+            _dims.bind(g, {"seq": 3})
+        with self.assertRaisesRegex(_laws.DimsError, r"\$\.nodes\[0\]\.bytes: law gives -15"):
+            _dims.bind(g, {"batch": 1})
+        self.assertEqual(_dims.bind(g, {"batch": 3})["nodes"][0]["bytes"], 5)
+
+
+class MaxBatchTest(unittest.TestCase):
+    def setUp(self):
+        _need_torch(self)
+        _need_cli(self)
+
+    def test_max_batch(self):
+        model, inputs = torchvision_model("resnet18", 4, 32)
+        exp = _forecast.export_forecast(model, inputs, 4, reps=1)
+        g2 = exp.graph
+        one = _planner.plan(_dims.bind(g2, {"batch": 1}), 0)["min_feasible_budget"]
+        budget = one + 40_000_000
+        res = _forecast.max_batch(g2, budget)
+        b = res["batch"]
+        self.assertGreater(b, 4)
+        self.assertTrue(res["plan"]["feasible"])
+        self.assertLessEqual(res["plan"]["peak_bytes"], budget)
+        self.assertFalse(res["next"]["feasible"])
+        self.assertGreater(res["next"]["min_feasible_budget"], budget)
+        # monotone: every batch below fits, every batch above does not
+        for x in sorted({1, 2, b // 2, b - 1, b + 2, 2 * b}):
+            if x >= 1:
+                p = _planner.plan(_dims.bind(g2, {"batch": x}), budget)
+                self.assertEqual(bool(p["feasible"]), x <= b, x)
+        if _forecast.cli_supports_dims():  # the CLI's own search agrees
+            ans = _forecast._cli_maximize(g2, budget, "auto", {})
+            self.assertEqual(ans["value"], b)
+        m = _forecast.measure_at(model, inputs, g2, res["_plan"], b)
+        self.assertLessEqual(m["measured_peak_bytes"], budget)
+
+    def test_command(self):
+        src = ("import torch\n"
+               "def make(batch):\n"
+               "    torch.manual_seed(0)\n"
+               "    m = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(),\n"
+               "                            torch.nn.Linear(512, 512), torch.nn.ReLU(),\n"
+               "                            torch.nn.Linear(512, 10))\n"
+               "    return m, (torch.randn(batch, 256),)\n")
+        env = dict(os.environ, PYTHONPATH=os.path.dirname(HERE))
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "mlp.py")
+            with open(path, "w") as f:
+                f.write(src)
+            p = subprocess.run([sys.executable, "-m", "memplan.torch", "max-batch", "--model",
+                                path + ":make", "--budget", "6MB", "--measure", "--reps", "1"],
+                               capture_output=True, text=True, env=env, timeout=300)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            out = json.loads(p.stdout)
+            self.assertEqual(out["exported_at"], [2, 3, 4])
+            self.assertGreater(out["batch"], 4)
+            self.assertLessEqual(out["plan"]["peak_bytes"], 6_000_000)
+            self.assertFalse(out["next"]["feasible"])
+            self.assertLessEqual(out["measured"]["measured_peak_bytes"], 6_000_000)
+            self.assertTrue(out["measured"]["within_budget"])
+            p = subprocess.run([sys.executable, "-m", "memplan.torch", "max-batch", "--model",
+                                path + ":make", "--budget", "lots"],
+                               capture_output=True, text=True, env=env, timeout=300)
+            self.assertEqual(p.returncode, 2)
+            self.assertIn("--budget 'lots' is not a size", p.stderr)
+
+
+class ForecastFidelityTest(unittest.TestCase):
+    def setUp(self):
+        _need_torch(self)
+        _need_cli(self)
+
+    def test_forecast_at_16(self):
+        model, inputs = torchvision_model("mobilenet_v2", 16, 32)
+        rec = _forecast.forecast_fidelity(model, inputs, 16, 4, (0.6,), reps=1)[0]
+        self.assertEqual(rec["exported_at"], [2, 3, 4])
+        self.assertEqual(rec["forecast_batch"], 16)
+        self.assertTrue(rec["forecast"]["extrapolated"])
+        self.assertLess(abs(rec["plain"]["error_pct"]), 3.0)
+        self.assertIsNotNone(rec["planned"])
+        self.assertLess(abs(rec["planned"]["error_pct"]), 3.0)
+        self.assertLessEqual(rec["planned"]["measured_peak_bytes"], rec["budget"])
+
+
+if __name__ == "__main__":
+    unittest.main()
