@@ -234,6 +234,12 @@ class MaxBatchTest(unittest.TestCase):
             if x >= 1:
                 p = _planner.plan(_dims.bind(g2, {"batch": x}), budget)
                 self.assertEqual(bool(p["feasible"]), x <= b, x)
+        if _forecast.cli_reads_graph2():  # the CLI binds the laws as bind() does
+            via = _planner._run_cli(["plan", "--budget", str(budget), "--dim", "batch=%d" % b],
+                                    g2)
+            self.assertEqual(via["peak_bytes"], res["plan"]["peak_bytes"])
+            self.assertEqual(via["dims"], {"batch": b})
+            self.assertGreaterEqual(via["forecast"]["bounded_nodes"], 0)
         if _forecast.cli_supports_dims():  # the CLI's own search agrees
             ans = _forecast._cli_maximize(g2, budget, "auto", {})
             self.assertEqual(ans["value"], b)

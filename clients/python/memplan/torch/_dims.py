@@ -198,8 +198,8 @@ def symbolic_graph(spec, replays, default=None, name=None, parts=None):
 
 def _broken_msg(names, what, broken, unit="B"):
     p, meas, law = broken
-    if meas is None:
-        return ("%s: the law gives %s at %s; bound used" % (what, law, _label(names, p)))
+    if p is None:
+        return ("%s: the law %s would go negative at some binding; bound used" % (what, law))
     if law is None:
         return ("%s: no law with integer coefficients fits the replays; bound used" % what)
     if unit == "ms":
@@ -267,11 +267,9 @@ def bind(graph, values=None):
 
     def ev(v, where, integer):
         r = _laws.evaluate(v, x, names, where)
-        if integer:
-            if r < 0:
-                raise DimsError("%s: law gives %d at %s" % (where, r, _label(names, x)))
-            return int(r)
-        return max(0.0, float(r))
+        if r < 0:
+            raise DimsError("%s: law gives %s at %s" % (where, r, _label(names, x)))
+        return int(r) if integer else float(r)
 
     g = {k: v for k, v in graph.items() if k not in ("dims", "warnings")}
     g["format"] = "memplan.graph/1"

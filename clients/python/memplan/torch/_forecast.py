@@ -126,23 +126,32 @@ def search_max(fits, lo=1, limit=MAX_BATCH):
     return good
 
 
-_DIMS_OK = {}
+_CLI_HAS = {}
+_PROBE = {"format": "memplan.graph/2",
+          "dims": {"batch": {"exported_at": [1, 2, 3], "default": 1, "min": 1}},
+          "nodes": [{"id": "a", "bytes": {"terms": [{"c": 1, "batch": 1}]}}]}
+
+
+def _cli_has(what, args):
+    key = (_planner.cli_path(), what)
+    if key not in _CLI_HAS:
+        try:
+            _planner._run_cli(args, _PROBE, timeout=60)
+            _CLI_HAS[key] = True
+        except _planner.PlannerError:
+            _CLI_HAS[key] = False
+    return _CLI_HAS[key]
+
+
+def cli_reads_graph2():
+    """Whether the CLI reads memplan.graph/2 and binds --dim."""
+    return _cli_has("graph2", ["plan", "--budget", "100", "--dim", "batch=2"])
 
 
 def cli_supports_dims():
-    """Whether the CLI reads memplan.graph/2 (binds --dim)."""
-    cli = _planner.cli_path()
-    if cli not in _DIMS_OK:
-        g = {"format": "memplan.graph/2", "dims": {"batch": {"exported_at": [1, 2, 3],
-                                                             "default": 1, "min": 1}},
-             "nodes": [{"id": "a", "bytes": {"terms": [{"c": 1, "batch": 1}]}}]}
-        try:
-            _planner._run_cli(["plan", "--budget", "100", "--dim", "batch=2", "--maximize",
-                               "batch"], g, timeout=60)
-            _DIMS_OK[cli] = True
-        except _planner.PlannerError:
-            _DIMS_OK[cli] = False
-    return _DIMS_OK[cli]
+    """Whether the CLI has `plan --maximize` on memplan.graph/2."""
+    return _cli_has("maximize", ["plan", "--budget", "100", "--dim", "batch=2", "--maximize",
+                                 "batch"])
 
 
 def _cli_maximize(g2, budget, solver, extra):

@@ -15,10 +15,11 @@ of a dimension with the others at their largest fitted value.
 
 Sizes are exact: the fit solves the grid in rational numbers, and the law
 holds when every coefficient is an integer, every check point gives the
-measured bytes exactly and the law is not negative at the dimensions'
-minimum. Times are noisy: the law is the least-squares fit over all the
+measured bytes exactly and the law is not negative at any
+binding. Times are noisy: the law is the least-squares fit over all the
 points, and holds when no point is off by more than TIME_TOL of its value
-(and TIME_ABS_MS).
+(and TIME_ABS_MS). Either kind must also stay >= 0 at every binding (a
+time falling with the batch is noise: it gets a bound too).
 
 Where a law does not hold, bound() writes one that lies at or above every
 measurement and grows at least as fast as the measurements did: for one
@@ -279,8 +280,8 @@ def fit_size(spec, fit_pts, check_pts, ys):
             if value(law, p) != y:
                 broken = (p, y, value(law, p))
                 break
-        if broken is None and value(law, [1] * len(spec)) < 0:
-            broken = (tuple([1] * len(spec)), None, value(law, [1] * len(spec)))
+        if broken is None and not _at_least(law, []):
+            broken = (None, None, text(law, list(spec)))
     if broken is None:
         return law, None
     return bound(spec, fit_pts + check_pts, ys, law, True), broken
@@ -297,8 +298,8 @@ def fit_time(spec, pts, ys):
         d = abs(value(law, p) - y)
         if d > max(TIME_TOL * abs(y), TIME_ABS_MS) and d > off:
             worst, off = (p, y, value(law, p)), d
-    if worst is None and value(law, [1] * len(spec)) < 0:
-        law = [(c if sum(e) else c - value(law, [1] * len(spec)), e) for c, e in law]
+    if worst is None and not _at_least(law, []):
+        worst = (None, None, text(law, list(spec)))
     if worst is None:
         return law, None
     return bound(spec, pts, ys, law, False), worst
