@@ -192,7 +192,7 @@ local function shell_quote(s) return "'" .. s .. "'" end
 -- Returns status (number; 0 when no answer came), the decoded body (or
 -- nil), and for status 0 a short reason.
 local function post(cfg, path, body)
-  local cmd = { cfg.curl, "-q", "-sS", "--connect-timeout", tostring(cfg.timeout),
+  local cmd = { "exec", cfg.curl, "-q", "-sS", "--connect-timeout", tostring(cfg.timeout),
                 "--max-time", tostring(cfg.timeout), "-X", "POST",
                 "-H", "'Content-Type: application/json'" }
   if cfg.auth_header_file then cmd[#cmd + 1] = "-H " .. shell_quote("@" .. cfg.auth_header_file) end
