@@ -1,10 +1,11 @@
 /* metrics.c - counters, the request-duration and solve-time histograms and
  * the Prometheus text exposition (see metrics.h).
  *
- * Requests are counted per (route, status) pair and timed per route. The
- * routes are a fixed table and the statuses a handful, so small arrays
- * searched linearly are enough; a pair or a route past its capacity is
- * counted under route "other". */
+ * Requests are counted per (method, route, status) and timed per route. The
+ * routes are a fixed table, the methods the standard ones (any other is
+ * "other") and the statuses a handful, so small arrays searched linearly are
+ * enough; a triple or a route past its capacity is counted under route
+ * "other". */
 #include "metrics.h"
 
 #include <pthread.h>
@@ -37,10 +38,22 @@ typedef struct {
 } srv__route_time_t;
 
 typedef struct {
+  const char *method; /* one of srv__methods, or "other" */
   const char *route;
   unsigned status;
   uint64_t count;
 } srv__pair_t;
+
+/* The method label: a client may send any token as a method, and each
+ * distinct label is a series, so unknown ones share one. */
+static const char *const srv__methods[] = {"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"};
+
+static const char *srv__method_label(const char *method) {
+  size_t i;
+  for (i = 0; method && i < sizeof(srv__methods) / sizeof(srv__methods[0]); i++)
+    if (strcmp(method, srv__methods[i]) == 0) return srv__methods[i];
+  return "other";
+}
 
 struct srv_metrics_s {
   pthread_mutex_t mu;
@@ -67,18 +80,26 @@ void srv_metrics_free(srv_metrics_t *m) {
   free(m);
 }
 
-void srv_metrics_request(srv_metrics_t *m, const char *route, unsigned status) {
+static size_t srv__pair_find(const srv_metrics_t *m, const char *method, const char *route, unsigned status) {
   size_t i;
-  pthread_mutex_lock(&m->mu);
   for (i = 0; i < m->n_pairs; i++)
-    if (m->pairs[i].status == status && strcmp(m->pairs[i].route, route) == 0) break;
+    if (m->pairs[i].status == status && m->pairs[i].method == method && strcmp(m->pairs[i].route, route) == 0)
+      break;
+  return i;
+}
+
+void srv_metrics_request(srv_metrics_t *m, const char *method, const char *route, unsigned status) {
+  size_t i;
+  method = srv__method_label(method);
+  pthread_mutex_lock(&m->mu);
+  i = srv__pair_find(m, method, route, status);
   if (i == m->n_pairs) {
     if (m->n_pairs == SRV__MAX_PAIRS) {
       route = "other";
-      for (i = 0; i < m->n_pairs; i++)
-        if (m->pairs[i].status == status && strcmp(m->pairs[i].route, route) == 0) break;
+      i = srv__pair_find(m, method, route, status);
       if (i == m->n_pairs) i = m->n_pairs - 1; /* give up on precision, not on counting */
     } else {
+      m->pairs[i].method = method;
       m->pairs[i].route = route;
       m->pairs[i].status = status;
       m->n_pairs++;
@@ -213,10 +234,10 @@ char *srv_metrics_render(srv_metrics_t *m, const srv_gauges_t *g, size_t *len) {
   srv__family(&sb, "memplan_build_info", "gauge", "The daemon's version and its planner's (1).");
   srv__add(&sb, "memplan_build_info{version=\"%s\",planner_version=\"%s\"} 1\n", SRV_VERSION, SRV_PLANNER_VERSION);
   pthread_mutex_lock(&m->mu);
-  srv__family(&sb, "memplan_http_requests_total", "counter", "HTTP requests answered, by route and status.");
+  srv__family(&sb, "memplan_http_requests_total", "counter", "HTTP requests answered, by method, route and status.");
   for (i = 0; i < m->n_pairs; i++)
-    srv__add(&sb, "memplan_http_requests_total{route=\"%s\",status=\"%u\"} %llu\n", m->pairs[i].route,
-             m->pairs[i].status, (unsigned long long)m->pairs[i].count);
+    srv__add(&sb, "memplan_http_requests_total{method=\"%s\",route=\"%s\",status=\"%u\"} %llu\n",
+             m->pairs[i].method, m->pairs[i].route, m->pairs[i].status, (unsigned long long)m->pairs[i].count);
   srv__family(&sb, "memplan_http_request_duration_seconds", "histogram",
               "Time from a request's first byte to its answer (long polls included), by route.");
   for (i = 0; i < m->n_times; i++) {

@@ -21,8 +21,10 @@
 srv_metrics_t *srv_metrics_new(void);
 void srv_metrics_free(srv_metrics_t *m);
 
-/* One finished HTTP request. `route` is a route pattern (static string). */
-void srv_metrics_request(srv_metrics_t *m, const char *route, unsigned status);
+/* One finished HTTP request. `method` is the request's method (any string;
+ * the standard ones are labelled as such, others "other"), `route` a route
+ * pattern (static string). */
+void srv_metrics_request(srv_metrics_t *m, const char *method, const char *route, unsigned status);
 /* How long a request took, from its first byte to its answer being queued
  * (a long poll's wait included), by route pattern (static string). */
 void srv_metrics_request_seconds(srv_metrics_t *m, const char *route, double seconds);

@@ -19,7 +19,9 @@ enum {
   MP_CLI_EXIT_OK = 0,
   MP_CLI_EXIT_INFEASIBLE = 1,
   MP_CLI_EXIT_USAGE = 2, /* bad usage or bad input */
-  MP_CLI_EXIT_INTERNAL = 3
+  MP_CLI_EXIT_INTERNAL = 3,
+  /* not an exit status: --help was printed; main exits 0 */
+  MP_CLI_EXIT_HELP = -1
 };
 
 /* Every option any command accepts; each command checks which it allows. */
@@ -74,9 +76,10 @@ typedef struct mp_cli_opts_s {
   "--time-unit-seconds --intra-layer-reuse --prefetch"
 
 /* Parse argv (argv[0] is the command name). `allowed` is a string of option
- * names separated by spaces ("--budget --solver"); graph options and
- * --compact are always allowed. Returns 0 or prints to stderr and returns
- * MP_CLI_EXIT_USAGE. */
+ * names separated by spaces ("--budget --solver"); graph options,
+ * --compact and -h/--help are always allowed. Returns 0, or prints to stderr
+ * and returns MP_CLI_EXIT_USAGE, or prints the command's help to stdout and
+ * returns MP_CLI_EXIT_HELP. */
 int mp_cli_parse(int argc, char **argv, const char *allowed, int min_pos, int max_pos,
                  mp_cli_opts_t *o);
 
@@ -143,12 +146,10 @@ void mp_cli_server_close(mp_cli_server_t *s);
 int mp_cli_server_call(const mp_cli_server_t *s, const char *method, const char *path, const json_t *body,
                        double timeout_s, int *status, json_t **answer);
 
-/* mp_cli_server_call for a request about graph g (hash `hash`): sent with
- * "graph_hash" first, and again with the graph itself (native JSON) when
- * the daemon does not hold it yet (404 unknown_graph). `body` gains the
- * field it was last sent with. */
+/* mp_cli_server_call POSTing a request about graph g: `body` gains the
+ * field "graph" (g as native JSON) unless it has one, and is sent. */
 int mp_cli_server_call_graph(const mp_cli_server_t *s, const char *path, json_t *body, const mp_graph_t *g,
-                             const char *hash, double timeout_s, int *status, json_t **answer);
+                             double timeout_s, int *status, json_t **answer);
 
 /* Print the daemon's refusal or failure, "memplan: server URL answered
  * 400: $.budget: <message> (<code>)", release `answer`, and return the
@@ -174,6 +175,9 @@ void mp_cli_progress_cb(void *arg, const char *phase, double fraction);
 /* The "progress" object of a daemon's answer ({"phase", "fraction", "elapsed_ms"}), if any. */
 void mp_cli_progress_json(mp_cli_progress_t *p, const json_t *answer);
 void mp_cli_progress_end(mp_cli_progress_t *p);
+
+/* The help of command `cmd` (its synopsis and the options it takes). */
+void mp_cli_help(const char *cmd, FILE *f);
 
 int mp_cli_inspect(int argc, char **argv);
 int mp_cli_convert(int argc, char **argv);

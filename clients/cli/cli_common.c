@@ -73,6 +73,10 @@ int mp_cli_parse(int argc, char **argv, const char *allowed, int min_pos, int ma
     } else {
       snprintf(name, sizeof(name), "%s", a);
     }
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+      mp_cli_help(argv[0], stdout);
+      return MP_CLI_EXIT_HELP;
+    }
     if (strcmp(name, "--compact") == 0) {
       o->compact = 1;
       continue;

@@ -46,7 +46,7 @@ static int mp__budgets(const char *text, uint64_t **out, size_t *n) {
 
 /* The fit answer from the daemon, without its "cache" word. */
 static int mp__fit_online(const mp_cli_server_t *s, const mp_plan_options_t *po, const mp_graph_t *g,
-                          const char *hash, const uint64_t *budgets, size_t n, json_t **answer) {
+                          const uint64_t *budgets, size_t n, json_t **answer) {
   json_t *body = json_object(), *arr = json_array();
   size_t i;
   int rc, status;
@@ -58,7 +58,7 @@ static int mp__fit_online(const mp_cli_server_t *s, const mp_plan_options_t *po,
     goto nomem;
   for (i = 0; i < n; i++)
     if (json_array_append_new(arr, mp_json_u64(budgets[i])) != 0) goto nomem;
-  rc = mp_cli_server_call_graph(s, "/v1/fit", body, g, hash, MP_CLI_SERVER_LONG_S, &status, answer);
+  rc = mp_cli_server_call_graph(s, "/v1/fit", body, g, MP_CLI_SERVER_LONG_S, &status, answer);
   json_decref(body);
   if (rc != 0) return rc;
   if (status != 200 || !json_is_array(json_object_get(*answer, "budgets"))) {
@@ -114,7 +114,7 @@ int mp_cli_fit(int argc, char **argv) {
     goto out;
   }
   if (online) {
-    if ((rc = mp__fit_online(&srv, &po, g, hash, budgets, n, &answer)) != 0) goto out;
+    if ((rc = mp__fit_online(&srv, &po, g, budgets, n, &answer)) != 0) goto out;
   } else {
     if ((rc = mp_fit(g, &po, budgets, n, &f, &err)) != 0) {
       if (err.code == 0) mp_error_set(&err, rc, "", "out of memory");

@@ -17,16 +17,35 @@
 #include "frontier_json.h"
 #include "plot_svg.h"
 
+/* Store graph g on the daemon: the frontier route takes only a hash, so the
+ * graph goes first with a fit that costs next to nothing (sqrt's fixed
+ * proposals, at one budget). Asking the route first would log a 404 for every graph
+ * the daemon has not seen. */
+static int mp__frontier_upload(const mp_cli_server_t *s, const mp_graph_t *g) {
+  json_t *ans = NULL, *body = json_pack("{s:[i],s:s}", "budgets", 0, "solver", "sqrt");
+  int rc, status;
+  if (body == NULL) {
+    fprintf(stderr, "memplan: out of memory\n");
+    return MP_CLI_EXIT_INTERNAL;
+  }
+  rc = mp_cli_server_call_graph(s, "/v1/fit", body, g, MP_CLI_SERVER_LONG_S, &status, &ans);
+  json_decref(body);
+  if (rc != 0) return rc;
+  if (status != 200) return mp_cli_server_refused(s, status, ans);
+  json_decref(ans);
+  return 0;
+}
+
 /* The daemon's frontier of `solver` as JSON (without its "cache" word):
- * while it is computed (202) the route is long-polled, every second with a
- * progress bar. A graph the daemon does not hold is sent with a fit of one
- * budget, which stores it (and computes the same frontier). */
+ * the graph is stored first, then the route is long-polled while the
+ * frontier is computed (202), every second with a progress bar. */
 static int mp__frontier_online(const mp_cli_server_t *s, mp_solver_t solver, const mp_graph_t *g, const char *hash,
                                mp_cli_progress_t *bar, json_t **out) {
   char path[200];
-  json_t *body, *ans = NULL;
-  int rc, status, sent = 0, wait = bar->on ? 1 : MP_CLI_SERVER_WAIT_S;
+  json_t *ans = NULL;
+  int rc, status, wait = bar->on ? 1 : MP_CLI_SERVER_WAIT_S;
   *out = NULL;
+  if ((rc = mp__frontier_upload(s, g)) != 0) return rc;
   for (;;) {
     if (wait > 0)
       snprintf(path, sizeof(path), "/v1/graphs/%s/frontier?solver=%s&wait=%d", hash, mp_solver_name(solver), wait);
@@ -48,19 +67,7 @@ static int mp__frontier_online(const mp_cli_server_t *s, mp_solver_t solver, con
       continue;
     }
     mp_cli_progress_end(bar);
-    if (status != 404 || sent) return mp_cli_server_refused(s, status == 200 ? 500 : status, ans);
-    json_decref(ans);
-    body = json_pack("{s:o,s:[i],s:s}", "graph", mp_graph_to_json(g), "budgets", 0, "solver", mp_solver_name(solver));
-    if (body == NULL) {
-      fprintf(stderr, "memplan: out of memory\n");
-      return MP_CLI_EXIT_INTERNAL;
-    }
-    rc = mp_cli_server_call(s, "POST", "/v1/fit", body, MP_CLI_SERVER_LONG_S, &status, &ans);
-    json_decref(body);
-    if (rc != 0) return rc;
-    if (status != 200) return mp_cli_server_refused(s, status, ans);
-    json_decref(ans);
-    sent = 1;
+    return mp_cli_server_refused(s, status == 200 ? 500 : status, ans);
   }
   mp_cli_progress_end(bar);
   if (rc != 0) return rc;

@@ -39,10 +39,9 @@ static int mp__error_at(const json_t *ans, const char *path) {
   return p != NULL && strcmp(p, path) == 0;
 }
 
-/* Plan on the daemon: submit (with the graph only when it does not know
- * it), wait for the plan in long polls, and return its result. */
+/* Plan on the daemon: submit with the graph, wait for the plan in long polls, and return its result. */
 static int mp__plan_online(const mp_cli_opts_t *o, const mp_cli_server_t *s, const mp_plan_options_t *po,
-                           const mp_graph_t *g, const char *hash, mp_cli_progress_t *bar, json_t **result) {
+                           const mp_graph_t *g, mp_cli_progress_t *bar, json_t **result) {
   json_t *body = json_object(), *ans = NULL;
   /* a bar is redrawn from each poll's progress: poll every second */
   int rc, status, wait = bar->on ? 1 : MP_CLI_SERVER_WAIT_S;
@@ -61,7 +60,7 @@ static int mp__plan_online(const mp_cli_opts_t *o, const mp_cli_server_t *s, con
     fprintf(stderr, "memplan: out of memory\n");
     return MP_CLI_EXIT_INTERNAL;
   }
-  rc = mp_cli_server_call_graph(s, "/v1/plans", body, g, hash, wait + MP_CLI_SERVER_SLACK_S, &status, &ans);
+  rc = mp_cli_server_call_graph(s, "/v1/plans", body, g, wait + MP_CLI_SERVER_SLACK_S, &status, &ans);
   if (rc == 0 && status == 400 &&
       mp__error_at(ans, "$.wait")) {
     /* the daemon holds requests for less (--max-wait): poll instead */
@@ -69,7 +68,7 @@ static int mp__plan_online(const mp_cli_opts_t *o, const mp_cli_server_t *s, con
     ans = NULL;
     wait = 0;
     json_object_del(body, "wait");
-    rc = mp_cli_server_call_graph(s, "/v1/plans", body, g, hash, MP_CLI_SERVER_SLACK_S, &status, &ans);
+    rc = mp_cli_server_call_graph(s, "/v1/plans", body, g, MP_CLI_SERVER_SLACK_S, &status, &ans);
   }
   json_decref(body);
   while (rc == 0) {
@@ -139,12 +138,7 @@ int mp_cli_plan(int argc, char **argv) {
   if ((rc = mp_cli_load_graph(o.pos[0], &o, &g, NULL)) != 0) goto out;
   if (online) {
     json_t *res = NULL;
-    if (mp_graph_hash(g, hash) != 0) {
-      fprintf(stderr, "memplan: out of memory\n");
-      rc = MP_CLI_EXIT_INTERNAL;
-      goto out;
-    }
-    if ((rc = mp__plan_online(&o, &srv, &po, g, hash, &bar, &res)) != 0) goto out;
+    if ((rc = mp__plan_online(&o, &srv, &po, g, &bar, &res)) != 0) goto out;
     /* the daemon keeps the schedule; --summary leaves it out, as offline */
     if (o.summary) json_object_del(res, "schedule");
     rc = json_is_false(json_object_get(res, "feasible")) ? MP_CLI_EXIT_INFEASIBLE : 0;

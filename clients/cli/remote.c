@@ -76,20 +76,14 @@ static const char *mp__error_code(const json_t *answer) {
 }
 
 int mp_cli_server_call_graph(const mp_cli_server_t *s, const char *path, json_t *body, const mp_graph_t *g,
-                             const char *hash, double timeout_s, int *status, json_t **answer) {
-  int rc;
-  json_object_del(body, "graph");
-  if (mp_json_set(body, "graph_hash", json_string(hash)) != 0) goto nomem;
-  rc = mp_cli_server_call(s, "POST", path, body, timeout_s, status, answer);
-  if (rc != 0 || *status != 404 || strcmp(mp__error_code(*answer), "unknown_graph") != 0) return rc;
-  json_decref(*answer);
-  *answer = NULL;
-  json_object_del(body, "graph_hash");
-  if (mp_json_set(body, "graph", mp_graph_to_json(g)) != 0) goto nomem;
+                             double timeout_s, int *status, json_t **answer) {
+  /* The graph itself, not its hash: asking by hash first would log a 404
+   * for every graph the daemon has not seen. */
+  if (json_object_get(body, "graph") == NULL && mp_json_set(body, "graph", mp_graph_to_json(g)) != 0) {
+    fprintf(stderr, "memplan: out of memory\n");
+    return MP_CLI_EXIT_INTERNAL;
+  }
   return mp_cli_server_call(s, "POST", path, body, timeout_s, status, answer);
-nomem:
-  fprintf(stderr, "memplan: out of memory\n");
-  return MP_CLI_EXIT_INTERNAL;
 }
 
 int mp_cli_server_refused(const mp_cli_server_t *s, int status, json_t *answer) {

@@ -3,6 +3,7 @@
  * errors on stderr. */
 #include <check.h>
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,16 @@ static int run(const char *args, json_t **out) {
   }
   free(text);
   return rc;
+}
+
+/* mp_test_run of a printf-formatted command line. */
+static int runf(char **out, const char *fmt, ...) {
+  char cmd[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(cmd, sizeof(cmd), fmt, ap);
+  va_end(ap);
+  return mp_test_run(cmd, out);
 }
 
 static json_int_t jint(json_t *o, const char *key) {
@@ -223,6 +234,50 @@ START_TEST(test_errors_and_usage) {
 }
 END_TEST
 
+/* `memplan --help` and every command's --help (or -h) print help on stdout
+ * and exit 0, wherever the flag stands and whatever else is missing; the
+ * solver lists name every solver, chain included. */
+START_TEST(test_help) {
+  static const char *const cmds[] = {"inspect", "convert", "simulate", "plan", "frontier", "fit"};
+  char want[64], *out = NULL;
+  size_t i;
+  ck_assert_int_eq(runf(&out, "%s --help 2>&1", mp_test_cli()), 0);
+  ck_assert_ptr_nonnull(strstr(out, "usage: memplan <command>"));
+  ck_assert_ptr_nonnull(strstr(out, "| chain\n"));
+  ck_assert_ptr_nonnull(strstr(out, "| memonger | sqrt | none | swap | hybrid | layrub"));
+  for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+    snprintf(want, sizeof(want), "usage: memplan %s ", cmds[i]);
+    free(out);
+    out = NULL;
+    /* stderr kept with stdout: nothing but the help may appear */
+    ck_assert_int_eq(runf(&out, "%s %s --help 2>&1", mp_test_cli(), cmds[i]), 0);
+    ck_assert_msg(strncmp(out, want, strlen(want)) == 0, "%s --help: %.80s", cmds[i], out);
+    ck_assert_ptr_nonnull(strstr(out, "--format F"));
+    ck_assert_ptr_nonnull(strstr(out, "exit status:"));
+    free(out);
+    out = NULL;
+    ck_assert_int_eq(runf(&out, "%s %s tests/cli/tiny.json -h 2>&1", mp_test_cli(), cmds[i]), 0);
+    ck_assert_msg(strncmp(out, want, strlen(want)) == 0, "%s -h: %.80s", cmds[i], out);
+  }
+  free(out);
+  out = NULL;
+  ck_assert_int_eq(runf(&out, "%s plan --help", mp_test_cli()), 0);
+  ck_assert_ptr_nonnull(strstr(out, "--budget B"));
+  ck_assert_ptr_nonnull(strstr(out, "| chain\n"));
+  ck_assert_ptr_nonnull(strstr(out, "--server URL"));
+  ck_assert_ptr_nonnull(strstr(out, "--h2d-bandwidth"));
+  free(out);
+  out = NULL;
+  ck_assert_int_eq(runf(&out, "%s fit --help", mp_test_cli()), 0);
+  ck_assert_ptr_nonnull(strstr(out, "--budgets B,..."));
+  free(out);
+  out = NULL;
+  ck_assert_int_eq(runf(&out, "%s inspect --help", mp_test_cli()), 0);
+  ck_assert_ptr_null(strstr(out, "--budget")); /* only the options inspect takes */
+  free(out);
+}
+END_TEST
+
 START_TEST(test_convert_roundtrip) {
   char cmd[1024];
   json_t *a, *b;
@@ -357,6 +412,7 @@ Suite *suite_cli(void) {
   tcase_add_test(tc, test_simulate_plan_answer);
   tcase_add_test(tc, test_plan_none);
   tcase_add_test(tc, test_errors_and_usage);
+  tcase_add_test(tc, test_help);
   tcase_add_test(tc, test_convert_roundtrip);
   tcase_add_test(tc, test_frontier_and_plot);
   tcase_add_test(tc, test_threads_same_answer);

@@ -76,6 +76,30 @@ START_TEST(test_same_as_offline) {
 }
 END_TEST
 
+/* plan, fit and frontier --server on graphs the daemon has never seen: each
+ * sends its graph with its request, so the daemon answers no request with a
+ * 404 (which would trip an alert on the 4xx rate), as its metrics count. */
+START_TEST(test_new_graphs_no_404) {
+  mp_test_daemon_t d;
+  char args[512], cmd[256], *text = NULL;
+  mp_test_daemon_start(&d, NULL, 0);
+  snprintf(args, sizeof(args), "plan tests/cli/tiny.json --budget 1GiB --server http://127.0.0.1:%d", d.port);
+  ck_assert_int_eq(cli(NULL, args, NULL, NULL), 0);
+  snprintf(args, sizeof(args), "fit tests/graphs/tiny_resblock.json --budgets 1GiB --server http://127.0.0.1:%d",
+           d.port);
+  ck_assert_int_eq(cli(NULL, args, NULL, NULL), 0);
+  snprintf(args, sizeof(args), "frontier tests/graphs/tiny_layered.json --server http://127.0.0.1:%d", d.port);
+  ck_assert_int_eq(cli(NULL, args, NULL, NULL), 0);
+  snprintf(cmd, sizeof(cmd), "curl -s http://127.0.0.1:%d/metrics", d.port);
+  ck_assert_int_eq(mp_test_run(cmd, &text), 0);
+  ck_assert_ptr_nonnull(strstr(text, "method=\"POST\",route=\"/v1/plans\",status=\"200\""));
+  ck_assert_ptr_nonnull(strstr(text, "method=\"GET\",route=\"/v1/graphs/{hash}/frontier\",status=\"200\""));
+  ck_assert_msg(strstr(text, "status=\"404\"") == NULL, "a 404 was answered:\n%s", text);
+  free(text);
+  mp_test_daemon_cleanup(&d);
+}
+END_TEST
+
 /* fit answers each budget with what `memplan plan` returns there (fits,
  * peak, recomputation, overhead, solver, min_budget), below, at and
  * between frontier points, for the DP solvers and memonger. */
@@ -205,6 +229,7 @@ Suite *suite_cli_server(void) {
   TCase *tc = tcase_create("online");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_same_as_offline);
+  tcase_add_test(tc, test_new_graphs_no_404);
   tcase_add_test(tc, test_fit_offline);
   tcase_add_test(tc, test_refusals);
   suite_add_tcase(s, tc);

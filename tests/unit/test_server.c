@@ -1008,7 +1008,7 @@ START_TEST(test_metrics_status_dashboard) {
   ck_assert_ptr_nonnull(text);
   ck_assert_ptr_nonnull(strstr(text, "Content-Type: text/plain; version=0.0.4; charset=utf-8"));
   ck_assert_ptr_nonnull(strstr(text, "# TYPE memplan_http_requests_total counter"));
-  ck_assert_ptr_nonnull(strstr(text, "memplan_http_requests_total{route=\"/healthz\",status=\"200\"} "));
+  ck_assert_ptr_nonnull(strstr(text, "memplan_http_requests_total{method=\"GET\",route=\"/healthz\",status=\"200\"} "));
   ck_assert_ptr_nonnull(strstr(text, "# TYPE memplan_plan_solve_seconds histogram"));
   ck_assert_ptr_nonnull(strstr(text, "memplan_plan_solve_seconds_bucket{solver=\"exact\",le=\"+Inf\"} 0"));
   ck_assert_ptr_nonnull(strstr(text, "# TYPE memplan_queue_depth gauge"));
