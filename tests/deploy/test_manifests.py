@@ -15,8 +15,12 @@ and what they say about the daemon is checked against the daemon itself:
   line gives the effective --grace, which the stop timeouts must exceed;
 - ports agree (EXPOSE, containerPort, Service targetPort, --listen), the
   image's runtime packages provide every library the built binaries load
-  (dpkg), the unit carries its sandboxing settings (and passes
-  `systemd-analyze verify` and `security` where systemd-analyze exists).
+  (dpkg), the unit carries its sandboxing settings and passes
+  `systemd-analyze verify` and `security`, and every kustomization builds
+  with `kubectl kustomize` (offline, no cluster).
+
+systemd-analyze, kubectl, dpkg and readelf are installed by deploy/deps.sh;
+a missing one fails its test.
 
 Docker itself is not run: the Dockerfile is checked statically.
 $MEMPLAN_SERVER is the binary under test (the Makefile's test-deploy sets
@@ -395,10 +399,10 @@ class Inventory(unittest.TestCase):
                 self.assertTrue(os.path.exists(target), "%s lists missing %s" % (path, res))
                 if os.path.isfile(target):
                     listed.add(target)
-            if shutil.which("kubectl"):  # offline: kustomize only, no cluster
-                p = subprocess.run(["kubectl", "kustomize", base], capture_output=True, text=True,
-                                   timeout=60)
-                self.assertEqual(p.returncode, 0, "kubectl kustomize %s: %s" % (base, p.stderr))
+            # offline: kustomize only, no cluster
+            self.assertTrue(shutil.which("kubectl"), "kubectl is missing (deploy/deps.sh installs it)")
+            p = subprocess.run(["kubectl", "kustomize", base], capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 0, "kubectl kustomize %s: %s" % (base, p.stderr))
         for path, _ in k8s_docs():
             self.assertIn(path, listed, "%s is in no kustomization" % path)
 
@@ -430,8 +434,8 @@ class DockerfileTest(unittest.TestCase):
         self.assertEqual(json.loads(ep[-1]), ["memplan-server"])
 
     def test_runtime_packages_provide_the_loaded_libraries(self):
-        if not shutil.which("dpkg") or not shutil.which("readelf"):
-            self.skipTest("needs dpkg and readelf")
+        for tool in ("dpkg", "readelf"):
+            self.assertTrue(shutil.which(tool), "%s is missing (deploy/deps.sh installs it)" % tool)
         st, rt = dockerfile_runtime()
         runtime = set(sum((apt_packages(r) for w, r in rt if w == "RUN"), []))
         builder = set(sum((apt_packages(r) for w, r in st[0][2] if w == "RUN"), []))
@@ -562,8 +566,8 @@ class UnitTest(unittest.TestCase):
         return path
 
     def test_systemd_analyze(self):
-        if not shutil.which("systemd-analyze"):
-            self.skipTest("no systemd-analyze")
+        self.assertTrue(shutil.which("systemd-analyze"),
+                        "systemd-analyze is missing (Debian: systemd; deploy/deps.sh installs it)")
         path = self.verify_copy()
         p = subprocess.run(["systemd-analyze", "verify", "--man=no", path], capture_output=True,
                            text=True, timeout=60)

@@ -86,10 +86,9 @@ check_page() { # PAGE HELP-TEXT-FILE
     grep -qE -- "(^|[^A-Za-z0-9_-])$word([^A-Za-z0-9_-]|\$)" "$tmp/page" ||
       fail "$(basename "$1") does not document $word (listed by --help)"
   done
-  if command -v groff >/dev/null 2>&1; then
-    groff -man -Tutf8 -ww -z "$1" >"$tmp/groff.log" 2>&1 || true
-    [ ! -s "$tmp/groff.log" ] || { cat "$tmp/groff.log" >&2; fail "groff warns about $(basename "$1")"; }
-  fi
+  command -v groff >/dev/null 2>&1 || fail "groff is missing (Debian: groff-base; deploy/deps.sh installs it)"
+  groff -man -Tutf8 -ww -z "$1" >"$tmp/groff.log" 2>&1 || true
+  [ ! -s "$tmp/groff.log" ] || { cat "$tmp/groff.log" >&2; fail "groff warns about $(basename "$1")"; }
 }
 "$stage/usr/bin/memplan" --help >"$tmp/help1"
 "$stage/usr/bin/memplan-server" --help >"$tmp/help8"

@@ -45,24 +45,35 @@ def _from_file(path):
     return fields
 
 
+def is_graph_text(text):
+    """Is the str ``text`` a graph itself rather than a file's path? JSON
+    text starts with "{", and Kusumoto text has a header line and records,
+    so more than one line; a path is one line (it may name no file: opening
+    it then raises FileNotFoundError)."""
+    stripped = text.strip()
+    return stripped.startswith("{") or "\n" in stripped
+
+
 def graph_fields(graph):
     """The request fields naming ``graph``: {"graph": ...} or {"graph_hash": ...}.
 
     ``graph`` is a dict (native memplan.graph/1 or networkx node-link), a
-    graph hash, Kusumoto or JSON text (str or bytes), or a file holding one
-    (an os.PathLike, or a str of one line naming an existing file; then also
-    {"graph_name": the file's name without its extension}).
+    graph hash, graph text (bytes, or a str that is_graph_text: JSON or
+    Kusumoto), or the path of a file holding one (an os.PathLike, or any
+    other str; then also {"graph_name": the file's name without its
+    extension}). A path that names no file raises FileNotFoundError, as
+    open() does.
     """
     if isinstance(graph, dict):
         return {"graph": graph}
     if isinstance(graph, (bytes, bytearray)):
-        graph = bytes(graph).decode("utf-8")
+        return {"graph": _from_text(bytes(graph).decode("utf-8"))}
     if isinstance(graph, str):
         if is_graph_hash(graph):
             return {"graph_hash": graph}
-        if "\n" not in graph and os.path.isfile(graph):
-            return _from_file(graph)
-        return {"graph": _from_text(graph)}
+        if is_graph_text(graph):
+            return {"graph": _from_text(graph)}
+        return _from_file(graph)
     if isinstance(graph, os.PathLike):
         return _from_file(graph)
     raise TypeError("graph must be a dict, a graph hash, graph text or a path, not %s" % type(graph).__name__)

@@ -44,6 +44,24 @@ class ClientPlanTest(harness.DaemonTestCase):
         self.assertEqual(self.client.plan(native, 2500000000)["peak_bytes"], offline["peak_bytes"])
         self.assertEqual(self.client.plan(json.dumps(native), 2500000000)["peak_bytes"], offline["peak_bytes"])
 
+    def test_missing_file_is_file_not_found(self):
+        """A one-line str that is not JSON is a path: a missing file raises
+        FileNotFoundError before anything is sent (plan, submit_plan, fit),
+        as does a missing pathlib.Path; nothing reaches the daemon."""
+        before = self.daemon.metric("memplan_http_requests_total", method="POST")
+        for graph in ("/nonexistent/graph.json", "cg_nothing.txt", pathlib.Path("/nonexistent/graph.txt")):
+            with self.assertRaises(FileNotFoundError):
+                self.client.plan(graph, "2GiB")
+            with self.assertRaises(FileNotFoundError):
+                self.client.submit_plan(graph, "2GiB")
+            with self.assertRaises(FileNotFoundError):
+                self.client.fit(graph, ["2GiB"])
+        self.assertEqual(self.daemon.metric("memplan_http_requests_total", method="POST"), before)
+        # graph text is never taken for a path: a bad one is the daemon's 400
+        with self.assertRaises(memplan.RequestError) as cm:
+            self.client.plan("3 2\nnot a graph\n", "2GiB")
+        self.assertEqual(cm.exception.status, 400)
+
     def test_plan_options_reach_the_planner(self):
         """solver, device and timeline are the request's own fields."""
         offline = harness.cli_json("plan", harness.VGG19, "--budget", "1900MiB", "--solver", "hybrid",
