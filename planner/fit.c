@@ -106,3 +106,17 @@ out:
   else out->solve_ms = mp__now_ms() - t0;
   return rc;
 }
+
+int mp_fit_least(const mp_graph_t *g, const mp_plan_options_t *o, mp_fit_t *out, mp_error_t *err) {
+  uint64_t one = 1, least;
+  int rc = mp_fit(g, o, &one, 1, out, err);
+  if (rc != 0 || out->answers[0].feasible) return rc;
+  least = out->answers[0].min_feasible_budget;
+  mp_fit_free(out);
+  if (least == 0) {
+    /* unknown: an empty fit that still carries the figures of the graph */
+    rc = mp_fit(g, o, &least, 0, out, err);
+    return rc;
+  }
+  return mp_fit(g, o, &least, 1, out, err);
+}

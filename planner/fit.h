@@ -61,4 +61,11 @@ int mp_fit(const mp_graph_t *g, const mp_plan_options_t *o, const uint64_t *budg
            mp_fit_t *out, mp_error_t *err);
 void mp_fit_free(mp_fit_t *f);
 
+/* The least budget that fits: a plan at one byte (which no graph with an
+ * activation fits) says the least budget its solver meets
+ * (min_feasible_budget), and *out is then the fit at exactly that budget
+ * (n = 1: what mp_plan returns there). n = 0 when the planner knows no
+ * such budget. 0, or mp_fit's error. */
+int mp_fit_least(const mp_graph_t *g, const mp_plan_options_t *o, mp_fit_t *out, mp_error_t *err);
+
 #endif

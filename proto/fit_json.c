@@ -52,8 +52,9 @@ int mp_frontier_from_json(const json_t *v, mp_frontier_t *f) {
   return 0;
 }
 
-/* The entry of one budget. */
-static json_t *mp__fit_entry(const mp_fit_t *f, const mp_fit_answer_t *a) {
+/* The entry of one budget. "peak" and "min_budget" are the deprecated
+ * names of peak_bytes and min_feasible_budget, kept for one version. */
+json_t *mp_fit_entry_to_json(const mp_fit_t *f, const mp_fit_answer_t *a) {
   json_t *e = json_object();
   if (e == NULL) return NULL;
   if (mp_json_set(e, "budget", mp_json_u64(a->budget)) || mp_json_set(e, "fits", json_boolean(a->feasible)) ||
@@ -62,13 +63,17 @@ static json_t *mp__fit_entry(const mp_fit_t *f, const mp_fit_answer_t *a) {
     goto fail;
   if (a->feasible) {
     if (mp_json_set(e, "overhead_pct", mp_json_number(a->overhead_pct)) ||
-        mp_json_set(e, "recompute", mp_json_number(a->recompute)) || mp_json_set(e, "peak", mp_json_u64(a->peak_bytes)))
+        mp_json_set(e, "recompute", mp_json_number(a->recompute)) ||
+        mp_json_set(e, "peak_bytes", mp_json_u64(a->peak_bytes)) ||
+        mp_json_set(e, "peak", mp_json_u64(a->peak_bytes)))
       goto fail;
     if (f->migrate && (mp_json_set(e, "extra_time", mp_json_number(a->extra_time)) ||
                        mp_json_set(e, "stall", mp_json_number(a->stall)) ||
                        mp_json_set(e, "host_peak_bytes", mp_json_u64(a->host_peak_bytes))))
       goto fail;
-  } else if (a->min_feasible_budget > 0 && mp_json_set(e, "min_budget", mp_json_u64(a->min_feasible_budget))) {
+  } else if (a->min_feasible_budget > 0 &&
+             (mp_json_set(e, "min_feasible_budget", mp_json_u64(a->min_feasible_budget)) ||
+              mp_json_set(e, "min_budget", mp_json_u64(a->min_feasible_budget)))) {
     goto fail;
   }
   return e;
@@ -99,10 +104,84 @@ json_t *mp_fit_result_to_json(const mp_fit_t *f, const char *graph_hash) {
     goto fail;
   }
   for (i = 0; i < f->n; i++)
-    if (json_array_append_new(arr, mp__fit_entry(f, &f->answers[i])) != 0) goto fail;
+    if (json_array_append_new(arr, mp_fit_entry_to_json(f, &f->answers[i])) != 0) goto fail;
   return o;
 fail:
   if (arr != NULL && json_object_get(o, "budgets") != arr) json_decref(arr);
+  json_decref(o);
+  return NULL;
+}
+
+static int mp__cmp_u64(const void *x, const void *y) {
+  uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+  return a < b ? -1 : a > b;
+}
+
+size_t mp_fit_canonical_budgets(uint64_t *b, size_t n) {
+  size_t i, k = 0;
+  if (n == 0) return 0;
+  qsort(b, n, sizeof(*b), mp__cmp_u64);
+  for (i = 1; i < n; i++)
+    if (b[i] != b[k]) b[++k] = b[i];
+  return k + 1;
+}
+
+/* The entry of `budget` in the ascending entries of a canonical fit. */
+static json_t *mp__entry_of(const json_t *entries, uint64_t budget) {
+  size_t lo = 0, hi = json_array_size(entries);
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    json_t *e = json_array_get(entries, mid);
+    uint64_t b = mp__bytes(json_object_get(e, "budget"));
+    if (b == budget) return e;
+    if (b < budget)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return NULL;
+}
+
+json_t *mp_fit_answer(const json_t *canonical, const uint64_t *budgets, size_t n, const mp_gpu_t *gpus,
+                      size_t n_gpus) {
+  const json_t *entries = json_object_get(canonical, "budgets");
+  json_t *o = json_object(), *arr = json_array(), *devs = NULL, *v, *e;
+  const char *k;
+  size_t i;
+  int exact = 1;
+  if (o == NULL || arr == NULL || !json_is_object(canonical) || !json_is_array(entries)) goto fail;
+  json_object_foreach((json_t *)canonical, k, v) {
+    if (strcmp(k, "budgets") != 0 && json_object_set(o, k, v) != 0) goto fail;
+  }
+  for (i = 0; i < n; i++) {
+    if ((e = mp__entry_of(entries, budgets[i])) == NULL || json_array_append(arr, e) != 0) goto fail;
+    exact = exact && json_is_true(json_object_get(e, "exact"));
+    if (i == 0 && json_object_set(o, "solver_used", json_object_get(e, "solver_used")) != 0) goto fail;
+  }
+  if (mp_json_set(o, "budgets", arr)) {
+    arr = NULL;
+    goto fail;
+  }
+  arr = NULL;
+  if (n_gpus > 0) {
+    if ((devs = json_array()) == NULL) goto fail;
+    if (mp_json_set(o, "devices", devs)) goto fail;
+  }
+  for (i = 0; i < n_gpus; i++) {
+    json_t *d = mp_gpu_to_json(&gpus[i]);
+    if (d == NULL || json_array_append_new(devs, d) != 0) goto fail;
+    json_object_del(d, "source");
+    if ((e = mp__entry_of(entries, mp_gpu_usable(&gpus[i]))) == NULL) goto fail;
+    json_object_foreach(e, k, v) {
+      if (strcmp(k, "budget") != 0 && json_object_set(d, k, v) != 0) goto fail;
+    }
+    exact = exact && json_is_true(json_object_get(e, "exact"));
+    if (n == 0 && i == 0 && json_object_set(o, "solver_used", json_object_get(e, "solver_used")) != 0) goto fail;
+  }
+  if (n + n_gpus > 0 && mp_json_set(o, "exact", json_boolean(exact))) goto fail;
+  return o;
+fail:
+  json_decref(arr);
   json_decref(o);
   return NULL;
 }

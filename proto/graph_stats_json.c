@@ -38,7 +38,8 @@ int mp_graph_stats_json(const mp_graph_t *g, json_t **out, mp_error_t *err) {
       mp_json_set(o, "activation_bytes", mp_json_u64(g->activation_bytes)) ||
       mp_json_set(o, "param_bytes", mp_json_u64(g->const_bytes)) ||
       mp_json_set(o, "peak_no_recompute", mp_json_u64(rep.peak_bytes)) ||
-      mp_json_set(o, "min_budget", mp_json_u64(min_budget)) ||
+      mp_json_set(o, "budget_lower_bound", mp_json_u64(min_budget)) ||
+      mp_json_set(o, "min_budget", mp_json_u64(min_budget)) || /* deprecated name, one version */
       mp_json_set(o, "forward_time", mp_json_number(g->fwd_time)) ||
       mp_json_set(o, "backward_time", mp_json_number(g->bwd_time)) ||
       mp_json_set(o, "time_unit", json_string(g->time_unit)) || mp_forecast_json_add(o, g) != 0) {

@@ -2,8 +2,11 @@
  * and GET /v1/graphs/{hash} report:
  *   {"name", "nodes" (activations), "edges" (between activations),
  *    "activation_bytes", "param_bytes", "peak_no_recompute" (plain
- *    backpropagation, simulated), "min_budget" (schedule.h's lower bound),
- *    "forward_time", "backward_time", "time_unit"}
+ *    backpropagation, simulated), "budget_lower_bound" (schedule.h's
+ *    cheap lower bound on every schedule's peak: no plan fits below it, but
+ *    the least budget that fits may be higher; "min_budget" is its
+ *    deprecated name, kept one version), "forward_time", "backward_time",
+ *    "time_unit"}
  * Callers add their own fields (the CLI: format, warnings, graph_hash).
  *
  * Returns 0 with *out a new reference, or MP_ENOMEM, or the simulator's

@@ -394,9 +394,9 @@ int mp_plan_request_parse(json_t *root, double max_wait_s, mp_plan_request_t *ou
   return 0;
 }
 
-int mp_fit_request_parse(json_t *root, size_t max_budgets, mp_fit_request_t *out,
-                         mp_error_t *err) {
-  static const char *const keys[] = {"graph", "graph_hash", "budgets", "solver", "swap", "device", "graph_name", NULL};
+static int mp__fit_request_parse(json_t *root, size_t max_budgets, mp_fit_request_t *out, mp_error_t *err) {
+  static const char *const keys[] = {"graph",      "graph_hash", "budgets", "solver", "swap", "device",
+                                     "graph_name", "devices",    "least",   "wait",   NULL};
   json_t *v, *b;
   size_t i;
   int rc;
@@ -414,8 +414,38 @@ int mp_fit_request_parse(json_t *root, size_t max_budgets, mp_fit_request_t *out
   if ((rc = mp__migration(root, out->solver, &out->swap, &out->device, err)) != 0) return rc;
   /* auto with migration plans as hybrid (plan.h); its frontier is hybrid's */
   if (out->swap && out->solver == MP_SOLVER_AUTO) out->solver = MP_SOLVER_HYBRID;
+  v = json_object_get(root, "wait");
+  if (v != NULL) {
+    if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) < 0)
+      return mp_error_set(err, MP_EINVAL, "$.wait", "must be a number of seconds, 0 or more");
+    out->wait_s = json_number_value(v);
+    out->wait_given = 1;
+  }
+  v = json_object_get(root, "least");
+  if (v != NULL) {
+    if (!json_is_boolean(v)) return mp_error_set(err, MP_EINVAL, "$.least", "must be true or false");
+    out->least = json_is_true(v);
+  }
+  v = json_object_get(root, "devices");
+  if (v != NULL) {
+    if (!json_is_array(v) || json_array_size(v) == 0)
+      return mp_error_set(err, MP_EINVAL, "$.devices", "must be a non-empty array of device names");
+    if (json_array_size(v) > max_budgets)
+      return mp_error_set(err, MP_ELIMIT, "$.devices", "at most %zu devices per request", max_budgets);
+    if ((out->devices = calloc(json_array_size(v), sizeof(*out->devices))) == NULL)
+      return mp_error_set(err, MP_ENOMEM, "", "out of memory");
+    json_array_foreach(v, i, b) {
+      char path[48];
+      snprintf(path, sizeof(path), "$.devices[%zu]", i);
+      if (!json_is_string(b) || json_string_length(b) == 0 || json_string_length(b) > 63)
+        return mp_error_set(err, MP_EINVAL, path, "must be a device name of the catalogue (GET /v1/devices)");
+      out->devices[i] = json_string_value(b);
+      out->n_devices = i + 1;
+    }
+  }
   v = json_object_get(root, "budgets");
-  if (v == NULL) return mp_error_set(err, MP_EINVAL, "$.budgets", "missing: a list of budgets");
+  if (v == NULL && (out->n_devices > 0 || out->least)) return 0;
+  if (v == NULL) return mp_error_set(err, MP_EINVAL, "$.budgets", "missing: a list of budgets (or \"devices\")");
   if (!json_is_array(v) || json_array_size(v) == 0)
     return mp_error_set(err, MP_EINVAL, "$.budgets", "must be a non-empty array of budgets");
   if (json_array_size(v) > max_budgets)
@@ -425,13 +455,16 @@ int mp_fit_request_parse(json_t *root, size_t max_budgets, mp_fit_request_t *out
   json_array_foreach(v, i, b) {
     char path[48];
     snprintf(path, sizeof(path), "$.budgets[%zu]", i);
-    if ((rc = mp_json_budget(b, path, &out->budgets[i], err)) != 0) {
-      mp_fit_request_free(out);
-      return rc;
-    }
+    if ((rc = mp_json_budget(b, path, &out->budgets[i], err)) != 0) return rc;
     out->n_budgets = i + 1;
   }
   return 0;
+}
+
+int mp_fit_request_parse(json_t *root, size_t max_budgets, mp_fit_request_t *out, mp_error_t *err) {
+  int rc = mp__fit_request_parse(root, max_budgets, out, err);
+  if (rc != 0) mp_fit_request_free(out);
+  return rc;
 }
 
 void mp_fit_request_free(mp_fit_request_t *r) {
@@ -439,4 +472,7 @@ void mp_fit_request_free(mp_fit_request_t *r) {
   free(r->budgets);
   r->budgets = NULL;
   r->n_budgets = 0;
+  free(r->devices);
+  r->devices = NULL;
+  r->n_devices = 0;
 }

@@ -4,8 +4,12 @@
  *
  *   plan: {"graph" | "graph_hash", "budget", "solver"?, "objective"?,
  *          "accounting"?, "wait"?, "timeline"?, "swap"?, "device"?}
- *   fit:  {"graph" | "graph_hash", "budgets": [...], "solver"?, "swap"?,
- *          "device"?}
+ *   fit:  {"graph" | "graph_hash", "budgets"?: [...], "devices"?: [...],
+ *          "least"?, "wait"?, "solver"?, "swap"?, "device"?}
+ *          (budgets, devices or least: at least one of them; "devices"
+ *          names GPUs of the device catalogue, gpus.h, checked by the
+ *          caller; "wait" is a number of seconds, range checked by the
+ *          caller)
  *   device: {"h2d_bandwidth"?, "d2h_bandwidth"?, "latency"?,
  *            "copy_engines"?, "host_budget"?, "time_unit_seconds"?,
  *            "intra_layer_reuse"?, "prefetch"?}   (defaults: planner/device.h)
@@ -71,6 +75,11 @@ typedef struct mp_fit_request_s {
   size_t n_budgets;           /* 1 .. max_budgets */
   int swap;                   /* as in mp_plan_request_t */
   mp_device_t device;
+  const char **devices;       /* owned array of names borrowed from root */
+  size_t n_devices;
+  int least;                  /* also answer the least budget that fits */
+  double wait_s;              /* "wait", when wait_given */
+  int wait_given;
 } mp_fit_request_t;
 
 int mp_fit_request_parse(json_t *root, size_t max_budgets, mp_fit_request_t *out,

@@ -105,6 +105,8 @@ static const srv__opt_t srv__opts[] = {
    "HTTP event threads"},
   {"grace", "MEMPLAN_GRACE", SRV__SECONDS, SRV__F(grace_s), "25", 0, 0,
    "seconds running plans get to finish after SIGTERM"},
+  {"devices", "MEMPLAN_DEVICES", SRV__STR, SRV__F(devices_file), "", 0, 0,
+   "the device catalogue (docs/devices.md) that /v1/fit's \"devices\" names; default: the shipped one"},
   {"token-file", "MEMPLAN_TOKEN_FILE", SRV__STR, SRV__F(token_file), "", 0, 0,
    "the principals: one NAME ROLE TOKEN a line (ROLE read, work, read-all or admin), or one token "
    "alone (the principal \"default\", admin). With it every route but /, /healthz, /livez, /readyz, "

@@ -46,6 +46,7 @@ typedef struct srv_config_s {
   char cors_origins[1024];    /* comma-separated origins, "*" any, "" none */
   unsigned http_threads;
   double grace_s;
+  char devices_file[SRV_PATH_MAX]; /* the device catalogue, "" for the shipped one */
   char token_file[SRV_PATH_MAX];
   char trusted_proxies[1024]; /* comma list of addresses or CIDR blocks */
   unsigned auth_failures_per_minute; /* per client address; 0: no throttle */

@@ -10,8 +10,10 @@
 #include "cache.h"
 #include <openssl/evp.h>
 
+#include "fit_json.h"
 #include "graphs.h"
 #include "json_util.h"
+#include "metrics.h"
 #include "results.h"
 #include "util.h"
 
@@ -19,25 +21,68 @@ struct srv_frontier_s {
   char key[256];
   char graph_hash[65];
   mp_solver_t solver;
-  int fit;            /* a fit's (budgets given), else the frontier route's */
+  int fit;            /* a fit's, else the frontier route's */
   const char *cache;
+  /* a fit: what its answer shows, and where the rendered answer is kept */
+  uint64_t *asked;
+  size_t n_asked;
+  mp_gpu_t *gpus;     /* copies without their source */
+  size_t n_gpus;
+  char *keep_key;
+  srv_fit_request_t request; /* text NULL when none */
 };
 
 void srv_frontier_free(void *p) {
   srv_frontier_t *f = p;
   if (f == NULL) return;
+  free(f->asked);
+  free(f->gpus);
+  free(f->keep_key);
+  free(f->request.text);
   free(f);
 }
 
+/* Bodies up to this size are their own cache key: no hash to compute. */
+#define SRV__BODY_KEY_MAX 2048
+
+char *srv_frontiers_body_key(const char *body, size_t len) {
+  char *k;
+  if (len == 0 || len > SRV__BODY_KEY_MAX || memchr(body, '\0', len) != NULL) return NULL;
+  if ((k = malloc(len + 6)) == NULL) return NULL;
+  memcpy(k, "fitb|", 5);
+  memcpy(k + 5, body, len);
+  k[len + 5] = '\0';
+  return k;
+}
+
+srv_blob_t *srv_frontiers_cached(srv_server_t *s, const char *keep_key) {
+  srv_blob_t *b = NULL;
+  if (keep_key == NULL || srv_cache_get_blob(s->cache, keep_key, &b) != 0) return NULL;
+  srv_metrics_cache(s->metrics, 1);
+  return b;
+}
+
 /* The answer from the result text (a fit's or a frontier's), with where
- * it came from. */
-static int srv__answer(const srv_frontier_t *c, const char *text, size_t len, json_t **answer) {
-  json_t *fr;
+ * it came from. A fit's is rendered for what it asked (mp_fit_answer),
+ * and kept, rendered as a hit, under its keep_key. */
+static int srv__answer(srv_server_t *s, const srv_frontier_t *c, const char *text, size_t len, json_t **answer) {
+  json_t *fr, *ans;
   *answer = NULL;
   fr = json_loadb(text, len, 0, NULL);
   if (fr == NULL || !json_is_object(fr)) {
     json_decref(fr);
     return SRV_EBADRESULT;
+  }
+  if (c->fit) {
+    ans = mp_fit_answer(fr, c->asked, c->n_asked, c->gpus, c->n_gpus);
+    json_decref(fr);
+    if (ans == NULL) return SRV_EBADRESULT;
+    fr = ans;
+    if (c->keep_key && json_object_set_new(fr, "cache", json_string("hit")) == 0) {
+      char *hit = mp_json_dumps(fr, JSON_COMPACT);
+      if (hit) srv_cache_put_tagged(s->cache, c->keep_key, c->key, hit, strlen(hit)); /* best effort */
+      free(hit);
+    }
   }
   if (json_object_set_new(fr, "cache", json_string(c->cache)) != 0) {
     json_decref(fr);
@@ -48,16 +93,18 @@ static int srv__answer(const srv_frontier_t *c, const char *text, size_t len, js
 }
 
 /* The key of a fit: "fit|" and the SHA-256 of the frontier key of the same
- * graph, solver, swap and device (which holds the planner version) and the
- * budgets in the asked order, which is the answer's order. 0 or -1. */
-static int srv__fit_key(const char *frontier_key, const uint64_t *budgets, size_t n, char key[256]) {
+ * graph, solver, swap and device (which holds the planner version), whether
+ * the least budget is asked, and the canonical budgets (ascending, each
+ * once). 0 or -1. */
+static int srv__fit_key(const char *frontier_key, int least, const uint64_t *budgets, size_t n, char key[256]) {
   static const char hex[] = "0123456789abcdef";
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned mdlen = 0, i;
   EVP_MD_CTX *x = EVP_MD_CTX_new();
   size_t k;
   int ok = x != NULL && EVP_DigestInit_ex(x, EVP_sha256(), NULL) == 1 &&
-           EVP_DigestUpdate(x, frontier_key, strlen(frontier_key) + 1) == 1;
+           EVP_DigestUpdate(x, frontier_key, strlen(frontier_key) + 1) == 1 &&
+           (!least || EVP_DigestUpdate(x, "least|", 6) == 1);
   for (k = 0; ok && k < n; k++) {
     char b[24];
     int len = snprintf(b, sizeof(b), "%llu,", (unsigned long long)budgets[k]);
@@ -116,6 +163,10 @@ void srv_frontiers_job_finished(srv_server_t *s, srv_job_t *job) {
 
 int srv_frontier_is_fit(const srv_frontier_t *f) { return f->fit; }
 
+const srv_fit_request_t *srv_frontier_request(const srv_frontier_t *f) {
+  return f->request.text ? &f->request : NULL;
+}
+
 json_t *srv_frontiers_pending(const srv_frontier_t *f, srv_job_t *job) {
   srv_job_snapshot_t snap;
   json_t *o, *pr;
@@ -126,11 +177,40 @@ json_t *srv_frontiers_pending(const srv_frontier_t *f, srv_job_t *job) {
   return o;
 }
 
+/* A fit's part of c: the asked budgets and GPUs, the keep key, and the
+ * canonical budgets (*budgets, malloc'd, *n of them). 0 or SRV_ENOMEM. */
+static int srv__fit_setup(srv_frontier_t *c, const srv_frontier_query_t *q, uint64_t **budgets, size_t *n) {
+  size_t i, total = q->n_budgets + q->n_gpus;
+  c->asked = malloc((q->n_budgets ? q->n_budgets : 1) * sizeof(*c->asked));
+  c->gpus = calloc(q->n_gpus ? q->n_gpus : 1, sizeof(*c->gpus));
+  *budgets = malloc((total ? total : 1) * sizeof(**budgets));
+  c->keep_key = q->keep_key ? strdup(q->keep_key) : NULL;
+  if (q->request) {
+    memcpy(c->request.id, q->request->id, sizeof(c->request.id));
+    c->request.text = strdup(q->request->text);
+  }
+  if (c->asked == NULL || c->gpus == NULL || *budgets == NULL || (q->keep_key && c->keep_key == NULL) ||
+      (q->request && c->request.text == NULL))
+    return SRV_ENOMEM;
+  if (q->n_budgets) memcpy(c->asked, q->budgets, q->n_budgets * sizeof(*c->asked));
+  c->n_asked = q->n_budgets;
+  for (i = 0; i < q->n_gpus; i++) {
+    c->gpus[i] = q->gpus[i];
+    c->gpus[i].source = NULL;
+  }
+  c->n_gpus = q->n_gpus;
+  if (q->n_budgets) memcpy(*budgets, q->budgets, q->n_budgets * sizeof(**budgets));
+  for (i = 0; i < q->n_gpus; i++) (*budgets)[q->n_budgets + i] = mp_gpu_usable(&q->gpus[i]);
+  *n = mp_fit_canonical_budgets(*budgets, total);
+  return 0;
+}
+
 int srv_frontiers_get(srv_server_t *s, const srv_frontier_query_t *q, mp_graph_t **graph,
                       srv_frontier_outcome_t *out) {
   srv_frontier_t *c;
   srv_plan_params_t p;
-  uint64_t *budgets = q->budgets; /* ours until the job takes them */
+  uint64_t *budgets = NULL; /* a fit's canonical budgets: ours until the job takes them */
+  size_t n_budgets = 0;
   char fit_key[256], *text = NULL;
   size_t len = 0;
   int rc;
@@ -139,13 +219,16 @@ int srv_frontiers_get(srv_server_t *s, const srv_frontier_query_t *q, mp_graph_t
   /* The worker may need to reload an inline graph; and graph_hash works
    * next time. A graph the store has already is not rendered again. */
   if ((graph && *graph && srv_graphs_keep(s, *graph, q->graph_hash) != 0) ||
-      (c = calloc(1, sizeof(*c))) == NULL) {
+      (c = calloc(1, sizeof(*c))) == NULL)
+    return SRV_ENOMEM;
+  c->fit = q->fit;
+  if (c->fit && srv__fit_setup(c, q, &budgets, &n_budgets) != 0) {
     free(budgets);
+    srv_frontier_free(c);
     return SRV_ENOMEM;
   }
   memcpy(c->graph_hash, q->graph_hash, 65);
   c->solver = q->solver;
-  c->fit = budgets != NULL;
   memset(&p, 0, sizeof(p));
   memcpy(p.graph_hash, q->graph_hash, 65);
   p.solver = q->solver;
@@ -156,7 +239,7 @@ int srv_frontiers_get(srv_server_t *s, const srv_frontier_query_t *q, mp_graph_t
   else
     mp_device_init(&p.device);
   srv_keys_frontier(&p, c->key);
-  if (c->fit && srv__fit_key(c->key, budgets, q->n_budgets, fit_key) != 0) {
+  if (c->fit && srv__fit_key(c->key, q->least, budgets, n_budgets, fit_key) != 0) {
     free(budgets);
     srv_frontier_free(c);
     return SRV_ENOMEM;
@@ -167,8 +250,8 @@ int srv_frontiers_get(srv_server_t *s, const srv_frontier_query_t *q, mp_graph_t
     srv_frontier_free(c);
     return SRV_FRONTIER_FAILED;
   }
-  rc = srv_jobs_submit_frontier(s->jobs, &p, c->key, c->fit ? &budgets : NULL, q->n_budgets, graph, &out->job,
-                                &text, &len);
+  rc = srv_jobs_submit_frontier(s->jobs, &p, c->key, c->fit ? &budgets : NULL, n_budgets, q->least, graph,
+                                &out->job, &text, &len);
   free(budgets); /* NULL when the job took them */
   if (rc < 0) {
     srv_frontier_free(c);
@@ -176,7 +259,7 @@ int srv_frontiers_get(srv_server_t *s, const srv_frontier_query_t *q, mp_graph_t
   }
   if (rc == SRV_SUBMIT_CACHED) {
     c->cache = out->cache = "hit";
-    rc = srv__answer(c, text, len, &out->answer);
+    rc = srv__answer(s, c, text, len, &out->answer);
     free(text);
     srv_frontier_free(c);
     return rc == 0 ? SRV_SUBMIT_CACHED : rc;
@@ -195,7 +278,7 @@ int srv_frontiers_finish(srv_server_t *s, const srv_frontier_t *f, srv_job_t *jo
   srv_job_snapshot(job, snap);
   if (snap->status != SRV_JOB_DONE || srv_results_get(s->cache, s->store, f->key, &text, &len, NULL) != 0)
     return SRV_ENOTFOUND;
-  rc = srv__answer(f, text, len, answer);
+  rc = srv__answer(s, f, text, len, answer);
   free(text);
   return rc;
 }

@@ -5,9 +5,16 @@
  * A frontier is computed once per (graph, solver, swap, device) by jobs.c
  * and kept (memory, then the store). A fit is the plans at its budgets
  * (mp_fit: each budget answered with what POST /v1/plans returns there),
- * computed by jobs.c once per (graph, solver, swap, device, budgets in
- * their order) and kept under a key of its own ("fit|" and a SHA-256 of
- * the frontier key and the budgets). srv_frontiers_get answers from what
+ * computed by jobs.c once per (graph, solver, swap, device, least, the set
+ * of budgets) and kept under a key of its own ("fit|" and a SHA-256 of the
+ * frontier key and the canonical budgets: the asked ones and the asked
+ * GPUs' usable bytes, ascending, each once), so that the order budgets are
+ * asked in and their repeats never compute again. Each answer is rendered
+ * from that canonical fit in the asked order (mp_fit_answer), and the
+ * rendered bytes are kept under the query's keep_key (the raw body of a
+ * small POST, or the async fit's id), so that the same request again is
+ * answered from those bytes (srv_frontiers_cached) without parsing,
+ * hashing or rendering. srv_frontiers_get answers from what
  * is kept or starts (or joins) the computation; srv_frontiers_finish
  * answers once it is over; srv_frontiers_pending describes it meanwhile
  * (the frontier route's 202). A computation that failed is remembered for
@@ -22,10 +29,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cache.h"
 #include "device.h"
+#include "gpus.h"
 #include "graph.h"
 #include "jobs.h"
 #include "server.h"
+
+/* A fit request as kept for its poll (routes.c): its id and text. */
+typedef struct srv_fit_request_s {
+  char id[33];
+  char *text;
+} srv_fit_request_t;
 
 /* What is asked: the frontier of a graph, whole or at some budgets. */
 typedef struct srv_frontier_query_s {
@@ -33,11 +48,24 @@ typedef struct srv_frontier_query_s {
   mp_solver_t solver;
   int swap;
   const mp_device_t *device; /* borrowed; NULL: mp_device_init's defaults */
-  uint64_t *budgets;         /* /v1/fit: the budgets to answer, taken over
-                                (freed even on failure); NULL: the whole frontier */
+  int fit;                   /* /v1/fit (else the whole frontier): */
+  const uint64_t *budgets;   /*   the budgets asked, in order (borrowed) */
   size_t n_budgets;
+  const mp_gpu_t *gpus;      /*   the GPUs asked, in order (borrowed) */
+  size_t n_gpus;
+  int least;                 /*   also the least budget that fits */
+  const char *keep_key;      /*   where to keep the rendered answer (NULL: nowhere) */
+  const srv_fit_request_t *request; /* the request as kept for an async poll (copied) */
   char client[68];           /* who asks (srv_req_client): the queue's fairness and cap */
 } srv_frontier_query_t;
+
+/* The rendered answer kept under `keep_key` (a new reference), or NULL. */
+srv_blob_t *srv_frontiers_cached(srv_server_t *s, const char *keep_key);
+
+/* The key a small request body's answer is kept under ("fitb|" and the
+ * body itself), or NULL when the body is too large or holds a NUL.
+ * malloc'd. */
+char *srv_frontiers_body_key(const char *body, size_t len);
 
 /* A query whose frontier is being computed: what srv_frontiers_finish
  * needs once it is over. Owned by the caller (srv_frontier_free). */
@@ -77,8 +105,11 @@ int srv_frontiers_get(srv_server_t *s, const srv_frontier_query_t *q, mp_graph_t
 int srv_frontiers_finish(srv_server_t *s, const srv_frontier_t *f, srv_job_t *job, srv_job_snapshot_t *snap,
                          json_t **answer);
 
-/* Whether f is a fit's (budgets given) rather than the frontier route's. */
+/* Whether f is a fit's rather than the frontier route's. */
 int srv_frontier_is_fit(const srv_frontier_t *f);
+
+/* The request of a fit's f (query.request), or NULL. */
+const srv_fit_request_t *srv_frontier_request(const srv_frontier_t *f);
 
 /* The view of a computation not over yet: {"id", "status", "graph_hash",
  * "solver", "cache", "progress"} (progress while it runs). New reference

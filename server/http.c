@@ -36,15 +36,66 @@ struct srv_http_s {
 
 /* ---- responses ---- */
 
-static void srv__log_request(srv_req_t *r, unsigned status) {
-  double dur = floor((srv_mono_ms() - r->t0) * 1000.0 + 0.5) / 1000.0;
-  json_t *f = json_pack("{s:s,s:s,s:s,s:s,s:i,s:f}", "request_id", r->request_id, "method", r->method,
-                        "path", r->url, "route", r->route, "status", (int)status, "dur_ms", dur);
-  if (f) {
-    json_object_set_new(f, "graph_hash", r->graph_hash[0] ? json_string(r->graph_hash) : json_null());
-    json_object_set_new(f, "cache", r->cache ? json_string(r->cache) : json_null());
+/* Append `s` as a JSON string to out[*n..cap): quotes, backslashes and
+ * control characters escaped, bytes past ASCII as \u00XX (a request path
+ * need not be UTF-8). Stops short rather than overflow. */
+static void srv__json_str(char *out, size_t cap, size_t *n, const char *s) {
+  static const char hex[] = "0123456789abcdef";
+  size_t k = *n;
+  if (k + 2 >= cap) return;
+  out[k++] = '"';
+  for (; s && *s && k + 8 < cap; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') {
+      out[k++] = '\\';
+      out[k++] = (char)c;
+    } else if (c < 0x20 || c >= 0x7f) {
+      memcpy(out + k, "\\u00", 4);
+      out[k + 4] = hex[c >> 4];
+      out[k + 5] = hex[c & 15];
+      k += 6;
+    } else {
+      out[k++] = (char)c;
+    }
   }
-  srv_log(status >= 500 ? SRV_LOG_WARN : SRV_LOG_INFO, "request", f);
+  out[k++] = '"';
+  *n = k;
+}
+
+/* The request's log line, rendered by hand: it is written for every
+ * request, and jansson's objects cost more than the answer of a cached
+ * GET. */
+static void srv__log_request(srv_req_t *r, unsigned status) {
+  int level = status >= 500 ? SRV_LOG_WARN : SRV_LOG_INFO;
+  char line[1536];
+  size_t n = 0;
+  int k;
+  if (!srv_log_enabled(level)) return;
+  k = snprintf(line, sizeof(line), "\"request_id\":");
+  n = (size_t)k;
+  srv__json_str(line, sizeof(line) - 200, &n, r->request_id);
+  memcpy(line + n, ",\"method\":", 10);
+  n += 10;
+  srv__json_str(line, sizeof(line) - 200, &n, r->method);
+  memcpy(line + n, ",\"path\":", 8);
+  n += 8;
+  srv__json_str(line, sizeof(line) - 200, &n, r->url);
+  memcpy(line + n, ",\"route\":", 9);
+  n += 9;
+  srv__json_str(line, sizeof(line) - 190, &n, r->route);
+  k = snprintf(line + n, sizeof(line) - n, ",\"status\":%u,\"dur_ms\":%.3f,\"graph_hash\":", status,
+               floor((srv_mono_ms() - r->t0) * 1000.0 + 0.5) / 1000.0);
+  if (k > 0 && (size_t)k < sizeof(line) - n) n += (size_t)k;
+  if (r->graph_hash[0])
+    srv__json_str(line, sizeof(line) - 100, &n, r->graph_hash);
+  else
+    n += (size_t)snprintf(line + n, sizeof(line) - n, "null");
+  n += (size_t)snprintf(line + n, sizeof(line) - n, ",\"cache\":");
+  if (r->cache)
+    srv__json_str(line, sizeof(line) - 4, &n, r->cache);
+  else
+    n += (size_t)snprintf(line + n, sizeof(line) - n, "null");
+  srv_log_request_line(level, line, n);
 }
 
 static enum MHD_Result srv__queue(srv_req_t *r, unsigned status, struct MHD_Response *resp,

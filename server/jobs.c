@@ -28,6 +28,7 @@
 #include "formats.h"
 #include "fit.h"
 #include "fit_json.h"
+#include "json_util.h"
 #include "frontier.h"
 #include "frontier_json.h"
 #include "keys.h"
@@ -54,6 +55,7 @@ struct srv_job_s {
   srv_plan_params_t p;       /* for frontiers: graph_hash, solver, swap and device only */
   uint64_t *budgets;         /* a fit (a frontier-kind job): the budgets to plan at (owned) */
   size_t n_budgets;
+  int least;                 /* a fit: also the least budget that fits (mp_fit_least) */
   double created_ms;
   /* guarded by owner->mu */
   srv_job_status_t status;
@@ -739,7 +741,7 @@ static int srv__submit_shared(srv_jobs_t *jobs, const srv_plan_params_t *p, cons
 static int srv__submit(srv_jobs_t *jobs, srv_job_kind_t kind, const srv_plan_params_t *p, const char *key,
                        mp_graph_t **graph, const char *graph_json, size_t graph_json_len, srv_job_t **out,
                        char **result, size_t *result_len, char *result_job_id, uint64_t **budgets,
-                       size_t n_budgets) {
+                       size_t n_budgets, int least) {
   srv_job_t *job;
   int rc;
 
@@ -774,6 +776,7 @@ static int srv__submit(srv_jobs_t *jobs, srv_job_kind_t kind, const srv_plan_par
   if (budgets) {
     job->budgets = *budgets;
     job->n_budgets = n_budgets;
+    job->least = least;
     *budgets = NULL;
   }
   snprintf(job->key, sizeof(job->key), "%s", key);
@@ -832,12 +835,12 @@ int srv_jobs_submit_plan(srv_jobs_t *jobs, const srv_plan_params_t *p, const cha
                          const char *graph_json, size_t graph_json_len, srv_job_t **job, char **result,
                          size_t *result_len, char result_job_id[33]) {
   return srv__submit(jobs, SRV_JOB_PLAN, p, key, graph, graph_json, graph_json_len, job, result, result_len,
-                     result_job_id, NULL, 0);
+                     result_job_id, NULL, 0, 0);
 }
 
 int srv_jobs_submit_frontier(srv_jobs_t *jobs, const srv_plan_params_t *fp, const char *key,
-                             uint64_t **budgets, size_t n_budgets, mp_graph_t **graph, srv_job_t **job,
-                             char **result, size_t *result_len) {
+                             uint64_t **budgets, size_t n_budgets, int least, mp_graph_t **graph,
+                             srv_job_t **job, char **result, size_t *result_len) {
   srv_plan_params_t p;
   memset(&p, 0, sizeof(p));
   snprintf(p.graph_hash, sizeof(p.graph_hash), "%s", fp->graph_hash);
@@ -850,7 +853,7 @@ int srv_jobs_submit_frontier(srv_jobs_t *jobs, const srv_plan_params_t *fp, cons
   /* A frontier's graph is already in the store when it came by hash; a
    * graph sent inline is stored by the caller (routes.c). */
   return srv__submit(jobs, SRV_JOB_FRONTIER, &p, key, graph, NULL, 0, job, result, result_len, NULL, budgets,
-                     n_budgets);
+                     n_budgets, least);
 }
 
 /* ---- recording a plan's state in the store (embedded store) ----
@@ -1147,6 +1150,16 @@ static srv_job_status_t srv__run(srv_jobs_t *jobs, srv_job_t *job, char **text, 
       out = NULL;
     }
     mp_fit_free(&f);
+    if (rc == 0 && out && job->least) {
+      /* "least": the plan at the least budget that fits, and that budget */
+      json_t *e = NULL;
+      rc = mp_fit_least(g, &o, &f, &err);
+      if (rc == 0 && f.n == 1 && (e = mp_fit_entry_to_json(&f, &f.answers[0])) == NULL) rc = MP_ENOMEM;
+      if (rc == 0 && e && (mp_json_set(out, "least", e) ||
+                           mp_json_set(out, "min_feasible_budget", mp_json_u64(f.answers[0].budget))))
+        rc = MP_ENOMEM;
+      mp_fit_free(&f);
+    }
   } else {
     mp_frontier_t f;
     memset(&f, 0, sizeof(f));

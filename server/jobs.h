@@ -117,13 +117,15 @@ int srv_jobs_submit_plan(srv_jobs_t *jobs, const srv_plan_params_t *p, const cha
 /* Submit a frontier computation for p's graph_hash, solver, swap and
  * device under `key`, which must be srv_keys_frontier(p); or, with budgets
  * (*budgets taken over and set to NULL when a job is created), a fit: the
- * plans at those budgets (mp_fit) under the fit's key (frontiers.c). Either
+ * plans at those budgets (mp_fit) under the fit's key (frontiers.c), and
+ * with `least` the plan at the least budget that fits (mp_fit_least, as
+ * "least" and "min_feasible_budget" in the result). Either
  * runs on behalf of p->client (its turn in the ring and its
  * --max-queued-per-client share, as for a plan). The same outcomes (no job
  * row). */
 int srv_jobs_submit_frontier(srv_jobs_t *jobs, const srv_plan_params_t *p, const char *key,
-                             uint64_t **budgets, size_t n_budgets, mp_graph_t **graph, srv_job_t **job,
-                             char **result, size_t *result_len);
+                             uint64_t **budgets, size_t n_budgets, int least, mp_graph_t **graph,
+                             srv_job_t **job, char **result, size_t *result_len);
 
 /* An active (queued or running) plan by id, or NULL. New reference. */
 srv_job_t *srv_jobs_find(srv_jobs_t *jobs, const char *id);

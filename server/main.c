@@ -187,6 +187,16 @@ int main(int argc, char **argv) {
     srv__fatal("cannot load the principals", errbuf);
     goto out_log;
   }
+  {
+    mp_error_t gerr;
+    mp_error_clear(&gerr);
+    rc = s->cfg.devices_file[0] ? mp_gpus_load_file(s->cfg.devices_file, &s->gpus, &gerr) : mp_gpus_default(&s->gpus);
+    if (rc != 0) {
+      snprintf(errbuf, sizeof(errbuf), "%.200s%s%.300s", gerr.path, gerr.path[0] ? ": " : "", gerr.message);
+      srv__fatal("cannot read the device catalogue", errbuf);
+      goto out_log;
+    }
+  }
   if (s->cfg.tls_cert[0]) {
     if (srv__read_small_file(s->cfg.tls_cert, &s->tls_cert_pem, &len) != 0 ||
         srv__read_small_file(s->cfg.tls_key, &s->tls_key_pem, &len) != 0) {
@@ -302,5 +312,6 @@ out_log:
   srv_auth_free(s->auth);
   free(s->tls_cert_pem);
   free(s->tls_key_pem);
+  mp_gpus_free(&s->gpus);
   return status;
 }

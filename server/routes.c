@@ -20,8 +20,12 @@
 #include "graphs.h"
 #include "plans.h"
 #include "request_json.h"
+#include "results.h"
 #include "status.h"
 #include "store.h"
+#include "util.h"
+
+#include <openssl/evp.h>
 
 /* The dashboard page, embedded by server/dashboard_asset.S. */
 extern const char srv_dashboard_html[];
@@ -394,9 +398,37 @@ static enum MHD_Result srv__frontier_accepted(srv_req_t *r, srv_job_t *job) {
   return ret;
 }
 
+/* A fit still computed when its wait ends: 202 with its view under the
+ * fit's id and Location /v1/fit/{id}, where it is polled (or waited for
+ * with ?wait=) as a plan is. The request is recorded (durably, as a
+ * result) under "fitreq|<id>" so that the poll can rebuild it. */
+static enum MHD_Result srv__fit_accepted(srv_req_t *r, srv_job_t *job) {
+  const srv_fit_request_t *fr = srv_frontier_request(r->ctx);
+  json_t *o = srv_frontiers_pending(r->ctx, job);
+  char loc[64], key[48], *text;
+  enum MHD_Result ret;
+  if (fr == NULL || o == NULL) {
+    json_decref(o);
+    return srv_respond_error(r, 500, "internal", "", "out of memory");
+  }
+  snprintf(key, sizeof(key), "fitreq|%s", fr->id);
+  if (srv_results_put(r->srv->cache, r->srv->store, key, "", fr->text, strlen(fr->text)) != 0) {
+    json_decref(o);
+    return srv__failed(r, SRV_ESTORE, NULL);
+  }
+  json_object_set_new(o, "id", json_string(fr->id));
+  text = json_dumps(o, JSON_COMPACT);
+  json_decref(o);
+  if (text == NULL) return srv_respond_error(r, 500, "internal", "", "out of memory");
+  snprintf(loc, sizeof(loc), "/v1/fit/%s", fr->id);
+  ret = srv_respond_bytes(r, 202, SRV__JSON, text, strlen(text), "Location", loc);
+  free(text);
+  return ret;
+}
+
 /* The answer once the computation `job` of r->ctx is over, or when the
  * wait for it ends: the frontier or fit, its failure, or while it still
- * runs the route's 202 (a fit's 503: it waited past --plan-timeout). */
+ * runs the route's 202 (503 while the server shuts down). */
 static enum MHD_Result srv__frontier_answer(srv_req_t *r, srv_job_t *job) {
   srv_job_snapshot_t snap;
   json_t *answer;
@@ -405,8 +437,9 @@ static enum MHD_Result srv__frontier_answer(srv_req_t *r, srv_job_t *job) {
   if (rc != SRV_ENOTFOUND) return srv__frontier_failed(r, rc);
   if (snap.status == SRV_JOB_FAILED) return srv__frontier_error(r, snap.err_code, snap.err_msg);
   if (snap.status <= SRV_JOB_RUNNING && !srv_frontier_is_fit(r->ctx)) return srv__frontier_accepted(r, job);
+  if (snap.status <= SRV_JOB_RUNNING && !atomic_load(&r->srv->draining)) return srv__fit_accepted(r, job);
   return srv_respond_error_hdr(r, 503, "not_ready", "", "Retry-After", "5",
-                               "the frontier is not ready yet (the server may be shutting down)");
+                               "the frontier is not ready yet (the server is shutting down)");
 }
 
 static enum MHD_Result srv__frontier_resumed(srv_req_t *r) { return srv__frontier_answer(r, r->job); }
@@ -433,38 +466,152 @@ static enum MHD_Result srv__frontier_run(srv_req_t *r, const srv_frontier_query_
   return ret;
 }
 
-static enum MHD_Result srv__fit(srv_req_t *r) {
+/* The fit request as kept for its poll: the body with the graph named by
+ * its hash and without "wait" (sorted keys, compact), and its id, the
+ * first 16 bytes of its SHA-256 in hex. 0, or -1 out of memory. */
+static int srv__fit_record(json_t *root, const char *hash, srv_fit_request_t *fr) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned mdlen = 0;
+  json_t *o = json_object(), *v;
+  const char *k;
+  if (o == NULL) return -1;
+  json_object_foreach(root, k, v) {
+    if (strcmp(k, "graph") != 0 && strcmp(k, "graph_name") != 0 && strcmp(k, "wait") != 0 &&
+        json_object_set(o, k, v) != 0) {
+      json_decref(o);
+      return -1;
+    }
+  }
+  if (json_object_set_new(o, "graph_hash", json_string(hash)) != 0 ||
+      (fr->text = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS)) == NULL) {
+    json_decref(o);
+    return -1;
+  }
+  json_decref(o);
+  if (EVP_Digest(fr->text, strlen(fr->text), md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen < 16) return -1;
+  srv_hex(md, 16, fr->id);
+  return 0;
+}
+
+/* POST /v1/fit, and GET /v1/fit/{id} on the request kept for it: parse
+ * `root`, resolve "devices" in the catalogue, and answer (srv__frontier_run)
+ * within wait_s, or with the 202 of an async fit. `keep_key` (may be NULL):
+ * where the rendered answer is kept for the same request again. */
+static enum MHD_Result srv__fit_answer(srv_req_t *r, json_t *root, double wait_s, const char *keep_key) {
   enum MHD_Result ret = MHD_NO;
   mp_fit_request_t req;
   srv_frontier_query_t q;
+  srv_fit_request_t fr;
+  mp_gpu_t *gpus = NULL;
   mp_error_t err;
-  json_t *root;
   mp_graph_t *g = NULL;
+  size_t i;
 
-  if ((root = srv__body_json(r, &ret)) == NULL) return ret;
   mp_error_clear(&err);
-  if (mp_fit_request_parse(root, r->srv->cfg.max_budgets, &req, &err) != 0) {
-    ret = srv_respond_error(r, err.code == MP_ELIMIT ? 413 : 400, "invalid_request", err.path, "%s", err.message);
-    json_decref(root);
-    return ret;
+  memset(&fr, 0, sizeof(fr));
+  if (mp_fit_request_parse(root, r->srv->cfg.max_budgets, &req, &err) != 0)
+    return srv_respond_error(r, err.code == MP_ELIMIT ? 413 : 400, "invalid_request", err.path, "%s", err.message);
+  if (req.wait_given && req.wait_s > r->srv->cfg.max_wait_s) {
+    mp_fit_request_free(&req);
+    return srv_respond_error(r, 400, "invalid_request", "$.wait", "wait must be between 0 and %g seconds",
+                             r->srv->cfg.max_wait_s);
+  }
+  if (req.wait_given) wait_s = req.wait_s;
+  if (req.n_devices && (gpus = calloc(req.n_devices, sizeof(*gpus))) == NULL) {
+    mp_fit_request_free(&req);
+    return srv_respond_error(r, 500, "internal", "", "out of memory");
+  }
+  for (i = 0; i < req.n_devices; i++) {
+    const mp_gpu_t *gp = mp_gpus_find(&r->srv->gpus, req.devices[i]);
+    if (gp == NULL) {
+      char path[48];
+      snprintf(path, sizeof(path), "$.devices[%zu]", i);
+      ret = srv_respond_error(r, 400, "unknown_device", path,
+                              "no device '%.64s' in the catalogue (GET /v1/devices lists them)", req.devices[i]);
+      goto out;
+    }
+    gpus[i] = *gp;
   }
   memset(&q, 0, sizeof(q));
-  if (srv__request_graph(r, req.graph, req.graph_name, req.graph_hash, &g, q.graph_hash, &ret) != 0) {
-    mp_fit_request_free(&req);
-    json_decref(root);
-    return ret;
+  if (srv__request_graph(r, req.graph, req.graph_name, req.graph_hash, &g, q.graph_hash, &ret) != 0) goto out;
+  if (srv__fit_record(root, q.graph_hash, &fr) != 0) {
+    ret = srv_respond_error(r, 500, "internal", "", "out of memory");
+    goto out;
   }
-  json_decref(root);
   q.solver = req.solver;
   q.swap = req.swap;
   q.device = &req.device;
-  q.budgets = req.budgets; /* taken over */
+  q.fit = 1;
+  q.budgets = req.budgets;
   q.n_budgets = req.n_budgets;
+  q.gpus = gpus;
+  q.n_gpus = req.n_devices;
+  q.least = req.least;
+  q.keep_key = keep_key;
+  q.request = &fr;
   srv_req_client(r, q.client);
-  /* The worker stops the computation at --plan-timeout; wait a little
-   * longer so the client hears the reason rather than a timeout. */
-  ret = srv__frontier_run(r, &q, &g, r->srv->cfg.plan_timeout_s + 5);
+  ret = srv__frontier_run(r, &q, &g, wait_s);
+out:
+  free(fr.text);
+  free(gpus);
   mp_graph_free(g);
+  mp_fit_request_free(&req);
+  return ret;
+}
+
+static enum MHD_Result srv__fit(srv_req_t *r) {
+  enum MHD_Result ret = MHD_NO;
+  srv_blob_t *blob;
+  json_t *root;
+  char *keep = srv_frontiers_body_key(r->body, r->body_len);
+
+  /* The same small body again: its rendered answer, before any parsing. */
+  if ((blob = srv_frontiers_cached(r->srv, keep)) != NULL) {
+    free(keep);
+    r->cache = "hit";
+    return srv_respond_blob(r, 200, blob);
+  }
+  if ((root = srv__body_json(r, &ret)) != NULL) {
+    /* Unless the request says how long to wait: the worker stops the
+     * computation at --plan-timeout; wait a little longer so the client
+     * hears the reason rather than a timeout. */
+    ret = srv__fit_answer(r, root, r->srv->cfg.plan_timeout_s + 5, keep);
+    json_decref(root);
+  }
+  free(keep);
+  return ret;
+}
+
+/* GET /v1/fit/{id}?wait=: an async fit's answer (200) once it is
+ * computed, else its view (202); with ?wait= a long poll. */
+static enum MHD_Result srv__fit_get(srv_req_t *r) {
+  const char *id = r->params[0];
+  enum MHD_Result ret;
+  srv_blob_t *blob;
+  char key[48], *text = NULL;
+  size_t len;
+  double wait;
+  json_t *root;
+  int rc;
+  if (!srv__is_id(id)) return srv_respond_error(r, 404, "not_found", "$.id", "no fit with id %.64s", id);
+  if (srv__parse_wait(r, &wait, &ret) != 0) return ret;
+  snprintf(key, sizeof(key), "fitans|%.32s", id);
+  if ((blob = srv_frontiers_cached(r->srv, key)) != NULL) {
+    r->cache = "hit";
+    return srv_respond_blob(r, 200, blob);
+  }
+  snprintf(key, sizeof(key), "fitreq|%.32s", id);
+  rc = srv_results_get(r->srv->cache, r->srv->store, key, &text, &len, NULL);
+  if (rc == SRV_ENOTFOUND) return srv_respond_error(r, 404, "not_found", "$.id", "no fit with id %s", id);
+  if (rc != 0) return srv__failed(r, rc, NULL);
+  root = json_loadb(text, len, 0, NULL);
+  free(text);
+  if (root == NULL) return srv_respond_error(r, 500, "internal", "", "the fit request kept is unreadable");
+  /* the request kept names its graph by hash: it must still be stored */
+  snprintf(key, sizeof(key), "fitans|%.32s", id);
+  json_object_set_new(root, "wait", json_real(wait));
+  ret = srv__fit_answer(r, root, wait, key);
+  json_decref(root);
   return ret;
 }
 
@@ -516,6 +663,11 @@ static enum MHD_Result srv__graph_get(srv_req_t *r) {
   return srv_respond_json(r, 200, o);
 }
 
+/* GET /v1/devices: the device catalogue /v1/fit's "devices" names. */
+static enum MHD_Result srv__devices(srv_req_t *r) {
+  return srv_respond_json(r, 200, mp_gpus_to_json(&r->srv->gpus));
+}
+
 /* ---- health, metrics, status, dashboard ---- */
 
 static enum MHD_Result srv__healthz(srv_req_t *r) {
@@ -558,6 +710,8 @@ static const srv_route_t srv__routes[] = {
   {"GET", "/v1/plans/{id}", srv__plan_get, SRV_ROUTE_READ},
   {"DELETE", "/v1/plans/{id}", srv__plan_delete, SRV_ROUTE_WORK},
   {"POST", "/v1/fit", srv__fit, SRV_ROUTE_WORK},
+  {"GET", "/v1/fit/{id}", srv__fit_get, SRV_ROUTE_WORK},
+  {"GET", "/v1/devices", srv__devices, SRV_ROUTE_OPEN},
   {"GET", "/v1/graphs/{hash}", srv__graph_get, SRV_ROUTE_READ},
   /* a frontier not computed yet is queued: work, even though it is a GET */
   {"GET", "/v1/graphs/{hash}/frontier", srv__graph_frontier, SRV_ROUTE_WORK},

@@ -23,6 +23,7 @@
 #include <uv.h>
 
 #include "config.h"
+#include "gpus.h"
 
 #define SRV_VERSION "0.1.0"
 /* Part of every cache key: bump it whenever the planner's answers change,
@@ -62,6 +63,7 @@ typedef struct srv_server_s {
   srv_config_t cfg;
   struct srv_auth_s *auth; /* principals, trusted proxies, the throttle (auth.h) */
   char *tls_cert_pem, *tls_key_pem;
+  mp_gpus_t gpus;          /* the device catalogue (--devices, else the shipped one) */
 
   uv_loop_t *loop;
   uv_signal_t sig_term, sig_int, sig_hup;

@@ -7,8 +7,8 @@ string, integer, number, boolean), nullable, properties, required,
 additionalProperties (false or a schema), items, minItems, maxItems, enum,
 oneOf, anyOf, allOf, minimum, maximum, exclusiveMinimum and
 exclusiveMaximum (3.0's boolean forms), minLength, pattern and format
-date-time. Annotations (description, example, default, summary) are
-ignored. Anything else is an error, so that a keyword the validator does
+date-time. Annotations (description, example, default, summary,
+deprecated) are ignored. Anything else is an error, so that a keyword the validator does
 not know cannot pass silently.
 
 Strict objects: where a schema lists `properties` and says nothing about
@@ -21,7 +21,7 @@ import re
 
 import yaml
 
-ANNOTATIONS = {"description", "example", "default", "summary", "title"}
+ANNOTATIONS = {"description", "example", "default", "summary", "title", "deprecated"}
 KNOWN = ANNOTATIONS | {
     "$ref", "type", "nullable", "properties", "required", "additionalProperties", "items",
     "minItems", "maxItems", "enum", "oneOf", "anyOf", "allOf", "minimum", "maximum",

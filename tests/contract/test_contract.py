@@ -41,6 +41,10 @@ TOKEN = "contract-test-token"
 NOT_PROVOKED = {
     ("POST", "/v1/fit", "422"): "a frontier that fails other than by its deadline (out of memory, a planner bug)",
     ("GET", "/v1/graphs/{hash}/frontier", "422"): "as for POST /v1/fit",
+    ("GET", "/v1/fit/{id}", "422"): "as for POST /v1/fit",
+    ("GET", "/v1/fit/{id}", "429"): "as POST /v1/fit's 429: a poll restarts a computation lost with the daemon",
+    ("GET", "/v1/fit/{id}", "503"): "as POST /v1/fit's 503: a poll restarts a computation lost with the daemon",
+    ("GET", "/v1/fit/{id}", "507"): "as POST /v1/fit's 507: a poll restarts a computation lost with the daemon",
 }
 
 SEEN = set()        # (method, template, status) answered
@@ -234,6 +238,34 @@ class ContractTest(unittest.TestCase):
         d.call("POST", "/v1/fit", {"graph": chain(3, 2), "budgets": [1]}, expect=200)
         d.call("POST", "/v1/fit", {"graph_hash": h, "budgets": []}, expect=400)
         d.call("POST", "/v1/fit", {"graph_hash": "0" * 64, "budgets": [1]}, expect=404)
+        # fit across devices, the least budget, the old names kept one version
+        _, _, cat = d.call("GET", "/v1/devices", expect=200)
+        names = [x["name"] for x in cat["devices"]]
+        self.assertIn("a100-40gb", names)
+        _, _, f = d.call("POST", "/v1/fit", {"graph_hash": h, "devices": ["a100-40gb", "t4-16gb"], "least": True,
+                                             "budgets": ["1GB"], "solver": "approx"}, expect=200)
+        self.assertEqual([x["name"] for x in f["devices"]], ["a100-40gb", "t4-16gb"])
+        self.assertTrue(f["devices"][0]["fits"])
+        self.assertLessEqual(f["devices"][0]["peak_bytes"], f["devices"][0]["usable_bytes"])
+        self.assertEqual(f["least"]["budget"], f["min_feasible_budget"])
+        self.assertTrue(f["least"]["fits"])
+        self.assertEqual(f["budgets"][0]["min_feasible_budget"], f["min_feasible_budget"])
+        self.assertEqual(f["budgets"][0]["min_budget"], f["min_feasible_budget"])
+        d.call("POST", "/v1/fit", {"graph_hash": h, "devices": ["a100-41gb"]}, expect=400)
+        d.call("POST", "/v1/fit", {"graph_hash": h, "budgets": [1], "wait": -1}, expect=400)
+        # the async form: 202 with the fit's id, then the poll
+        _, hdrs, acc = d.call("POST", "/v1/fit", {"graph_hash": h, "budgets": ["2.2GiB", "2.7GiB"], "wait": 0},
+                              expect=202)
+        self.assertEqual(hdrs["location"], "/v1/fit/" + acc["id"])
+        _, _, got = d.call("GET", "/v1/fit/%s?wait=60" % acc["id"], expect=200)
+        self.assertEqual([e["budget"] for e in got["budgets"]], [int(2.2 * 2 ** 30), int(2.7 * 2 ** 30)])
+        _, _, again = d.call("GET", "/v1/fit/" + acc["id"], expect=200)
+        self.assertEqual(again["cache"], "hit")
+        d.call("GET", "/v1/fit/" + "f" * 32, expect=404)
+        d.call("GET", "/v1/fit/%s?wait=never" % acc["id"], expect=400)
+        _, _, st = d.call("GET", "/v1/graphs/" + h, expect=200)
+        self.assertEqual(st["budget_lower_bound"], st["min_budget"])
+        self.assertLessEqual(st["budget_lower_bound"], f["min_feasible_budget"])
         d.call("GET", "/v1/graphs/" + h, expect=200)
         d.call("GET", "/v1/graphs/" + "0" * 64, expect=404)
         d.call("GET", "/v1/graphs/%s/frontier?wait=60" % h, expect=200)
@@ -273,6 +305,7 @@ class ContractTest(unittest.TestCase):
         d.call("GET", "/v1/graphs/" + h, auth=False, expect=401)
         d.call("GET", "/v1/graphs/%s/frontier" % h, auth=False, expect=401)
         d.call("POST", "/v1/fit", {"graph_hash": h, "budgets": [1, 2, 3]}, expect=413)
+        d.call("GET", "/v1/fit/" + "f" * 32, auth=False, expect=401)
         d.wait_status(a["id"], "running")
         _, _, b = d.call("POST", "/v1/plans", {"graph_hash": h, "budget": 2}, expect=202)
         _, hdrs, _ = d.call("POST", "/v1/plans", {"graph_hash": h, "budget": 3}, expect=503)
@@ -305,6 +338,11 @@ class ContractTest(unittest.TestCase):
             d.call("GET", "/v1/graphs/%s/frontier" % p["graph_hash"], expect=504)
             d.call("POST", "/v1/fit", {"graph_hash": p["graph_hash"], "budgets": [1], "solver": "approx"},
                    expect=504)
+            # an async fit: 202 with its id, polled while it runs, then its failure
+            _, _, fa = d.call("POST", "/v1/fit", {"graph_hash": p["graph_hash"], "budgets": [2], "wait": 0},
+                              expect=202)
+            d.call("GET", "/v1/fit/" + fa["id"], expect=202)
+            d.call("GET", "/v1/fit/%s?wait=30" % fa["id"], expect=504)
         finally:
             d.stop()
         self.assertClean(d)

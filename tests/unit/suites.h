@@ -28,6 +28,7 @@
   X(solver_memonger)  \
   X(frontier)         \
   X(server)           \
+  X(server_fit)       \
   X(cache)            \
   X(http_edges)       \
   X(metrics)          \
