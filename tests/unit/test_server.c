@@ -1088,7 +1088,7 @@ END_TEST
  * and every documented operation answers (not 404/405). */
 START_TEST(test_openapi) {
   mp_test_daemon_t s;
-  char cmd[1024], *ops = NULL, *routes = NULL, id[64], hash[80], *line, *next;
+  char cmd[1024], *ops = NULL, *routes = NULL, id[64], fit_id[64], hash[80], *line, *next;
   json_t *rt, *o = NULL, *r;
   size_t i;
   int n = 0;
@@ -1112,11 +1112,20 @@ START_TEST(test_openapi) {
   json_decref(rt);
   free(routes);
 
-  mp_test_daemon_start(&s, NULL, 0);
+  /* every job held 1.5 s, so that the async fit below is still running
+   * when it is answered (202 with its id) */
+  mp_test_daemon_start(&s, NULL, 1500);
   ck_assert_int_eq(submit(&s, plan_body(shipped("cg_vgg19.txt"), 8LL << 30, "none", "{\"wait\": 30}"), id, &o),
                    200);
   snprintf(hash, sizeof(hash), "%s", jstr(o, "graph_hash"));
   json_decref(o);
+  {
+    char body[200];
+    snprintf(body, sizeof(body), "{\"graph_hash\": \"%s\", \"budgets\": [\"8GiB\"], \"wait\": 0}", hash);
+    ck_assert_int_eq(mp_test_daemon_http(&s, "POST", "/v1/fit", body, NULL, &o, NULL), 202);
+    snprintf(fit_id, sizeof(fit_id), "%s", jstr(o, "id"));
+    json_decref(o);
+  }
   for (line = ops; line && *line; line = next) {
     char method[16], path[256], real[512], *p, *q;
     next = strchr(line, '\n');
@@ -1127,7 +1136,7 @@ START_TEST(test_openapi) {
     for (p = path; *p; p = q) {
       if (*p == '{') {
         q = strchr(p, '}') + 1;
-        strcat(real, strncmp(p, "{id}", 4) == 0 ? id : hash);
+        strcat(real, strncmp(p, "{id}", 4) != 0 ? hash : strncmp(path, "/v1/fit/", 8) == 0 ? fit_id : id);
       } else {
         size_t k = strlen(real);
         real[k] = *p;
