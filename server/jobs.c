@@ -646,13 +646,14 @@ static void srv__row_of(const srv_job_t *job, srv_job_row_t *row) {
   row->created_ms = job->created_ms;
   memcpy(row->request_id, job->p.request_id, sizeof(row->request_id));
   memcpy(row->client, job->p.client, sizeof(row->client));
+  memcpy(row->owner, job->p.owner, sizeof(row->owner));
 }
 
 /* What a submission gets before any new job: a result computed before
  * (CACHED), a refusal while draining, or an identical job active here
  * (JOINED, *out a new reference). 0 when none, with jobs->mu then held. */
-static int srv__existing(srv_jobs_t *jobs, const char *key, srv_job_t **out, char **result, size_t *result_len,
-                         char *result_job_id) {
+static int srv__existing(srv_jobs_t *jobs, const char *key, int join, srv_job_t **out, char **result,
+                         size_t *result_len, char *result_job_id) {
   srv_job_t *job;
   if (srv_results_get(jobs->cfg.cache, jobs->cfg.store, key, result, result_len, result_job_id) == 0) {
     srv_metrics_cache(jobs->cfg.metrics, 1);
@@ -663,7 +664,7 @@ static int srv__existing(srv_jobs_t *jobs, const char *key, srv_job_t **out, cha
     pthread_mutex_unlock(&jobs->mu);
     return SRV_EDRAINING;
   }
-  if ((job = srv__active_by_key(jobs, key)) != NULL) {
+  if (join && (job = srv__active_by_key(jobs, key)) != NULL) {
     job->refs++;
     pthread_mutex_unlock(&jobs->mu);
     srv_metrics_dedup(jobs->cfg.metrics);
@@ -686,7 +687,7 @@ static int srv__submit_shared(srv_jobs_t *jobs, const srv_plan_params_t *p, cons
     srv_job_row_t row;
     char joined[33];
     int rc;
-    if ((rc = srv__existing(jobs, key, out, result, result_len, result_job_id)) != 0) return rc;
+    if ((rc = srv__existing(jobs, key, 1, out, result, result_len, result_job_id)) != 0) return rc;
     pthread_mutex_unlock(&jobs->mu);
     /* A full store takes no new work until a write finds room again (the
      * upkeep probes it), as below. */
@@ -738,7 +739,7 @@ static int srv__submit_shared(srv_jobs_t *jobs, const srv_plan_params_t *p, cons
   return SRV_ESTORE;
 }
 
-static int srv__submit(srv_jobs_t *jobs, srv_job_kind_t kind, const srv_plan_params_t *p, const char *key,
+static int srv__submit(srv_jobs_t *jobs, srv_job_kind_t kind, int join, const srv_plan_params_t *p, const char *key,
                        mp_graph_t **graph, const char *graph_json, size_t graph_json_len, srv_job_t **out,
                        char **result, size_t *result_len, char *result_job_id, uint64_t **budgets,
                        size_t n_budgets, int least) {
@@ -749,7 +750,7 @@ static int srv__submit(srv_jobs_t *jobs, srv_job_kind_t kind, const srv_plan_par
   if (jobs->shared && kind == SRV_JOB_PLAN)
     return srv__submit_shared(jobs, p, key, graph, graph_json, graph_json_len, out, result, result_len,
                               result_job_id);
-  if ((rc = srv__existing(jobs, key, out, result, result_len, result_job_id)) != 0) return rc;
+  if ((rc = srv__existing(jobs, key, join, out, result, result_len, result_job_id)) != 0) return rc;
   /* A full store takes no new work until it has room again (the upkeep
    * probes it): what was accepted must still be able to end. */
   if (srv_store_health(jobs->cfg.store, NULL, 0) == SRV_ENOSPACE) {
@@ -833,9 +834,34 @@ static int srv__submit(srv_jobs_t *jobs, srv_job_kind_t kind, const srv_plan_par
 
 int srv_jobs_submit_plan(srv_jobs_t *jobs, const srv_plan_params_t *p, const char *key, mp_graph_t **graph,
                          const char *graph_json, size_t graph_json_len, srv_job_t **job, char **result,
-                         size_t *result_len, char result_job_id[33]) {
-  return srv__submit(jobs, SRV_JOB_PLAN, p, key, graph, graph_json, graph_json_len, job, result, result_len,
-                     result_job_id, NULL, 0, 0);
+                         size_t *result_len, char result_job_id[33], char handle_id[33]) {
+  int attempt, rc = SRV_ESTORE;
+  handle_id[0] = '\0';
+  for (attempt = 0; attempt < 3; attempt++) {
+    srv_job_row_t h;
+    /* After a failed join, the embedded store starts a job of its own (the
+     * one it met is being cancelled); a shared store's unique key makes it
+     * meet that one until it has ended. */
+    rc = srv__submit(jobs, SRV_JOB_PLAN, attempt == 0 || jobs->shared, p, key, graph, graph_json, graph_json_len,
+                     job, result, result_len, result_job_id, NULL, 0, 0);
+    if (rc == SRV_SUBMIT_QUEUED) memcpy(handle_id, (*job)->id, 33);
+    if (rc != SRV_SUBMIT_JOINED) return rc;
+    /* Joined: a handle of its own on the job, owned by the submitter. */
+    memset(&h, 0, sizeof(h));
+    srv_random_hex(h.id, 16);
+    memcpy(h.owner, p->owner, sizeof(h.owner));
+    memcpy(h.request_id, p->request_id, sizeof(h.request_id));
+    h.created_ms = srv_now_ms();
+    rc = srv_store_add_handle(jobs->cfg.store, &h, (*job)->id);
+    if (rc == 0) {
+      memcpy(handle_id, h.id, 33);
+      return SRV_SUBMIT_JOINED;
+    }
+    srv_job_unref(*job);
+    *job = NULL;
+    if (rc != SRV_ECONFLICT) return rc == SRV_ENOSPACE ? rc : SRV_ESTORE;
+  }
+  return SRV_ESTORE;
 }
 
 int srv_jobs_submit_frontier(srv_jobs_t *jobs, const srv_plan_params_t *fp, const char *key,
@@ -852,7 +878,7 @@ int srv_jobs_submit_frontier(srv_jobs_t *jobs, const srv_plan_params_t *fp, cons
   p.device = fp->device;
   /* A frontier's graph is already in the store when it came by hash; a
    * graph sent inline is stored by the caller (routes.c). */
-  return srv__submit(jobs, SRV_JOB_FRONTIER, &p, key, graph, NULL, 0, job, result, result_len, NULL, budgets,
+  return srv__submit(jobs, SRV_JOB_FRONTIER, 1, &p, key, graph, NULL, 0, job, result, result_len, NULL, budgets,
                      n_budgets, least);
 }
 

@@ -26,8 +26,9 @@
  * of that in a few lines, and leave the libuv loop to signals and timers.
  *
  * Identical work is shared: while a job with a given cache key is queued or
- * running, a second submission with the same key joins it (same id) instead
- * of computing again.
+ * running, a second submission with the same key joins it instead of
+ * computing again, under a handle of its own (its own plan id and owner:
+ * store.h). A job is cancelled when its last live handle is.
  *
  * With a shared store (srv_store_shared: PostgreSQL, several replicas) the
  * store's jobs table is the plans' queue for every replica: a submission
@@ -109,10 +110,12 @@ enum { SRV_SUBMIT_CACHED = 1, SRV_SUBMIT_JOINED = 2, SRV_SUBMIT_QUEUED = 3 };
  * CACHED: *result (malloc'd) and result_job_id are set. JOINED / QUEUED:
  * *job is a new reference. Errors: SRV_EFULL, SRV_EDRAINING, SRV_ESTORE,
  * SRV_ENOMEM, SRV_ECLIENTFULL (p->client has its share queued), SRV_ENOSPACE
- * (the store is full). */
+ * (the store is full). handle_id receives the submission's own plan id:
+ * the new job's (QUEUED), or a new handle's on the joined job (JOINED,
+ * owned by p->owner: srv_store_add_handle); "" when CACHED. */
 int srv_jobs_submit_plan(srv_jobs_t *jobs, const srv_plan_params_t *p, const char *key, mp_graph_t **graph,
                          const char *graph_json, size_t graph_json_len, srv_job_t **job, char **result,
-                         size_t *result_len, char result_job_id[33]);
+                         size_t *result_len, char result_job_id[33], char handle_id[33]);
 
 /* Submit a frontier computation for p's graph_hash, solver, swap and
  * device under `key`, which must be srv_keys_frontier(p); or, with budgets

@@ -24,6 +24,7 @@ typedef struct srv_plan_params_s {
   int timeline;
   char request_id[80];
   char client[68];           /* who asked (http.h srv_req_client): the queue is fair between clients */
+  char owner[68];            /* whose plan it is (http.h srv_req_owner): its handle's owner */
   int swap;                  /* data migration on (1 for the swap solvers) */
   mp_device_t device;        /* the device model; every field is in the keys */
 } srv_plan_params_t;

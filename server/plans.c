@@ -87,7 +87,8 @@ static int srv__answer_result(srv_server_t *s, const srv_plan_params_t *p, const
     json_decref(o);
     return SRV_EBADRESULT;
   }
-  if (result_job[0]) json_object_set_new(o, "id", json_string(result_job));
+  /* No id: the plan that computed it may be another principal's. */
+  (void)result_job;
   json_object_set_new(o, "status", json_string("done"));
   json_object_set_new(o, "graph_hash", json_string(p->graph_hash));
   json_object_set_new(o, "cache", json_string("hit"));
@@ -127,7 +128,7 @@ int srv_plans_submit(srv_server_t *s, const srv_plan_params_t *p, mp_graph_t **g
    * SRV_SUBMIT_CACHED) needs no graph. */
   if (*graph && srv_graphs_render_new(s, *graph, p->graph_hash, &canon, &canon_len) != 0) return SRV_ENOMEM;
   rc = srv_jobs_submit_plan(s->jobs, p, plan_key, graph, canon, canon_len, &sub->job, &result, &result_len,
-                            result_job);
+                            result_job, sub->id);
   free(canon);
   if (rc == SRV_SUBMIT_CACHED) {
     sub->cache = "hit";
@@ -189,7 +190,7 @@ static json_t *srv__result_summary(srv_server_t *s, const char *id) {
   {
     srv_job_row_t row;
     json_t *res = NULL;
-    if (srv_store_get_job(s->store, id, &row) != 0) return NULL;
+    if (srv_store_get_plan(s->store, id, &row) != 0) return NULL;
     if (strcmp(row.status, "done") == 0 && srv_results_get(s->cache, s->store, row.result_key, &text, &len, NULL) == 0)
       res = json_loadb(text, len, 0, NULL);
     free(text);
@@ -217,6 +218,7 @@ static int srv__list_entry(srv_server_t *s, json_t *row) {
   const char *id = json_string_value(json_object_get(row, "id"));
   const char *st = json_string_value(json_object_get(row, "status"));
   const char *hash = json_string_value(json_object_get(row, "graph_hash"));
+  const char *job_id = json_string_value(json_object_get(row, "_job"));
   static const char *const figures[] = {"feasible", "peak_bytes", "overhead_pct", "solver_used",
                                         "min_feasible_budget"};
   json_t *sum = NULL, *name;
@@ -233,8 +235,8 @@ static int srv__list_entry(srv_server_t *s, json_t *row) {
     }
   }
   json_decref(sum);
-  if (strcmp(st, "running") == 0) {
-    srv_job_t *job = srv_jobs_find(s->jobs, id);
+  if (strcmp(st, "running") == 0 && job_id) {
+    srv_job_t *job = srv_jobs_find(s->jobs, job_id);
     json_t *pr = job ? srv_job_progress_json(job) : NULL;
     srv_job_unref(job);
     if (pr) json_object_set_new(row, "progress", pr);
@@ -260,16 +262,26 @@ static void srv__attach_result(srv_server_t *s, json_t *view, const char *key, i
   }
 }
 
-/* The API view of a plan: parameters, status, timings, error and (when
- * done) the result. *final says whether it reached a final status. NULL
- * when unknown (404) or out of memory (*oom). */
-static json_t *srv__plan_view(srv_server_t *s, const char *id, int with_timeline, int *final, int *oom,
+/* Show the in-memory view of a job as handle `row` sees it: its own id,
+ * owner, submission time and request id. 0 or -1 (out of memory). */
+static int srv__as_handle(json_t *view, const srv_job_row_t *row) {
+  if (mp_json_set(view, "id", json_string(row->id)) || mp_json_set(view, "owner", json_string(row->owner)) ||
+      mp_json_set(view, "created_ms", mp_json_number(row->created_ms)) ||
+      mp_json_set(view, "created_at", srv_rfc3339(row->created_ms)))
+    return -1;
+  if (row->request_id[0]) return mp_json_set(view, "request_id", json_string(row->request_id));
+  json_object_del(view, "request_id");
+  return 0;
+}
+
+/* The API view of plan `row` (read through its handle): parameters,
+ * status, timings, error and (when done) the result. *final says whether
+ * it reached a final status. NULL when out of memory. */
+static json_t *srv__plan_view(srv_server_t *s, const srv_job_row_t *row, int with_timeline, int *final,
                               int *keep) {
-  srv_job_t *job = srv_jobs_find(s->jobs, id);
-  srv_job_row_t row;
+  srv_job_t *job = row->handle_cancelled ? NULL : srv_jobs_find(s->jobs, row->job_id);
   json_t *view;
   *final = 0;
-  *oom = 0;
   *keep = 1;
   if (job) {
     int fin = srv_job_is_final(job);
@@ -283,45 +295,86 @@ static json_t *srv__plan_view(srv_server_t *s, const char *id, int with_timeline
       srv_job_unref(job);
       *final = fin;
       *keep = 0; /* the row will say more (or differ in its timings) */
-      if (view == NULL) *oom = 1;
-      else srv__drop_run_alias(view);
+      if (view && srv__as_handle(view, row) != 0) {
+        json_decref(view);
+        view = NULL;
+      }
+      if (view) srv__drop_run_alias(view);
       return view;
     }
     srv_job_unref(job); /* finished: the store row is authoritative */
   }
-  if (srv_store_get_job(s->store, id, &row) != 0) return NULL;
-  view = srv_job_row_to_json(&row);
-  if (view == NULL) {
-    srv_job_row_clear(&row);
-    *oom = 1;
+  view = srv_job_row_to_json(row);
+  if (view == NULL || mp_json_set(view, "owner", json_string(row->owner))) {
+    json_decref(view);
     return NULL;
   }
   srv__drop_run_alias(view);
-  if (row.started_ms > 0)
-    json_object_set_new(view, "queue_ms", mp_json_number(row.started_ms - row.created_ms));
-  *final = strcmp(row.status, "done") == 0 || strcmp(row.status, "failed") == 0 ||
-           strcmp(row.status, "cancelled") == 0;
-  if (strcmp(row.status, "done") == 0) srv__attach_result(s, view, row.result_key, with_timeline);
-  srv_job_row_clear(&row);
+  /* a handle that joined a running job was queued for no time */
+  if (row->started_ms > 0)
+    json_object_set_new(view, "queue_ms",
+                        mp_json_number(row->started_ms > row->created_ms ? row->started_ms - row->created_ms : 0));
+  *final = strcmp(row->status, "done") == 0 || strcmp(row->status, "failed") == 0 ||
+           strcmp(row->status, "cancelled") == 0;
+  if (strcmp(row->status, "done") == 0) srv__attach_result(s, view, row->result_key, with_timeline);
   return view;
+}
+
+/* Plan `id` read through its handle, when `who` may see it: 0 with *row,
+ * SRV_ENOTFOUND (also when it is another's), SRV_ESTORE, SRV_ENOMEM. */
+static int srv__plan_row(srv_server_t *s, const char *id, const srv_viewer_t *who, srv_job_row_t *row) {
+  int rc = srv_store_get_plan(s->store, id, row);
+  if (rc != 0) return rc;
+  if (!who->all && strcmp(row->owner, who->owner) != 0) {
+    srv_job_row_clear(row);
+    return SRV_ENOTFOUND;
+  }
+  return 0;
+}
+
+/* Whether `who` may see plan `id`, from the cache's "own|<id>" (a plan's
+ * owner never changes) or the store: 0, SRV_ENOTFOUND or SRV_ESTORE. */
+static int srv__may_see(srv_server_t *s, const char *id, const srv_viewer_t *who) {
+  char key[80], *text = NULL;
+  size_t len;
+  int same;
+  srv_job_row_t row;
+  if (who->all) return 0;
+  snprintf(key, sizeof(key), "own|%s", id);
+  if (srv_cache_get(s->cache, key, &text, &len) == 0) {
+    same = len == strlen(who->owner) && memcmp(text, who->owner, len) == 0;
+    free(text);
+    return same ? 0 : SRV_ENOTFOUND;
+  }
+  if (srv_store_get_plan(s->store, id, &row) != 0) return SRV_ENOTFOUND;
+  srv_cache_put_tagged(s->cache, key, id, row.owner, strlen(row.owner)); /* best effort */
+  same = strcmp(row.owner, who->owner) == 0;
+  srv_job_row_clear(&row);
+  return same ? 0 : SRV_ENOTFOUND;
 }
 
 /* A finished plan never changes, so its rendered view is kept in the LRU
  * cache: a repeated GET (dashboards, pollers) is a lookup, with no store
- * read, no JSON parse and no serialisation. */
-int srv_plans_view(srv_server_t *s, const char *id, int timeline, srv_plan_view_t *v, char graph_hash[65]) {
-  int final, oom, keep;
+ * read, no JSON parse and no serialisation (a principal that sees only its
+ * own plans first has the owner checked, from the cache too). */
+int srv_plans_view(srv_server_t *s, const char *id, const srv_viewer_t *who, int timeline, srv_plan_view_t *v,
+                   char graph_hash[65]) {
+  int final, keep, rc;
   char key[160];
   json_t *view;
   const char *h;
+  srv_job_row_t row;
   memset(v, 0, sizeof(*v));
+  if (srv__may_see(s, id, who) != 0) return SRV_ENOTFOUND;
   snprintf(key, sizeof(key), "view|%s|%d", id, timeline);
   if (srv_cache_get_blob(s->cache, key, &v->blob) == 0) {
     srv__hash_from_text(v->blob->data, graph_hash);
     return 0;
   }
-  view = srv__plan_view(s, id, timeline, &final, &oom, &keep);
-  if (view == NULL) return oom ? SRV_ENOMEM : SRV_ENOTFOUND;
+  if ((rc = srv__plan_row(s, id, who, &row)) != 0) return rc == SRV_ENOMEM ? rc : SRV_ENOTFOUND;
+  view = srv__plan_view(s, &row, timeline, &final, &keep);
+  srv_job_row_clear(&row);
+  if (view == NULL) return SRV_ENOMEM;
   h = json_string_value(json_object_get(view, "graph_hash"));
   if (h) {
     snprintf(graph_hash, 65, "%s", h);
@@ -339,8 +392,12 @@ int srv_plans_view(srv_server_t *s, const char *id, int timeline, srv_plan_view_
   return 0;
 }
 
-srv_job_t *srv_plans_unfinished(srv_server_t *s, const char *id) {
-  srv_job_t *job = srv_jobs_find(s->jobs, id);
+srv_job_t *srv_plans_unfinished(srv_server_t *s, const char *id, const srv_viewer_t *who) {
+  srv_job_row_t row;
+  srv_job_t *job;
+  if (srv__plan_row(s, id, who, &row) != 0) return NULL;
+  job = row.handle_cancelled ? NULL : srv_jobs_find(s->jobs, row.job_id);
+  srv_job_row_clear(&row);
   if (job && srv_job_is_final(job)) {
     srv_job_unref(job);
     return NULL;
@@ -348,30 +405,43 @@ srv_job_t *srv_plans_unfinished(srv_server_t *s, const char *id) {
   return job;
 }
 
-int srv_plans_cancel(srv_server_t *s, const char *id, int *was_running) {
-  srv_job_t *job = srv_jobs_find(s->jobs, id);
+int srv_plans_cancel(srv_server_t *s, const char *id, const srv_viewer_t *who, int *was_running) {
+  srv_job_row_t row;
+  srv_job_t *job;
+  int rc, remaining = 0;
   *was_running = 0;
-  if (job) {
+  if ((rc = srv__plan_row(s, id, who, &row)) != 0) return rc == SRV_ESTORE ? rc : SRV_ENOTFOUND;
+  rc = srv_store_cancel_handle(s->store, id, srv_now_ms(), &remaining);
+  if (rc != 0 || remaining > 0) {
+    /* Another handle still needs the job: this one alone is cancelled. */
+    srv_job_row_clear(&row);
+    return rc;
+  }
+  if ((job = srv_jobs_find(s->jobs, row.job_id)) != NULL) {
     srv_job_snapshot_t snap;
     srv_job_snapshot(job, &snap);
     *was_running = snap.status == SRV_JOB_RUNNING;
     srv_job_unref(job);
   }
-  return srv_jobs_cancel(s->jobs, id);
+  rc = srv_jobs_cancel(s->jobs, row.job_id);
+  srv_job_row_clear(&row);
+  /* It ended meanwhile: the handle is cancelled all the same. */
+  return rc == SRV_ECONFLICT || rc == SRV_ENOTFOUND ? 0 : rc;
 }
 
-int srv_plans_list(srv_server_t *s, const char *status, unsigned limit, const char *after, json_t **out) {
+int srv_plans_list(srv_server_t *s, const srv_viewer_t *who, const char *status, unsigned limit, const char *after,
+                   json_t **out) {
   long long before = 0, last = 0;
   json_t *arr, *o;
   *out = NULL;
   if (after) {
     srv_job_row_t row;
-    if (srv_store_get_job(s->store, after, &row) != 0) return SRV_ENOTFOUND;
+    if (srv__plan_row(s, after, who, &row) != 0) return SRV_ENOTFOUND;
     before = row.seq;
     srv_job_row_clear(&row);
   }
   arr = json_array();
-  if (arr == NULL || srv_store_list_jobs(s->store, status, limit, before, arr, &last) != 0) {
+  if (arr == NULL || srv_store_list_jobs(s->store, who->all ? NULL : who->owner, status, limit, before, arr, &last) != 0) {
     json_decref(arr);
     return SRV_ESTORE;
   }
@@ -390,6 +460,7 @@ int srv_plans_list(srv_server_t *s, const char *status, unsigned limit, const ch
         json_decref(o);
         return SRV_ENOMEM;
       }
+      json_object_del(row, "_job"); /* the job's id is not the API's */
     }
   }
   json_object_set_new(o, "plans", arr);

@@ -26,6 +26,15 @@
 #include "jobs.h"
 #include "server.h"
 
+/* Who reads: the owner whose plans it may see (a principal's name, "" with
+ * no token file), and whether it sees everyone's (http.h sees_all). A plan
+ * another may not see is answered as unknown (SRV_ENOTFOUND), so that its
+ * existence does not show. */
+typedef struct srv_viewer_s {
+  const char *owner;
+  int all;
+} srv_viewer_t;
+
 /* One POST /v1/plans on its way through the service; filled by
  * srv_plans_lookup_body, then srv_plans_submit. */
 typedef struct srv_plan_submit_s {
@@ -37,8 +46,10 @@ typedef struct srv_plan_submit_s {
   char *text;               /* rendered now (malloc'd, the caller's) */
   size_t len;
   /* SRV_SUBMIT_JOINED or SRV_SUBMIT_QUEUED: the plan's job (a reference,
-   * the caller's) */
+   * the caller's), and the submission's own plan id (its handle: the job's
+   * id when it started the job, a new one when it joined) */
   srv_job_t *job;
+  char id[33];
 } srv_plan_submit_t;
 
 /* Before the body is parsed: SRV_EDRAINING while shutting down; then
@@ -52,7 +63,7 @@ int srv_plans_lookup_body(srv_server_t *s, const char *body, size_t len, srv_pla
  * as *graph, or one the store holds, *graph NULL). *graph is taken over
  * (set to NULL) when a job is created; otherwise it stays the caller's.
  * Returns SRV_SUBMIT_CACHED (sub->blob or sub->text), SRV_SUBMIT_JOINED or
- * SRV_SUBMIT_QUEUED (sub->job), or SRV_EFULL, SRV_EDRAINING, SRV_ESTORE,
+ * SRV_SUBMIT_QUEUED (sub->job, sub->id, owned by p->owner), or SRV_EFULL, SRV_EDRAINING, SRV_ESTORE,
  * SRV_ENOMEM, SRV_EBADRESULT (a kept result does not read back). sub->cache
  * is set whenever a cache answered, even when rendering then failed. */
 int srv_plans_submit(srv_server_t *s, const srv_plan_params_t *p, mp_graph_t **graph, srv_plan_submit_t *sub);
@@ -65,25 +76,30 @@ typedef struct srv_plan_view_s {
   json_t *pending;          /* not final yet (a new reference) */
 } srv_plan_view_t;
 
-/* The view of plan `id`, with the result's timeline when `timeline`.
- * 0, SRV_ENOTFOUND or SRV_ENOMEM. graph_hash receives the graph the view
- * names, for the request log (left alone when it names none). */
-int srv_plans_view(srv_server_t *s, const char *id, int timeline, srv_plan_view_t *v, char graph_hash[65]);
+/* The view of plan `id` as `who` may see it, with the result's timeline
+ * when `timeline`. 0, SRV_ENOTFOUND or SRV_ENOMEM. graph_hash receives the
+ * graph the view names, for the request log (left alone when it names
+ * none). */
+int srv_plans_view(srv_server_t *s, const char *id, const srv_viewer_t *who, int timeline, srv_plan_view_t *v,
+                   char graph_hash[65]);
 
 /* Plan `id` when it is queued or running (a new reference), to wait for;
  * NULL when it is unknown or finished. */
-srv_job_t *srv_plans_unfinished(srv_server_t *s, const char *id);
+srv_job_t *srv_plans_unfinished(srv_server_t *s, const char *id, const srv_viewer_t *who);
 
-/* Cancel plan `id`: 0 when cancelled, or when the cancel was only
- * requested because it is running (*was_running); SRV_ENOTFOUND;
+/* Cancel plan `id` (its handle): 0 when cancelled, or when the cancel was
+ * only requested because it is running (*was_running). The computation
+ * stops only when no other plan handle still needs it; otherwise this
+ * handle alone is cancelled. SRV_ENOTFOUND (also: not `who`'s);
  * SRV_ECONFLICT when it already finished; SRV_ESTORE. */
-int srv_plans_cancel(srv_server_t *s, const char *id, int *was_running);
+int srv_plans_cancel(srv_server_t *s, const char *id, const srv_viewer_t *who, int *was_running);
 
-/* A page of at most `limit` plans, newest first, filtered by `status`
+/* A page of at most `limit` of the plans `who` may see, newest first, filtered by `status`
  * (NULL: all), older than plan `after` (NULL: from the newest), as
  * {"plans": [...], "next": the last id when the page is full, else null}.
  * 0 with *out (a new reference); SRV_ENOTFOUND when `after` names no plan;
  * SRV_ESTORE; SRV_ENOMEM. */
-int srv_plans_list(srv_server_t *s, const char *status, unsigned limit, const char *after, json_t **out);
+int srv_plans_list(srv_server_t *s, const srv_viewer_t *who, const char *status, unsigned limit, const char *after,
+                   json_t **out);
 
 #endif

@@ -176,10 +176,19 @@ static enum MHD_Result srv__failed(srv_req_t *r, int rc, const char *unreadable)
 
 /* ---- plans ---- */
 
+/* Whose plans the request may see (plans.h). */
+static srv_viewer_t srv__viewer(const srv_req_t *r) {
+  srv_viewer_t who;
+  who.owner = srv_req_owner(r);
+  who.all = r->sees_all;
+  return who;
+}
+
 /* Answer with the plan's current view: 200 when final, else `pending`. */
 static enum MHD_Result srv__answer_plan(srv_req_t *r, const char *id, int with_timeline, unsigned pending) {
   srv_plan_view_t v;
-  int rc = srv_plans_view(r->srv, id, with_timeline, &v, r->graph_hash);
+  srv_viewer_t who = srv__viewer(r);
+  int rc = srv_plans_view(r->srv, id, &who, with_timeline, &v, r->graph_hash);
   if (rc == SRV_ENOMEM) return srv_respond_error(r, 500, "internal", "", "out of memory");
   if (rc != 0) return srv_respond_error(r, 404, "not_found", "$.id", "no plan with id %s", id);
   if (v.blob) return srv_respond_blob(r, 200, v.blob);
@@ -233,13 +242,15 @@ static int srv__plan_parse(srv_req_t *r, json_t *root, mp_plan_request_t *req, s
   p->device = req->device;
   snprintf(p->request_id, sizeof(p->request_id), "%s", r->request_id);
   srv_req_client(r, p->client);
+  snprintf(p->owner, sizeof(p->owner), "%s", srv_req_owner(r));
   return 0;
 }
 
 /* The answer to a plan that is queued or running (`rc` says whether it was
  * joined): with "wait", its view when it finishes or the time is up;
  * otherwise 202 with where to find it. */
-static enum MHD_Result srv__plan_accepted(srv_req_t *r, srv_job_t *job, int rc, const mp_plan_request_t *req) {
+static enum MHD_Result srv__plan_accepted(srv_req_t *r, srv_job_t *job, const char *id, int rc,
+                                          const mp_plan_request_t *req) {
   srv_job_snapshot_t snap;
   char loc[64], *text;
   const char *st;
@@ -247,16 +258,17 @@ static enum MHD_Result srv__plan_accepted(srv_req_t *r, srv_job_t *job, int rc, 
   enum MHD_Result ret;
   srv_job_snapshot(job, &snap);
   if (req->wait_s > 0 && !srv_job_is_final(job))
-    return srv__wait_plan(r, job, snap.id, req->timeline, 202, req->wait_s);
-  if (req->wait_s > 0) return srv__answer_plan(r, snap.id, req->timeline, 202);
+    return srv__wait_plan(r, job, id, req->timeline, 202, req->wait_s);
+  if (req->wait_s > 0) return srv__answer_plan(r, id, req->timeline, 202);
   /* A new job is reported as accepted ("queued") even if a worker already
-   * picked it up; a joined one with its current status. */
+   * picked it up; a joined one with its current status. The id is this
+   * submission's own (a joined job's is another's). */
   st = rc == SRV_SUBMIT_QUEUED ? "queued" : srv_job_status_name(snap.status);
-  o = json_pack("{s:s,s:s,s:s,s:b}", "id", snap.id, "status", st, "graph_hash", snap.graph_hash, "deduplicated",
+  o = json_pack("{s:s,s:s,s:s,s:b}", "id", id, "status", st, "graph_hash", snap.graph_hash, "deduplicated",
                 rc == SRV_SUBMIT_JOINED);
   text = o ? json_dumps(o, JSON_COMPACT) : NULL;
   json_decref(o);
-  snprintf(loc, sizeof(loc), "/v1/plans/%s", snap.id);
+  snprintf(loc, sizeof(loc), "/v1/plans/%s", id);
   if (text == NULL) return srv_respond_error(r, 500, "internal", "", "out of memory");
   ret = srv_respond_bytes(r, 202, SRV__JSON, text, strlen(text), "Location", loc);
   free(text);
@@ -286,7 +298,7 @@ static enum MHD_Result srv__plans_post(srv_req_t *r) {
     else if (rc == SRV_SUBMIT_CACHED)
       ret = sub.blob ? srv_respond_blob(r, 200, sub.blob) : srv_respond_text_owned(r, 200, sub.text, sub.len);
     else
-      ret = srv__plan_accepted(r, sub.job, rc, &req);
+      ret = srv__plan_accepted(r, sub.job, sub.id, rc, &req);
     srv_job_unref(sub.job);
   }
   mp_graph_free(g);
@@ -320,9 +332,10 @@ static enum MHD_Result srv__plan_get(srv_req_t *r) {
   double wait;
   int timeline = srv__parse_bool_arg(r, "timeline", 0);
   srv_job_t *job;
+  srv_viewer_t who = srv__viewer(r);
   if (!srv__is_id(id)) return srv_respond_error(r, 404, "not_found", "$.id", "no plan with id %.64s", id);
   if (srv__parse_wait(r, &wait, &ret) != 0) return ret;
-  if (wait > 0 && (job = srv_plans_unfinished(r->srv, id)) != NULL) {
+  if (wait > 0 && (job = srv_plans_unfinished(r->srv, id, &who)) != NULL) {
     ret = srv__wait_plan(r, job, id, timeline, 200, wait);
     srv_job_unref(job);
     return ret;
@@ -333,8 +346,9 @@ static enum MHD_Result srv__plan_get(srv_req_t *r) {
 static enum MHD_Result srv__plan_delete(srv_req_t *r) {
   const char *id = r->params[0];
   int rc, running;
+  srv_viewer_t who = srv__viewer(r);
   if (!srv__is_id(id)) return srv_respond_error(r, 404, "not_found", "$.id", "no plan with id %.64s", id);
-  rc = srv_plans_cancel(r->srv, id, &running);
+  rc = srv_plans_cancel(r->srv, id, &who, &running);
   if (rc == SRV_ENOTFOUND) return srv_respond_error(r, 404, "not_found", "$.id", "no plan with id %s", id);
   if (rc == SRV_ECONFLICT)
     return srv_respond_error(r, 409, "already_finished", "$.id", "the plan %s already finished", id);
@@ -363,7 +377,10 @@ static enum MHD_Result srv__plans_list(srv_req_t *r) {
   }
   if (after && after[0] == '\0') after = NULL;
   if (after && !srv__is_id(after)) rc = SRV_ENOTFOUND;
-  else rc = srv_plans_list(r->srv, status, (unsigned)limit, after, &o);
+  else {
+    srv_viewer_t who = srv__viewer(r);
+    rc = srv_plans_list(r->srv, &who, status, (unsigned)limit, after, &o);
+  }
   if (rc == SRV_ENOTFOUND)
     return srv_respond_error(r, 400, "invalid_query", "?after", "after must be the id of a plan");
   if (rc == SRV_ENOMEM) return srv_respond_error(r, 500, "internal", "", "out of memory");

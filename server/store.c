@@ -49,9 +49,21 @@ int srv_store_pending_jobs(srv_store_t *st, srv_job_row_t **rows, size_t *n) {
   return st->ops->pending_jobs(st, rows, n);
 }
 
-int srv_store_list_jobs(srv_store_t *st, const char *status, unsigned limit, long long before_seq,
-                        json_t *arr, long long *last_seq) {
-  return st->ops->list_jobs(st, status, limit, before_seq, arr, last_seq);
+int srv_store_list_jobs(srv_store_t *st, const char *owner, const char *status, unsigned limit,
+                        long long before_seq, json_t *arr, long long *last_seq) {
+  return st->ops->list_jobs(st, owner, status, limit, before_seq, arr, last_seq);
+}
+
+int srv_store_get_plan(srv_store_t *st, const char *id, srv_job_row_t *row) {
+  return st->ops->get_plan(st, id, row);
+}
+
+int srv_store_add_handle(srv_store_t *st, const srv_job_row_t *handle, const char *job_id) {
+  return st->ops->add_handle(st, handle, job_id);
+}
+
+int srv_store_cancel_handle(srv_store_t *st, const char *id, double now_ms, int *remaining) {
+  return st->ops->cancel_handle(st, id, now_ms, remaining);
 }
 
 int srv_store_count_status(srv_store_t *st, uint64_t counts[5]) { return st->ops->count_status(st, counts); }
@@ -123,7 +135,7 @@ void srv_job_row_clear(srv_job_row_t *row) {
 }
 
 /* Milliseconds since the epoch as RFC 3339 UTC with milliseconds. */
-static json_t *srv__rfc3339(double ms) {
+json_t *srv_rfc3339(double ms) {
   char buf[96];
   time_t secs = (time_t)(ms / 1000.0);
   struct tm tm;
@@ -138,9 +150,9 @@ json_t *srv_job_row_to_json(const srv_job_row_t *r) {
   if (o == NULL) return NULL;
   /* Dashboards read the RFC 3339 times and solve_ms; the *_ms epoch
    * figures are kept for programs. */
-  if (mp_json_set(o, "created_at", srv__rfc3339(r->created_ms)) ||
-      (r->started_ms > 0 && mp_json_set(o, "started_at", srv__rfc3339(r->started_ms))) ||
-      (r->finished_ms > 0 && mp_json_set(o, "finished_at", srv__rfc3339(r->finished_ms))) ||
+  if (mp_json_set(o, "created_at", srv_rfc3339(r->created_ms)) ||
+      (r->started_ms > 0 && mp_json_set(o, "started_at", srv_rfc3339(r->started_ms))) ||
+      (r->finished_ms > 0 && mp_json_set(o, "finished_at", srv_rfc3339(r->finished_ms))) ||
       (r->started_ms > 0 && r->finished_ms > 0 &&
        mp_json_set(o, "solve_ms", mp_json_number(r->finished_ms - r->started_ms)))) {
     json_decref(o);
@@ -170,3 +182,13 @@ json_t *srv_job_row_to_json(const srv_job_row_t *r) {
   return o;
 }
 
+
+json_t *srv_plan_row_to_json(const srv_job_row_t *row) {
+  json_t *o = srv_job_row_to_json(row);
+  if (o && (json_object_set_new(o, "owner", json_string(row->owner)) != 0 ||
+            json_object_set_new(o, "_job", json_string(row->job_id)) != 0)) {
+    json_decref(o);
+    return NULL;
+  }
+  return o;
+}

@@ -3,7 +3,15 @@
  * The store holds
  *
  *   graphs   canonical native JSON of every submitted graph, by hash
- *   jobs     every accepted plan: parameters, status, timings, error
+ *   jobs     every accepted computation: parameters, status, timings, error,
+ *            and how many handles still need it
+ *   handles  every submission: a plan as its submitter sees it, with its own
+ *            id, owner (the principal), time and request id, naming the job
+ *            that computes it. The first submission's handle has the job's
+ *            id; an identical submission while that job is in flight gets a
+ *            handle of its own on the same job. A handle cancelled alone
+ *            shows as cancelled while the job goes on for the others; the
+ *            job is cancelled with its last live handle.
  *   results  plan results and frontiers (serialised JSON) by cache key
  *
  * A job row is committed before the client hears 202: that is what lets a
@@ -54,6 +62,9 @@ typedef struct srv_job_row_s {
   char *error;              /* JSON text {"code","message"} or NULL; owned */
   char request_id[80];
   char client[68];          /* who submitted it: the queue is fair between clients */
+  char owner[68];           /* the handle's principal ("" without a token file) */
+  char job_id[33];          /* read through a handle (get_plan, list_jobs): the job computing it */
+  int handle_cancelled;     /* read through a handle: that handle alone was cancelled */
   /* shared stores only (zero in SQLite) */
   int attempts;             /* claims so far, this one included */
   int cancel_requested;     /* a client asked to cancel it while it ran */
@@ -98,8 +109,11 @@ typedef struct srv_store_ops_s {
                     const char *error_json);
   int (*get_job)(srv_store_t *st, const char *id, srv_job_row_t *row);
   int (*pending_jobs)(srv_store_t *st, srv_job_row_t **rows, size_t *n);
-  int (*list_jobs)(srv_store_t *st, const char *status, unsigned limit, long long before_seq, json_t *arr,
-                   long long *last_seq);
+  int (*list_jobs)(srv_store_t *st, const char *owner, const char *status, unsigned limit, long long before_seq,
+                   json_t *arr, long long *last_seq);
+  int (*get_plan)(srv_store_t *st, const char *id, srv_job_row_t *row);
+  int (*add_handle)(srv_store_t *st, const srv_job_row_t *handle, const char *job_id);
+  int (*cancel_handle)(srv_store_t *st, const char *id, double now_ms, int *remaining);
   int (*count_status)(srv_store_t *st, uint64_t counts[5]);
   int (*put_graph)(srv_store_t *st, const char *hash, const char *json, size_t len, size_t n_nodes);
   int (*get_graph)(srv_store_t *st, const char *hash, char **json, size_t *len);
@@ -175,8 +189,8 @@ int srv_store_probe(srv_store_t *st);
 int srv_store_sweep(srv_store_t *st, double before_ms, double keep_after_ms, uint64_t max_bytes,
                     srv_sweep_deleted_fn deleted, void *arg, srv_sweep_stats_t *out);
 
-/* Record an accepted job and, when graph_json is not NULL, its graph, in
- * one transaction. Fills row->seq. 0 or SRV_ESTORE. A shared store also
+/* Record an accepted job, its first handle (the same id, row->owner) and,
+ * when graph_json is not NULL, its graph, in one transaction. Fills row->seq. 0 or SRV_ESTORE. A shared store also
  * deduplicates and bounds its queue: SRV_ECONFLICT when a job with the
  * same result_key is queued or running (its id in joined_id), SRV_EFULL
  * when max_queued (0: no bound) jobs are already queued, SRV_ECLIENTFULL
@@ -192,10 +206,26 @@ int srv_store_get_job(srv_store_t *st, const char *id, srv_job_row_t *row);
 /* Jobs that were queued or running, oldest first (*rows malloc'd; clear
  * each row and free the array). */
 int srv_store_pending_jobs(srv_store_t *st, srv_job_row_t **rows, size_t *n);
-/* A page of jobs, newest first, with seq < before_seq (0: from the newest),
- * filtered by status when not NULL. Appends row summaries to `arr`. */
-int srv_store_list_jobs(srv_store_t *st, const char *status, unsigned limit, long long before_seq,
-                        json_t *arr, long long *last_seq);
+/* A page of plans (handles), newest first, with seq < before_seq (0: from
+ * the newest), owned by `owner` (NULL: anyone's), filtered by status when
+ * not NULL. Appends row summaries to `arr` (each with "owner", and
+ * "_job", the computing job's id, which the caller removes). */
+int srv_store_list_jobs(srv_store_t *st, const char *owner, const char *status, unsigned limit,
+                        long long before_seq, json_t *arr, long long *last_seq);
+/* Plan `id` (a handle) as its submitter sees it: the job's row with the
+ * handle's id, seq, owner, created_ms and request_id, job_id the job's
+ * id, and status "cancelled" (finished at the cancel) when the handle alone
+ * was cancelled. 0, SRV_ENOTFOUND, SRV_ESTORE. */
+int srv_store_get_plan(srv_store_t *st, const char *id, srv_job_row_t *row);
+/* A new handle (handle->id, owner, created_ms, request_id) on job `job_id`,
+ * which must be queued or running and still needed by a live handle: 0,
+ * SRV_ECONFLICT (it is not: its last handle was cancelled, or it ended),
+ * SRV_ENOSPACE, SRV_ESTORE. */
+int srv_store_add_handle(srv_store_t *st, const srv_job_row_t *handle, const char *job_id);
+/* Cancel handle `id` alone: 0 with *remaining the live handles its job
+ * still has (0: cancel the job too); SRV_ENOTFOUND; SRV_ECONFLICT when
+ * the handle was cancelled before or its job ended; SRV_ESTORE. */
+int srv_store_cancel_handle(srv_store_t *st, const char *id, double now_ms, int *remaining);
 /* Counts by status: queued, running, done, failed, cancelled. */
 int srv_store_count_status(srv_store_t *st, uint64_t counts[5]);
 
@@ -246,5 +276,10 @@ int srv_store_pg_open(const char *uri, unsigned pool, srv_store_t **out, char *e
 
 /* A job row as the API shows it (without the result). New reference. */
 json_t *srv_job_row_to_json(const srv_job_row_t *row);
+/* Unix milliseconds as RFC 3339 text in UTC (a new reference). */
+json_t *srv_rfc3339(double ms);
+/* The same for a row read through a handle (list_jobs): with "owner" and
+ * "_job" (the job's id, for the caller). New reference. */
+json_t *srv_plan_row_to_json(const srv_job_row_t *row);
 
 #endif

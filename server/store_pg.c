@@ -104,6 +104,19 @@ static const char *const srv__migrations[] = {
   "CREATE INDEX IF NOT EXISTS jobs_by_graph ON jobs(graph_hash);"
   "CREATE TABLE IF NOT EXISTS probe (b BYTEA);"
   "ALTER TABLE jobs SET (fillfactor = 50);",
+  /* 4: plans owned by who submitted them: a handle per submission on the
+   * job that computes it, the live handles a job has, and for every job
+   * from before a handle with its own id, owned by nobody (only principals
+   * that read all plans see them) */
+  "CREATE TABLE IF NOT EXISTS handles ("
+  "  seq BIGSERIAL PRIMARY KEY, id TEXT NOT NULL UNIQUE, job_id TEXT NOT NULL,"
+  "  owner TEXT NOT NULL DEFAULT '', created_ms DOUBLE PRECISION NOT NULL,"
+  "  request_id TEXT NOT NULL DEFAULT '', cancelled_ms DOUBLE PRECISION NOT NULL DEFAULT 0);"
+  "CREATE INDEX IF NOT EXISTS handles_by_job ON handles(job_id);"
+  "CREATE INDEX IF NOT EXISTS handles_by_owner ON handles(owner, seq);"
+  "ALTER TABLE jobs ADD COLUMN IF NOT EXISTS handles INTEGER NOT NULL DEFAULT 1;"
+  "INSERT INTO handles(id, job_id, owner, created_ms, request_id)"
+  "  SELECT id, id, '', created_ms, request_id FROM jobs ORDER BY seq ON CONFLICT (id) DO NOTHING;",
 };
 #define SRV__NMIGRATIONS ((int)(sizeof(srv__migrations) / sizeof(srv__migrations[0])))
 
@@ -454,11 +467,13 @@ static int srv__pg_accept_job(srv_store_t *base, srv_job_row_t *row, const char 
       "   AND ($16::bigint = 0 OR"
       "        (SELECT count(*) FROM jobs WHERE status = 'queued' AND client = $15) < $16::bigint)"
       "   ON CONFLICT (result_key) WHERE status IN ('queued', 'running') DO NOTHING"
-      "   RETURNING seq, id)"
-      " SELECT seq, pg_notify('" SRV_STORE_CH_QUEUED "', id) FROM ins";
+      "   RETURNING seq, id),"
+      " h AS (INSERT INTO handles(id, job_id, owner, created_ms, request_id)"
+      "   SELECT id, id, $17, $10::float8, $11 FROM ins RETURNING seq, id)"
+      " SELECT h.seq, pg_notify('" SRV_STORE_CH_QUEUED "', h.id) FROM h";
   char budget[32], timeline[8], created[40], nodes[32], cap[16], client_cap[16];
-  const char *vals[16];
-  int lens[16] = {0}, fmts[16] = {0};
+  const char *vals[17];
+  int lens[17] = {0}, fmts[17] = {0};
   int attempt, rc;
   PGresult *r;
 
@@ -486,6 +501,7 @@ static int srv__pg_accept_job(srv_store_t *base, srv_job_row_t *row, const char 
   vals[13] = cap;
   vals[14] = row->client;
   vals[15] = client_cap;
+  vals[16] = row->owner;
   if (graph_len > INT32_MAX) return SRV_ESTORE;
   if (joined_id) joined_id[0] = '\0';
 
@@ -493,7 +509,7 @@ static int srv__pg_accept_job(srv_store_t *base, srv_job_row_t *row, const char 
     const char *key[1];
     int inserted;
     /* Not repeated on a broken connection: it may have committed. */
-    if ((rc = srv__exec(pg, "accept job", sql, 16, vals, lens, fmts, 0, &r)) != 0) return rc;
+    if ((rc = srv__exec(pg, "accept job", sql, 17, vals, lens, fmts, 0, &r)) != 0) return rc;
     inserted = PQntuples(r) == 1;
     if (inserted) row->seq = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
     PQclear(r);
@@ -596,11 +612,31 @@ static int srv__pg_pending_jobs(srv_store_t *base, srv_job_row_t **rows, size_t 
   return 0;
 }
 
-static int srv__pg_list_jobs(srv_store_t *base, const char *status, unsigned limit, long long before_seq,
-                             json_t *arr, long long *last_seq) {
+/* A plan as its submitter sees it: the job's row through a handle (see
+ * srv_store_get_plan), then owner, job id and whether the handle alone was
+ * cancelled. */
+#define SRV__PLAN_STATUS "CASE WHEN h.cancelled_ms > 0 THEN 'cancelled' ELSE j.status END"
+#define SRV__PLAN_COLS                                                                                       \
+  "h.seq, h.id, " SRV__PLAN_STATUS ", j.graph_hash, j.result_key, j.budget, j.solver, j.objective,"          \
+  " j.accounting, j.timeline, h.created_ms,"                                                                 \
+  " CASE WHEN h.cancelled_ms > 0 AND j.started_ms > h.cancelled_ms THEN 0 ELSE j.started_ms END,"           \
+  " CASE WHEN h.cancelled_ms > 0 THEN h.cancelled_ms ELSE j.finished_ms END,"                               \
+  " CASE WHEN h.cancelled_ms > 0 THEN NULL ELSE j.error END, h.request_id, j.attempts, j.cancel_requested,"  \
+  " j.client, h.owner, j.id, h.cancelled_ms > 0 FROM handles h JOIN jobs j ON j.id = h.job_id"
+
+static int srv__read_plan(PGresult *r, int i, srv_job_row_t *row) {
+  int rc = srv__read_row(r, i, row);
+  srv__copy(row->owner, sizeof(row->owner), r, i, 18);
+  srv__copy(row->job_id, sizeof(row->job_id), r, i, 19);
+  row->handle_cancelled = PQgetvalue(r, i, 20)[0] == 't';
+  return rc;
+}
+
+static int srv__pg_list_jobs(srv_store_t *base, const char *owner, const char *status, unsigned limit,
+                             long long before_seq, json_t *arr, long long *last_seq) {
   srv__pg_t *pg = (srv__pg_t *)base;
   char before[32], lim[16];
-  const char *vals[3];
+  const char *vals[4];
   PGresult *r;
   int i, rc = 0;
   *last_seq = 0;
@@ -609,19 +645,94 @@ static int srv__pg_list_jobs(srv_store_t *base, const char *status, unsigned lim
   vals[0] = status;
   vals[1] = before;
   vals[2] = lim;
+  vals[3] = owner;
   if (srv__exec(pg, "list jobs",
-                "SELECT " SRV__JOB_COLS " FROM jobs WHERE ($1::text IS NULL OR status = $1)"
-                " AND ($2::bigint = 0 OR seq < $2::bigint) ORDER BY seq DESC LIMIT $3::bigint",
-                3, vals, NULL, NULL, 1, &r) != 0)
+                "SELECT " SRV__PLAN_COLS " WHERE ($1::text IS NULL OR " SRV__PLAN_STATUS " = $1)"
+                " AND ($2::bigint = 0 OR h.seq < $2::bigint) AND ($4::text IS NULL OR h.owner = $4)"
+                " ORDER BY h.seq DESC LIMIT $3::bigint",
+                4, vals, NULL, NULL, 1, &r) != 0)
     return SRV_ESTORE;
   for (i = 0; i < PQntuples(r) && rc == 0; i++) {
     srv_job_row_t row;
     json_t *j = NULL;
-    if (srv__read_row(r, i, &row) == 0) j = srv_job_row_to_json(&row);
+    if (srv__read_plan(r, i, &row) == 0) j = srv_plan_row_to_json(&row);
     *last_seq = row.seq;
     srv_job_row_clear(&row);
     if (j == NULL || json_array_append_new(arr, j) != 0) rc = SRV_ENOMEM;
   }
+  PQclear(r);
+  return rc;
+}
+
+static int srv__pg_get_plan(srv_store_t *base, const char *id, srv_job_row_t *row) {
+  srv__pg_t *pg = (srv__pg_t *)base;
+  const char *vals[1] = {id};
+  PGresult *r;
+  int rc;
+  if (srv__exec(pg, "get plan", "SELECT " SRV__PLAN_COLS " WHERE h.id = $1", 1, vals, NULL, NULL, 1, &r) != 0)
+    return SRV_ESTORE;
+  rc = PQntuples(r) == 1 ? srv__read_plan(r, 0, row) : SRV_ENOTFOUND;
+  PQclear(r);
+  return rc;
+}
+
+/* One statement: the job gains a live handle (its row lock orders this
+ * with a cancel of its last one) only while it is in flight and needed. */
+static int srv__pg_add_handle(srv_store_t *base, const srv_job_row_t *handle, const char *job_id) {
+  srv__pg_t *pg = (srv__pg_t *)base;
+  char created[40];
+  const char *vals[5];
+  PGresult *r;
+  int rc;
+  srv__num(created, sizeof(created), handle->created_ms);
+  vals[0] = handle->id;
+  vals[1] = job_id;
+  vals[2] = handle->owner;
+  vals[3] = created;
+  vals[4] = handle->request_id;
+  /* Not repeated on a broken connection: it may have committed. */
+  if ((rc = srv__exec(pg, "add handle",
+                      "WITH j AS (UPDATE jobs SET handles = handles + 1 WHERE id = $2"
+                      "   AND status IN ('queued', 'running') AND handles > 0 AND NOT cancel_requested RETURNING id)"
+                      " INSERT INTO handles(id, job_id, owner, created_ms, request_id)"
+                      " SELECT $1, id, $3, $4::float8, $5 FROM j RETURNING seq",
+                      5, vals, NULL, NULL, 0, &r)) != 0)
+    return rc;
+  rc = PQntuples(r) == 1 ? 0 : SRV_ECONFLICT;
+  PQclear(r);
+  return rc;
+}
+
+/* One statement: the handle is cancelled and its job loses a live handle
+ * (under the job's row lock, so two cancels count down in turn and a join
+ * cannot slip in after the last). */
+static int srv__pg_cancel_handle(srv_store_t *base, const char *id, double now_ms, int *remaining) {
+  srv__pg_t *pg = (srv__pg_t *)base;
+  char now[40];
+  const char *vals[2];
+  PGresult *r;
+  int rc;
+  *remaining = 0;
+  srv__num(now, sizeof(now), now_ms);
+  vals[0] = id;
+  vals[1] = now;
+  if ((rc = srv__exec(pg, "cancel handle",
+                      "WITH h AS (UPDATE handles SET cancelled_ms = $2::float8 WHERE id = $1 AND cancelled_ms = 0"
+                      "   AND job_id IN (SELECT id FROM jobs WHERE status IN ('queued', 'running')) RETURNING job_id),"
+                      " j AS (UPDATE jobs SET handles = GREATEST(handles - 1, 0) FROM h WHERE jobs.id = h.job_id"
+                      "   RETURNING jobs.handles)"
+                      " SELECT handles FROM j",
+                      2, vals, NULL, NULL, 0, &r)) != 0)
+    return rc;
+  if (PQntuples(r) == 1) {
+    *remaining = atoi(PQgetvalue(r, 0, 0));
+    PQclear(r);
+    return 0;
+  }
+  PQclear(r);
+  if (srv__exec(pg, "cancel handle", "SELECT 1 FROM handles WHERE id = $1", 1, vals, NULL, NULL, 1, &r) != 0)
+    return SRV_ESTORE;
+  rc = PQntuples(r) == 1 ? SRV_ECONFLICT : SRV_ENOTFOUND;
   PQclear(r);
   return rc;
 }
@@ -1092,6 +1203,9 @@ static const srv_store_ops_t srv__pg_ops = {
   .get_job = srv__pg_get_job,
   .pending_jobs = srv__pg_pending_jobs,
   .list_jobs = srv__pg_list_jobs,
+  .get_plan = srv__pg_get_plan,
+  .add_handle = srv__pg_add_handle,
+  .cancel_handle = srv__pg_cancel_handle,
   .count_status = srv__pg_count_status,
   .put_graph = srv__pg_put_graph,
   .get_graph = srv__pg_get_graph,

@@ -56,19 +56,45 @@ static const char *const srv__schema =
     "CREATE INDEX IF NOT EXISTS jobs_by_status ON jobs(status, seq);"
     "CREATE TABLE IF NOT EXISTS results ("
     "  key TEXT PRIMARY KEY, json TEXT NOT NULL, job_id TEXT NOT NULL DEFAULT '', created_ms REAL NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS probe (b BLOB);";
+    "CREATE TABLE IF NOT EXISTS probe (b BLOB);"
+    "CREATE TABLE IF NOT EXISTS handles ("
+    "  seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, job_id TEXT NOT NULL,"
+    "  owner TEXT NOT NULL DEFAULT '', created_ms REAL NOT NULL, request_id TEXT NOT NULL DEFAULT '',"
+    "  cancelled_ms REAL NOT NULL DEFAULT 0);"
+    "CREATE INDEX IF NOT EXISTS handles_by_job ON handles(job_id);"
+    "CREATE INDEX IF NOT EXISTS handles_by_owner ON handles(owner, seq);";
 
-/* Columns added after the first release, for stores created before. */
-static int srv__migrate(sqlite3 *db, char **emsg) {
+/* Whether table `table` has column `col`. */
+static int srv__has_column(sqlite3 *db, const char *table, const char *col) {
   sqlite3_stmt *s = NULL;
-  int has_client = 0;
-  if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('jobs') WHERE name = 'client'", -1, &s, NULL) ==
-      SQLITE_OK)
-    has_client = sqlite3_step(s) == SQLITE_ROW;
+  int has = 0;
+  if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info(?) WHERE name = ?", -1, &s, NULL) == SQLITE_OK) {
+    sqlite3_bind_text(s, 1, table, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, col, -1, SQLITE_STATIC);
+    has = sqlite3_step(s) == SQLITE_ROW;
+  }
   sqlite3_finalize(s);
-  if (has_client) return SQLITE_OK;
-  return sqlite3_exec(db, "ALTER TABLE jobs ADD COLUMN client TEXT NOT NULL DEFAULT '';"
-                          "CREATE INDEX IF NOT EXISTS jobs_by_finish ON jobs(finished_ms);",
+  return has;
+}
+
+/* Columns added after the first release, for stores created before: the
+ * client of a job; the live handles a job has, and a handle for every job
+ * of a store from before handles (the job's own id, owned by nobody: only
+ * principals that read all plans see them), in one transaction. */
+static int srv__migrate(sqlite3 *db, char **emsg) {
+  int rc;
+  if (!srv__has_column(db, "jobs", "client") &&
+      (rc = sqlite3_exec(db, "ALTER TABLE jobs ADD COLUMN client TEXT NOT NULL DEFAULT '';"
+                             "CREATE INDEX IF NOT EXISTS jobs_by_finish ON jobs(finished_ms);",
+                         NULL, NULL, emsg)) != SQLITE_OK)
+    return rc;
+  if (srv__has_column(db, "jobs", "handles")) return SQLITE_OK;
+  return sqlite3_exec(db,
+                      "BEGIN IMMEDIATE;"
+                      "ALTER TABLE jobs ADD COLUMN handles INTEGER NOT NULL DEFAULT 1;"
+                      "INSERT OR IGNORE INTO handles(id, job_id, owner, created_ms, request_id)"
+                      "  SELECT id, id, '', created_ms, request_id FROM jobs ORDER BY seq;"
+                      "COMMIT;",
                       NULL, NULL, emsg);
 }
 
@@ -190,6 +216,26 @@ static int srv__sq_put_graph(srv_store_t *base, const char *hash, const char *js
   return rc;
 }
 
+/* Insert handle->id on job `job_id`; *seq its position. Callers hold mu,
+ * in a transaction. 0 or -1. */
+static int srv__insert_handle(srv__sqlite_t *st, const srv_job_row_t *handle, const char *job_id, long long *seq) {
+  sqlite3_stmt *s = NULL;
+  int ok;
+  if (sqlite3_prepare_v2(st->db,
+                         "INSERT INTO handles(id, job_id, owner, created_ms, request_id) VALUES(?,?,?,?,?)", -1, &s,
+                         NULL) != SQLITE_OK)
+    return -1;
+  sqlite3_bind_text(s, 1, handle->id, -1, SQLITE_STATIC);
+  sqlite3_bind_text(s, 2, job_id, -1, SQLITE_STATIC);
+  sqlite3_bind_text(s, 3, handle->owner, -1, SQLITE_STATIC);
+  sqlite3_bind_double(s, 4, handle->created_ms);
+  sqlite3_bind_text(s, 5, handle->request_id, -1, SQLITE_STATIC);
+  ok = sqlite3_step(s) == SQLITE_DONE;
+  sqlite3_finalize(s);
+  if (ok && seq) *seq = (long long)sqlite3_last_insert_rowid(st->db);
+  return ok ? 0 : -1;
+}
+
 /* One process owns this store: jobs.c deduplicates and bounds its queue in
  * memory, so max_queued, max_per_client and joined_id are not used here. */
 static int srv__sq_accept_job(srv_store_t *base, srv_job_row_t *row, const char *graph_json, size_t graph_len,
@@ -230,7 +276,9 @@ static int srv__sq_accept_job(srv_store_t *base, srv_job_row_t *row, const char 
   sqlite3_bind_text(s, 11, row->request_id, -1, SQLITE_STATIC);
   sqlite3_bind_text(s, 12, row->client, -1, SQLITE_STATIC);
   if (sqlite3_step(s) != SQLITE_DONE) goto rollback;
-  row->seq = (long long)sqlite3_last_insert_rowid(st->db);
+  sqlite3_finalize(s);
+  s = NULL;
+  if (srv__insert_handle(st, row, row->id, &row->seq) != 0) goto rollback;
   if (sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) goto rollback;
   rc = srv__write_rc(st, 1);
   goto out;
@@ -377,16 +425,36 @@ out:
   return 0;
 }
 
-static int srv__sq_list_jobs(srv_store_t *base, const char *status, unsigned limit, long long before_seq,
-                        json_t *arr, long long *last_seq) {
+/* A plan as its submitter sees it: the job's row through a handle (see
+ * srv_store_get_plan), then owner, job id and whether the handle alone was
+ * cancelled. */
+#define SRV__PLAN_STATUS "CASE WHEN h.cancelled_ms > 0 THEN 'cancelled' ELSE j.status END"
+#define SRV__PLAN_COLS                                                                                       \
+  "h.seq, h.id, " SRV__PLAN_STATUS ", j.graph_hash, j.result_key, j.budget, j.solver, j.objective,"          \
+  " j.accounting, j.timeline, h.created_ms,"                                                                 \
+  " CASE WHEN h.cancelled_ms > 0 AND j.started_ms > h.cancelled_ms THEN 0 ELSE j.started_ms END,"           \
+  " CASE WHEN h.cancelled_ms > 0 THEN h.cancelled_ms ELSE j.finished_ms END,"                               \
+  " CASE WHEN h.cancelled_ms > 0 THEN NULL ELSE j.error END, h.request_id, j.client, h.owner, j.id,"        \
+  " h.cancelled_ms > 0 FROM handles h JOIN jobs j ON j.id = h.job_id"
+
+static int srv__read_plan(sqlite3_stmt *s, srv_job_row_t *r) {
+  int rc = srv__read_row(s, r);
+  srv__copy(r->owner, sizeof(r->owner), sqlite3_column_text(s, 16));
+  srv__copy(r->job_id, sizeof(r->job_id), sqlite3_column_text(s, 17));
+  r->handle_cancelled = sqlite3_column_int(s, 18);
+  return rc;
+}
+
+static int srv__sq_list_jobs(srv_store_t *base, const char *owner, const char *status, unsigned limit,
+                             long long before_seq, json_t *arr, long long *last_seq) {
   srv__sqlite_t *st = (srv__sqlite_t *)base;
   sqlite3_stmt *s = NULL;
   int rc = SRV_ESTORE, step;
   *last_seq = 0;
   pthread_mutex_lock(&st->mu);
   if (sqlite3_prepare_v2(st->db,
-                         "SELECT " SRV__JOB_COLS " FROM jobs WHERE (?1 IS NULL OR status = ?1)"
-                         " AND (?2 = 0 OR seq < ?2) ORDER BY seq DESC LIMIT ?3",
+                         "SELECT " SRV__PLAN_COLS " WHERE (?1 IS NULL OR " SRV__PLAN_STATUS " = ?1)"
+                         " AND (?2 = 0 OR h.seq < ?2) AND (?4 IS NULL OR h.owner = ?4) ORDER BY h.seq DESC LIMIT ?3",
                          -1, &s, NULL) != SQLITE_OK)
     goto out;
   if (status)
@@ -395,14 +463,19 @@ static int srv__sq_list_jobs(srv_store_t *base, const char *status, unsigned lim
     sqlite3_bind_null(s, 1);
   sqlite3_bind_int64(s, 2, before_seq);
   sqlite3_bind_int(s, 3, (int)limit);
+  if (owner)
+    sqlite3_bind_text(s, 4, owner, -1, SQLITE_STATIC);
+  else
+    sqlite3_bind_null(s, 4);
   while ((step = sqlite3_step(s)) == SQLITE_ROW) {
     srv_job_row_t r;
     json_t *j;
-    if (srv__read_row(s, &r) != 0) {
+    if (srv__read_plan(s, &r) != 0) {
+      srv_job_row_clear(&r);
       rc = SRV_ENOMEM;
       goto out;
     }
-    j = srv_job_row_to_json(&r);
+    j = srv_plan_row_to_json(&r);
     *last_seq = r.seq;
     srv_job_row_clear(&r);
     if (j == NULL || json_array_append_new(arr, j) != 0) {
@@ -414,6 +487,116 @@ static int srv__sq_list_jobs(srv_store_t *base, const char *status, unsigned lim
 out:
   if (rc == SRV_ESTORE) srv__log_db(st, "list jobs");
   sqlite3_finalize(s);
+  pthread_mutex_unlock(&st->mu);
+  return rc;
+}
+
+static int srv__sq_get_plan(srv_store_t *base, const char *id, srv_job_row_t *row) {
+  srv__sqlite_t *st = (srv__sqlite_t *)base;
+  sqlite3_stmt *s = NULL;
+  int rc = SRV_ESTORE, step;
+  pthread_mutex_lock(&st->mu);
+  if (sqlite3_prepare_v2(st->db, "SELECT " SRV__PLAN_COLS " WHERE h.id = ?", -1, &s, NULL) == SQLITE_OK) {
+    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+    step = sqlite3_step(s);
+    if (step == SQLITE_ROW)
+      rc = srv__read_plan(s, row);
+    else if (step == SQLITE_DONE)
+      rc = SRV_ENOTFOUND;
+  }
+  if (rc == SRV_ESTORE) srv__log_db(st, "get plan");
+  sqlite3_finalize(s);
+  pthread_mutex_unlock(&st->mu);
+  return rc;
+}
+
+/* One statement with text parameters and no rows; the rows it changed, or
+ * -1. Callers hold mu. */
+static int srv__change(srv__sqlite_t *st, const char *sql, const char *a, const char *b) {
+  sqlite3_stmt *s = NULL;
+  int n = -1;
+  if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) return -1;
+  sqlite3_bind_text(s, 1, a, -1, SQLITE_STATIC);
+  if (b) sqlite3_bind_text(s, 2, b, -1, SQLITE_STATIC);
+  if (sqlite3_step(s) == SQLITE_DONE) n = sqlite3_changes(st->db);
+  sqlite3_finalize(s);
+  return n;
+}
+
+static int srv__sq_add_handle(srv_store_t *base, const srv_job_row_t *handle, const char *job_id) {
+  srv__sqlite_t *st = (srv__sqlite_t *)base;
+  int rc = SRV_ESTORE, n;
+  pthread_mutex_lock(&st->mu);
+  if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) goto out;
+  n = srv__change(st,
+                  "UPDATE jobs SET handles = handles + 1 WHERE id = ?1 AND status IN ('queued','running')"
+                  " AND handles > 0",
+                  job_id, NULL);
+  if (n == 0) {
+    rc = SRV_ECONFLICT;
+    sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    goto out;
+  }
+  if (n < 0 || srv__insert_handle(st, handle, job_id, NULL) != 0 ||
+      sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+    srv__log_db(st, "add handle");
+    rc = srv__write_rc(st, 0);
+    sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    goto out;
+  }
+  rc = srv__write_rc(st, 1);
+out:
+  pthread_mutex_unlock(&st->mu);
+  return rc;
+}
+
+static int srv__sq_cancel_handle(srv_store_t *base, const char *id, double now_ms, int *remaining) {
+  srv__sqlite_t *st = (srv__sqlite_t *)base;
+  sqlite3_stmt *s = NULL;
+  char job_id[33] = "", now[40];
+  int rc = SRV_ESTORE, step, live = 0;
+  *remaining = 0;
+  snprintf(now, sizeof(now), "%.17g", now_ms);
+  pthread_mutex_lock(&st->mu);
+  if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) goto out;
+  if (sqlite3_prepare_v2(st->db,
+                         "SELECT h.job_id, h.cancelled_ms = 0 AND j.status IN ('queued','running')"
+                         " FROM handles h JOIN jobs j ON j.id = h.job_id WHERE h.id = ?",
+                         -1, &s, NULL) != SQLITE_OK)
+    goto rollback;
+  sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+  step = sqlite3_step(s);
+  if (step == SQLITE_ROW) {
+    srv__copy(job_id, sizeof(job_id), sqlite3_column_text(s, 0));
+    live = sqlite3_column_int(s, 1);
+  }
+  sqlite3_finalize(s);
+  s = NULL;
+  if (step != SQLITE_ROW && step != SQLITE_DONE) goto rollback;
+  if (step == SQLITE_DONE || !live) {
+    rc = step == SQLITE_DONE ? SRV_ENOTFOUND : SRV_ECONFLICT;
+    sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    goto out;
+  }
+  if (srv__change(st, "UPDATE handles SET cancelled_ms = CAST(?2 AS REAL) WHERE id = ?1", id, now) != 1 ||
+      srv__change(st, "UPDATE jobs SET handles = handles - 1 WHERE id = ?1 AND handles > 0", job_id, NULL) < 0 ||
+      sqlite3_prepare_v2(st->db, "SELECT handles FROM jobs WHERE id = ?", -1, &s, NULL) != SQLITE_OK)
+    goto rollback;
+  sqlite3_bind_text(s, 1, job_id, -1, SQLITE_STATIC);
+  if (sqlite3_step(s) != SQLITE_ROW) goto rollback;
+  *remaining = sqlite3_column_int(s, 0);
+  sqlite3_finalize(s);
+  s = NULL;
+  if (sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) goto rollback;
+  rc = 0;
+  goto out;
+rollback:
+  srv__log_db(st, "cancel handle");
+  sqlite3_finalize(s);
+  s = NULL;
+  sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+  rc = SRV_ESTORE;
+out:
   pthread_mutex_unlock(&st->mu);
   return rc;
 }
@@ -628,6 +811,9 @@ static const srv_store_ops_t srv__sqlite_ops = {
   .get_job = srv__sq_get_job,
   .pending_jobs = srv__sq_pending_jobs,
   .list_jobs = srv__sq_list_jobs,
+  .get_plan = srv__sq_get_plan,
+  .add_handle = srv__sq_add_handle,
+  .cancel_handle = srv__sq_cancel_handle,
   .count_status = srv__sq_count_status,
   .put_graph = srv__sq_put_graph,
   .get_graph = srv__sq_get_graph,

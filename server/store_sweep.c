@@ -23,6 +23,9 @@
 static const char *const srv__del_jobs =
     "DELETE FROM jobs WHERE seq IN (SELECT seq FROM jobs WHERE " SRV__FINISHED
     " AND finished_ms <= $1 ORDER BY finished_ms LIMIT 500) RETURNING id AS k";
+/* The handles of the jobs deleted (each older than its job's end). */
+static const char *const srv__del_handles =
+    "DELETE FROM handles WHERE created_ms <= $1 AND job_id NOT IN (SELECT id FROM jobs) RETURNING id AS k";
 static const char *const srv__del_results =
     "DELETE FROM results WHERE created_ms <= $1 AND key NOT IN (SELECT result_key FROM jobs) RETURNING key AS k";
 static const char *const srv__del_graphs =
@@ -44,6 +47,7 @@ static int srv__sweep_upto(srv__sweep_t *s, double upto) {
     if ((n = ops->sweep_exec(s->st, s->h, srv__del_jobs, upto, "jobs", s->fn, s->arg)) < 0) return -1;
     s->o->jobs += (uint64_t)n;
   } while (n > 0);
+  if ((n = ops->sweep_exec(s->st, s->h, srv__del_handles, upto, "jobs", s->fn, s->arg)) < 0) return -1;
   if ((n = ops->sweep_exec(s->st, s->h, srv__del_results, upto, "results", s->fn, s->arg)) < 0) return -1;
   s->o->results += (uint64_t)n;
   if ((n = ops->sweep_exec(s->st, s->h, srv__del_graphs, upto, "graphs", s->fn, s->arg)) < 0) return -1;

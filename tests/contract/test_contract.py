@@ -417,6 +417,39 @@ class ContractTest(unittest.TestCase):
             os.unlink(cap.name)
         self.assertClean(d)
 
+    def test_7_principals(self):
+        """Named principals: a read principal may not start work (403 on
+        every work route); past --auth-failures-per-minute wrong tokens,
+        every guarded route is 429 auth_throttled with Retry-After."""
+        d = Daemon("--workers", "1", "--auth-failures-per-minute", "2",
+                   token="w work work-token-0123456789\nr read read-token-0123456789")
+        try:
+            g = chain(2, 7)
+            rd = {"Authorization": "Bearer read-token-0123456789"}
+            wk = {"Authorization": "Bearer work-token-0123456789"}
+            _, _, a = d.call("POST", "/v1/plans", {"graph": g, "budget": 10 ** 6, "wait": 30}, auth=False,
+                             headers=wk, expect=200)
+            pid = a["id"]
+            d.call("POST", "/v1/plans", {"graph": g, "budget": 1}, auth=False, headers=rd, expect=403)
+            d.call("POST", "/v1/fit", {"graph_hash": a["graph_hash"], "budgets": [10 ** 6]}, auth=False,
+                   headers=rd, expect=403)
+            d.call("GET", "/v1/graphs/%s/frontier" % a["graph_hash"], auth=False, headers=rd, expect=403)
+            d.call("DELETE", "/v1/plans/" + pid, auth=False, headers=rd, expect=403)
+            # a read principal sees only its own: the work principal's plan is unknown to it
+            d.call("GET", "/v1/plans/" + pid, auth=False, headers=rd, expect=404)
+            for i in range(2):
+                d.call("GET", "/v1/plans", auth=False, headers={"Authorization": "Bearer bad%d" % i}, expect=401)
+            for method, path in (("GET", "/v1/plans"), ("GET", "/v1/plans/" + pid), ("DELETE", "/v1/plans/" + pid),
+                                 ("GET", "/v1/graphs/" + a["graph_hash"]), ("POST", "/v1/plans"),
+                                 ("POST", "/v1/fit"), ("GET", "/v1/graphs/%s/frontier" % a["graph_hash"])):
+                _, hdrs, e = d.call(method, path, {} if method == "POST" else None, auth=False, headers=wk,
+                                    expect=429)
+                self.assertEqual(e["error"]["code"], "auth_throttled")
+                self.assertTrue(hdrs["retry-after"].isdigit())
+        finally:
+            d.stop()
+        self.assertClean(d)
+
     def test_9_coverage(self):
         """Every documented answer was seen (when the tests above ran)."""
         missing = sorted(SPEC.documented() - SEEN - set(NOT_PROVOKED))

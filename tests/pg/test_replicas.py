@@ -204,10 +204,82 @@ class ReplicasTest(unittest.TestCase):
             t.join(60)
         self.assertEqual({answers[i][0] for i in (0, 1)}, {202}, answers)
         ids = {answers[i][1]["id"] for i in (0, 1)}
-        self.assertEqual(len(ids), 1, "both replicas answer with the same plan: %s" % answers)
+        # one computation, two plans: each submission its own id
+        self.assertEqual(len(ids), 2, "each submission has a plan id of its own: %s" % answers)
         self.assertEqual(sorted(answers[i][1]["deduplicated"] for i in (0, 1)), [False, True])
         self.check_everywhere(ids)
         self.assertEqual(self.total_computations() - before, 1)
+
+    def test_3b_cancel_one_of_two_handles(self):
+        """Two identical submissions on two replicas; a DELETE of one
+        (through a third replica) cancels that plan alone: the computation
+        ends done for the other. Cancelling both stops the computation."""
+        self.all_idle()
+        r = self.replicas
+        slow = Replica(self.tmp, "slowh", self.pg.uri(), lease=LEASE_S, workers=1, delay_ms=3000)
+        self.retired.append(slow)
+        try:
+            ReplicasTest.budget += 1000
+            body = {"graph": GRAPH, "budget": ReplicasTest.budget}
+            st, a = http(slow.port, "POST", "/v1/plans", body)
+            self.assertEqual(st, 202, a)
+            st, b = http(r[1].port, "POST", "/v1/plans", body)
+            self.assertEqual(st, 202, b)
+            self.assertTrue(b["deduplicated"], b)
+            self.assertNotEqual(a["id"], b["id"])
+            st, v = http(r[2].port, "DELETE", "/v1/plans/" + a["id"])
+            self.assertEqual((st, v["status"]), (200, "cancelled"), v)
+            self.assertEqual(self.final(r[0], b["id"])["status"], "done")
+            self.assertEqual(self.final(r[0], a["id"])["status"], "cancelled")
+            # both of another pair: the computation is cancelled
+            ReplicasTest.budget += 1000
+            body = {"graph": GRAPH, "budget": ReplicasTest.budget}
+            c = http(slow.port, "POST", "/v1/plans", body)[1]
+            e = http(r[1].port, "POST", "/v1/plans", body)[1]
+            self.assertEqual(http(r[2].port, "DELETE", "/v1/plans/" + e["id"])[0], 200)
+            self.assertIn(http(r[0].port, "DELETE", "/v1/plans/" + c["id"])[0], (200, 202))
+            job = self.pg.sql("postgres", "SELECT job_id FROM handles WHERE id = '%s'" % c["id"])[0][0]
+            until("the computation to be cancelled",
+                  lambda: self.pg.sql("postgres", "SELECT status FROM jobs WHERE id = '%s'" % job) == [["cancelled"]],
+                  60)
+        finally:
+            self.assertEqual(slow.stop(), 0)
+
+    def test_3c_schema_from_before_handles(self):
+        """A database at schema version 3 (before plans had owners) is
+        migrated by the first replica: each job gets a handle with its own
+        id, so its plans read as before."""
+        self.pg.sql("postgres", "CREATE DATABASE oldschema")
+        old = "0123456789abcdef0123456789abcdef"
+        self.pg.sql("oldschema",
+                    "CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (3);"
+                    "CREATE TABLE graphs (hash TEXT PRIMARY KEY, json TEXT NOT NULL, nodes BIGINT NOT NULL,"
+                    " created_ms DOUBLE PRECISION NOT NULL);"
+                    "CREATE TABLE jobs (seq BIGSERIAL PRIMARY KEY, id TEXT NOT NULL UNIQUE, status TEXT NOT NULL,"
+                    " graph_hash TEXT NOT NULL, result_key TEXT NOT NULL, budget TEXT NOT NULL, solver TEXT NOT NULL,"
+                    " objective TEXT NOT NULL, accounting TEXT NOT NULL, timeline INTEGER NOT NULL,"
+                    " created_ms DOUBLE PRECISION NOT NULL, started_ms DOUBLE PRECISION NOT NULL DEFAULT 0,"
+                    " finished_ms DOUBLE PRECISION NOT NULL DEFAULT 0, error TEXT, request_id TEXT NOT NULL DEFAULT '',"
+                    " owner TEXT, lease_until TIMESTAMPTZ, attempts INTEGER NOT NULL DEFAULT 0,"
+                    " cancel_requested BOOLEAN NOT NULL DEFAULT false, client TEXT NOT NULL DEFAULT '');"
+                    "CREATE UNIQUE INDEX jobs_active_key ON jobs(result_key) WHERE status IN ('queued', 'running');"
+                    "CREATE TABLE results (key TEXT PRIMARY KEY, json TEXT NOT NULL, job_id TEXT NOT NULL DEFAULT '',"
+                    " created_ms DOUBLE PRECISION NOT NULL);"
+                    "CREATE TABLE probe (b BYTEA);"
+                    "INSERT INTO jobs(id, status, graph_hash, result_key, budget, solver, objective, accounting,"
+                    " timeline, created_ms, started_ms, finished_ms, error) VALUES ('%s', 'failed', '%s', 'k', '1000',"
+                    " 'auto', 'time', 'exact', 0, 1e12, 1e12, 1e12 + 5, '{\"code\":\"x\",\"message\":\"old\"}')"
+                    % (old, "ab" * 32))
+        rep = Replica(self.tmp, "oldschema", self.pg.uri("oldschema"), lease=LEASE_S)
+        self.retired.append(rep)
+        st, v = http(rep.port, "GET", "/v1/plans/" + old)
+        self.assertEqual((st, v["status"], v["id"], v["owner"]), (200, "failed", old, ""), v)
+        st, body = http(rep.port, "POST", "/v1/plans", {"graph": GRAPH, "budget": 4242, "wait": 30})
+        self.assertEqual((st, body["status"]), (200, "done"), body)
+        st, lst = http(rep.port, "GET", "/v1/plans")
+        self.assertEqual([p["id"] for p in lst["plans"]], [body["id"], old])
+        self.assertEqual(self.pg.sql("oldschema", "SELECT max(version) FROM schema_version"), [["4"]])
+        self.assertEqual(rep.stop(), 0)
 
     def test_4_readyz_without_the_database(self):
         dead = "postgresql://postgres@127.0.0.1:%d/postgres" % free_port()

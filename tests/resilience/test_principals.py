@@ -34,7 +34,7 @@ def auth(name, extra=None):
     return h
 
 
-class PrincipalsTest(unittest.TestCase):
+class _Base(unittest.TestCase):
     def start(self, flags, delay_ms=0):
         self.d = Daemon(None, ["--grace", "1"] + flags, delay_ms=delay_ms)
         path = os.path.join(self.d.dir, "tokens")
@@ -50,6 +50,8 @@ class PrincipalsTest(unittest.TestCase):
         if getattr(self, "d", None):
             self.d.cleanup()
 
+
+class PrincipalsTest(_Base):
     def test_roles(self):
         d = self.start(["--workers", "1"])
         # work: submits; read and read-all may not
@@ -201,6 +203,108 @@ class PrincipalsTest(unittest.TestCase):
         self.assertTrue(small)
         starts = [wait_until(lambda i=i: final(i, "alice"), 60)["started_ms"] for i in queued]
         self.assertLess(small["started_ms"], min(starts), (small["started_ms"], sorted(starts)))
+
+
+class OwnershipTest(_Base):
+    """Each submission is a plan of its own, owned by its principal."""
+
+    def test_own_plans(self):
+        d = self.start(["--workers", "1"], delay_ms=1500)
+        st, _, a = d.request("POST", "/v1/plans", plan(8000), auth("alice"))
+        self.assertEqual(st, 202, a)
+        st, _, b = d.request("POST", "/v1/plans", plan(8000), auth("bob"))
+        self.assertEqual(st, 202, b)
+        # the same computation, not the same plan: bob never learns alice's id
+        self.assertTrue(b["deduplicated"])
+        self.assertNotEqual(a["id"], b["id"])
+        # each reads only its own; another's is unknown, even to cancel
+        self.assertEqual(d.request("GET", "/v1/plans/" + a["id"], headers=auth("bob"))[0], 404)
+        self.assertEqual(d.request("GET", "/v1/plans/%s?wait=5" % a["id"], headers=auth("bob"))[0], 404)
+        self.assertEqual(d.request("DELETE", "/v1/plans/" + a["id"], headers=auth("bob"))[0], 404)
+        self.assertEqual(d.request("GET", "/v1/plans/" + a["id"], headers=auth("eve"))[0], 404)
+        for who, pid in (("alice", a["id"]), ("bob", b["id"])):
+            v = d.request("GET", "/v1/plans/%s?wait=60" % pid, headers=auth(who))[2]
+            self.assertEqual((v["status"], v["id"], v["owner"]), ("done", pid, who), v)
+        lists = {who: [p["id"] for p in d.request("GET", "/v1/plans", headers=auth(who))[2]["plans"]]
+                 for who in ("alice", "bob", "eve", "dash", "root")}
+        self.assertEqual(lists["alice"], [a["id"]])
+        self.assertEqual(lists["bob"], [b["id"]])
+        self.assertEqual(lists["eve"], [])
+        self.assertEqual(lists["dash"], [b["id"], a["id"]])
+        self.assertEqual(lists["root"], [b["id"], a["id"]])
+        owners = [p["owner"] for p in d.request("GET", "/v1/plans", headers=auth("dash"))[2]["plans"]]
+        self.assertEqual(owners, ["bob", "alice"])
+        # ?after= names one's own plan only
+        self.assertEqual(d.request("GET", "/v1/plans?after=" + a["id"], headers=auth("bob"))[0], 400)
+        # the read-all principal reads both
+        self.assertEqual(d.request("GET", "/v1/plans/" + a["id"], headers=auth("dash"))[0], 200)
+        # a finished answer served again names no plan id
+        st, _, c = d.request("POST", "/v1/plans", plan(8000), auth("bob"))
+        self.assertEqual((st, c["cache"]), (200, "hit"), c)
+        self.assertNotIn("id", c)
+
+    def test_cancel_needs_no_other(self):
+        """alice cancels her plan; bob's identical one is still computed and
+        ends done; an admin may cancel anyone's."""
+        d = self.start(["--workers", "1"], delay_ms=1500)
+        a = d.request("POST", "/v1/plans", plan(8100), auth("alice"))[2]
+        b = d.request("POST", "/v1/plans", plan(8100), auth("bob"))[2]
+        st, _, v = d.request("DELETE", "/v1/plans/" + a["id"], headers=auth("alice"))
+        self.assertEqual((st, v["status"]), (200, "cancelled"), v)
+        v = d.request("GET", "/v1/plans/%s?wait=60" % b["id"], headers=auth("bob"))[2]
+        self.assertEqual(v["status"], "done", v)
+        self.assertIn("result", v)
+        self.assertEqual(d.request("GET", "/v1/plans/" + a["id"], headers=auth("alice"))[2]["status"], "cancelled")
+        c = d.request("POST", "/v1/plans", plan(8200), auth("alice"))[2]
+        st, _, v = d.request("DELETE", "/v1/plans/" + c["id"], headers=auth("root"))
+        self.assertIn(st, (200, 202), v)
+        v = d.request("GET", "/v1/plans/%s?wait=60" % c["id"], headers=auth("alice"))[2]
+        self.assertEqual(v["status"], "cancelled", v)
+
+    def test_store_from_before_handles(self):
+        """A SQLite store written before plans had owners is migrated at
+        start: its plans keep their ids, owned by nobody, so that only the
+        principals that read all plans see them."""
+        import sqlite3
+        d = Daemon(None, ["--grace", "1"])
+        self.d = d
+        os.makedirs(os.path.join(d.dir, "data"))
+        db = sqlite3.connect(os.path.join(d.dir, "data", "memplan.db"))
+        db.executescript("""
+            CREATE TABLE graphs (hash TEXT PRIMARY KEY, json TEXT NOT NULL, nodes INTEGER NOT NULL,
+                                 created_ms REAL NOT NULL);
+            CREATE TABLE jobs (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE,
+                status TEXT NOT NULL, graph_hash TEXT NOT NULL, result_key TEXT NOT NULL, budget TEXT NOT NULL,
+                solver TEXT NOT NULL, objective TEXT NOT NULL, accounting TEXT NOT NULL,
+                timeline INTEGER NOT NULL, created_ms REAL NOT NULL, started_ms REAL NOT NULL DEFAULT 0,
+                finished_ms REAL NOT NULL DEFAULT 0, error TEXT, request_id TEXT NOT NULL DEFAULT '',
+                client TEXT NOT NULL DEFAULT '');
+            CREATE TABLE results (key TEXT PRIMARY KEY, json TEXT NOT NULL, job_id TEXT NOT NULL DEFAULT '',
+                                  created_ms REAL NOT NULL);
+        """)
+        old = "0123456789abcdef0123456789abcdef"
+        db.execute("INSERT INTO jobs(id, status, graph_hash, result_key, budget, solver, objective, accounting,"
+                   " timeline, created_ms, started_ms, finished_ms, error) VALUES(?, 'failed', ?, 'k', '1000',"
+                   " 'auto', 'time', 'exact', 0, 1.0e12, 1.0e12, 1.0e12 + 5,"
+                   " '{\"code\":\"x\",\"message\":\"old\"}')", (old, "ab" * 32))
+        db.commit()
+        db.close()
+        path = os.path.join(d.dir, "tokens")
+        with open(path, "w") as f:
+            for name, tok in TOKENS.items():
+                f.write("%s %s %s\n" % (name, ROLES[name], tok))
+        d.flags += ["--token-file", path]
+        d.start()
+        st, _, v = d.request("GET", "/v1/plans/" + old, headers=auth("dash"))
+        self.assertEqual((st, v["status"], v["id"], v["owner"]), (200, "failed", old, ""), v)
+        self.assertEqual(d.request("GET", "/v1/plans/" + old, headers=auth("alice"))[0], 404)
+        self.assertEqual([p["id"] for p in d.request("GET", "/v1/plans", headers=auth("root"))[2]["plans"]], [old])
+        self.assertEqual(d.request("GET", "/v1/plans", headers=auth("alice"))[2]["plans"], [])
+        # new plans get handles next to it
+        st, _, a = d.request("POST", "/v1/plans", plan(8300, wait=30), auth("alice"))
+        self.assertEqual(st, 200, a)
+        self.assertEqual([p["id"] for p in d.request("GET", "/v1/plans", headers=auth("root"))[2]["plans"]],
+                         [a["id"], old])
 
 
 if __name__ == "__main__":
