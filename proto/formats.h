@@ -33,6 +33,15 @@ int mp_format_parse(const char *s, mp_format_t *out); /* also accepts "auto"; 0 
  * JSON object is native, text starting with two integers is Kusumoto. */
 mp_format_t mp_format_detect(const char *buf, size_t len);
 
+/* The counting pre-scan: refuse a graph in JSON text whose node or edge
+ * count passes `lim` before anything is parsed, in time proportional to the
+ * limit (graph_prescan.c). The graph is the value of top-level key
+ * `graph_key` ("graph" in a request body), or the whole text when NULL.
+ * 0 when no count passes its limit (the text may still be invalid), or
+ * MP_ELIMIT naming the array. */
+int mp_graph_prescan_json(const char *buf, size_t len, const char *graph_key, const mp_limits_t *lim,
+                          mp_error_t *err);
+
 /* Load from bytes (any format; `fmt` may be MP_FORMAT_AUTO). `name` is used
  * as the graph name when the format carries none (may be NULL). The format
  * actually used is stored in *used when not NULL. */

@@ -5,6 +5,8 @@
 #include "http.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -17,6 +19,7 @@
 #include "auth.h"
 #include "cache.h"
 #include "conns.h"
+#include "front.h"
 #include "json_util.h"
 #include "log.h"
 #include "metrics.h"
@@ -28,6 +31,8 @@ enum { SRV__REQ_NEW = 0, SRV__REQ_SUSPENDED = 1, SRV__REQ_ANSWERED = 2 };
 
 struct srv_http_s {
   srv_conns_t *conns;
+  srv_front_t *front;  /* NULL with TLS: libmicrohttpd listens itself */
+  int listen_fd;       /* the front's socket, or -1 */
   _Atomic uint64_t inflight; /* body bytes reserved by requests */
 };
 
@@ -320,11 +325,17 @@ static int srv__origin_allowed(const char *list, const char *origin) {
 typedef struct {
   const char *first; /* the first Content-Length */
   int differ;        /* a later one says something else */
+  int codings;       /* Transfer-Encoding headers seen */
+  int spaced;        /* a header name holds whitespace */
 } srv__lengths_t;
 
 static enum MHD_Result srv__count_lengths(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
   srv__lengths_t *l = cls;
   (void)kind;
+  /* libmicrohttpd keeps "Content-Length : 60" as a header named
+   * "Content-Length " and frames the message without it. */
+  if (strpbrk(key, " \t") != NULL) l->spaced = 1;
+  if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) l->codings++;
   if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) != 0 || value == NULL) return MHD_YES;
   if (l->first == NULL)
     l->first = value;
@@ -333,17 +344,23 @@ static enum MHD_Result srv__count_lengths(void *cls, enum MHD_ValueKind kind, co
   return MHD_YES;
 }
 
-/* Framing libmicrohttpd lets through but that must not be guessed at: two
- * different Content-Lengths (it would take the first), Content-Length with
- * Transfer-Encoding, and a transfer coding other than chunked (it would
- * read the body until the connection closes). NULL when the framing is
- * sound; else the reason, with *status 400 or 501. */
+/* Framing libmicrohttpd lets through but that must not be guessed at (RFC
+ * 9112 asks for 400 on each): whitespace between a header's name and its
+ * colon (it would frame the message without that header, so a body would
+ * be read as the next request), two different Content-Lengths (it would
+ * take the first), Content-Length with Transfer-Encoding, Transfer-Encoding
+ * repeated or listing codings, and a single transfer coding other than
+ * chunked (501: it would read the body until the connection closes). NULL
+ * when the framing is sound; else the reason, with *status 400 or 501. */
 static const char *srv__framing_error(struct MHD_Connection *conn, unsigned *status) {
-  srv__lengths_t l = {NULL, 0};
+  srv__lengths_t l = {NULL, 0, 0, 0};
   const char *te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
   MHD_get_connection_values(conn, MHD_HEADER_KIND, srv__count_lengths, &l);
   *status = MHD_HTTP_BAD_REQUEST;
+  if (l.spaced) return "a header has whitespace between its name and the colon";
   if (l.differ) return "the request has two different Content-Length headers";
+  if (l.codings > 1) return "the request has more than one Transfer-Encoding header";
+  if (te && strchr(te, ',')) return "Transfer-Encoding lists more than one coding";
   if (te && l.first) return "the request has both Transfer-Encoding and Content-Length";
   if (te && strcasecmp(te, "chunked") != 0) {
     *status = MHD_HTTP_NOT_IMPLEMENTED;
@@ -405,13 +422,20 @@ static int srv__precheck(srv_server_t *s, srv_req_t *r, int has_body, enum MHD_R
   int status;
 
   r->checked = 1;
+  /* Errors in the framing or the request line close the connection: what
+   * follows on it cannot be trusted to start a request. */
+  if (r->bad_target) {
+    *ret = srv_respond_error_hdr(r, MHD_HTTP_BAD_REQUEST, "bad_url", "", MHD_HTTP_HEADER_CONNECTION, "close",
+                                 "the request target holds a NUL, a space or a control character");
+    return 1;
+  }
   if (r->bad_url) {
     *ret = srv_respond_error(r, MHD_HTTP_BAD_REQUEST, "bad_url", "", "the URL holds an encoded NUL (%%00)");
     return 1;
   }
   if ((why = srv__framing_error(r->conn, &code)) != NULL) {
-    *ret = srv_respond_error(r, code, code == MHD_HTTP_NOT_IMPLEMENTED ? "not_implemented" : "bad_framing", "",
-                             "%s", why);
+    *ret = srv_respond_error_hdr(r, code, code == MHD_HTTP_NOT_IMPLEMENTED ? "not_implemented" : "bad_framing", "",
+                                 MHD_HTTP_HEADER_CONNECTION, "close", why);
     return 1;
   }
   r->rt = srv_route_match(r->method, r->url, r, allow, sizeof(allow), &status);
@@ -522,17 +546,21 @@ static enum MHD_Result srv__handler(void *cls, struct MHD_Connection *conn, cons
   srv_server_t *s = cls;
   srv_req_t *r = *con_cls;
   enum MHD_Result ret;
-  (void)version;
 
-  if (r == NULL) {
+  if (r == NULL || !r->started) {
     const char *rid, *origin;
-    r = calloc(1, sizeof(*r));
-    if (r == NULL) return MHD_NO;
+    if (r == NULL) {
+      if ((r = calloc(1, sizeof(*r))) == NULL) return MHD_NO;
+      r->t0 = srv_mono_ms();
+    }
+    r->started = 1;
     r->srv = s;
     r->conn = conn;
     r->url = url;
     r->method = method;
-    r->t0 = srv_mono_ms();
+    /* A raw NUL in the target ends the URL libmicrohttpd hands over short
+     * of the request line's version. */
+    if (r->uri_tail && version && version[0] && r->uri_tail != version) r->bad_target = 1;
     r->route = "unmatched";
     r->guard = srv__guard_of(conn);
     r->bad_url = srv_conns_head_done(s->http->conns, r->guard);
@@ -582,6 +610,12 @@ static void srv__completed(void *cls, struct MHD_Connection *conn, void **con_cl
   (void)conn;
   (void)toe;
   if (r == NULL) return;
+  if (!r->started) {
+    /* refused by libmicrohttpd after its request line */
+    free(r);
+    *con_cls = NULL;
+    return;
+  }
   if (r->ctx_free) r->ctx_free(r->ctx);
   srv_job_unref(r->job);
   srv__drop_body(s, r);
@@ -639,6 +673,27 @@ static size_t srv__unescape(void *cls, struct MHD_Connection *conn, char *str) {
   return n;
 }
 
+/* libmicrohttpd's request-line callback, called with the raw target
+ * before it is split or decoded: the request's record starts here, marked
+ * when the target holds a space or a control character, and noting where
+ * its text ends (the handler compares that with where the version starts:
+ * a raw NUL ends the text early). */
+static void *srv__uri_seen(void *cls, const char *uri, struct MHD_Connection *conn) {
+  srv_req_t *r = calloc(1, sizeof(*r));
+  size_t i, n;
+  (void)conn;
+  if (r == NULL) return NULL;
+  r->srv = cls;
+  r->t0 = srv_mono_ms();
+  if (uri) {
+    n = strlen(uri);
+    for (i = 0; i < n; i++)
+      if ((unsigned char)uri[i] < 0x21 || (unsigned char)uri[i] == 0x7f) r->bad_target = 1;
+    r->uri_tail = uri + n + 1;
+  }
+  return r;
+}
+
 static void srv__mhd_log(void *cls, const char *fmt, va_list ap) {
   char msg[512];
   size_t n;
@@ -647,6 +702,27 @@ static void srv__mhd_log(void *cls, const char *fmt, va_list ap) {
   n = strlen(msg);
   while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '\r')) msg[--n] = '\0';
   srv_log(SRV_LOG_WARN, "libmicrohttpd", json_pack("{s:s}", "detail", msg));
+}
+
+/* A listening socket on `ss` for the front: non-blocking, address reuse as
+ * libmicrohttpd sets it, IPv6 only for an IPv6 address. The descriptor, or
+ * -1 after writing why to errbuf. */
+static int srv__listen(const struct sockaddr_storage *ss, char *errbuf, size_t errlen, const char *where) {
+  int one = 1, fd;
+  socklen_t len = ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+  fd = socket(ss->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    snprintf(errbuf, errlen, "cannot listen on %s: %s", where, strerror(errno));
+    return -1;
+  }
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (ss->ss_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+  if (bind(fd, (const struct sockaddr *)ss, len) != 0 || listen(fd, SOMAXCONN) != 0) {
+    snprintf(errbuf, errlen, "cannot listen on %s: %s", where, strerror(errno));
+    close(fd);
+    return -1;
+  }
+  return fd;
 }
 
 int srv_http_start(srv_server_t *s, char *errbuf, size_t errlen) {
@@ -668,6 +744,7 @@ int srv_http_start(srv_server_t *s, char *errbuf, size_t errlen) {
     return -1;
   }
   atomic_init(&s->http->inflight, 0);
+  s->http->listen_fd = -1;
   memset(&cc, 0, sizeof(cc));
   cc.header_timeout_ms = 1000.0 * s->cfg.header_timeout_s;
   cc.min_body_rate = s->cfg.min_body_rate;
@@ -702,7 +779,18 @@ int srv_http_start(srv_server_t *s, char *errbuf, size_t errlen) {
   } while (0)
   /* The logger first: options parsed before it log through MHD's own. */
   SRV__OPT(MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)srv__mhd_log, s);
-  SRV__OPT(MHD_OPTION_SOCK_ADDR, 0, &ss);
+  if (s->tls_cert_pem) {
+    SRV__OPT(MHD_OPTION_SOCK_ADDR, 0, &ss);
+  } else {
+    /* the front accepts (front.c) and hands connections over */
+    flags |= MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC;
+    if ((s->http->listen_fd = srv__listen(&ss, errbuf, errlen, s->cfg.listen)) < 0) {
+      srv_conns_free(s->http->conns);
+      free(s->http);
+      s->http = NULL;
+      return -1;
+    }
+  }
   if (s->cfg.http_threads > 1) SRV__OPT(MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)s->cfg.http_threads, NULL);
   SRV__OPT(MHD_OPTION_CONNECTION_LIMIT, (intptr_t)s->cfg.max_connections, NULL);
   SRV__OPT(MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t)s->cfg.max_connections_per_ip, NULL);
@@ -711,6 +799,7 @@ int srv_http_start(srv_server_t *s, char *errbuf, size_t errlen) {
   SRV__OPT(MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)srv__completed, s);
   SRV__OPT(MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)srv__connection, s);
   SRV__OPT(MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)srv__unescape, s);
+  SRV__OPT(MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)srv__uri_seen, s);
   if (s->tls_cert_pem) {
     flags |= MHD_USE_TLS;
     SRV__OPT(MHD_OPTION_HTTPS_MEM_CERT, 0, s->tls_cert_pem);
@@ -722,10 +811,30 @@ int srv_http_start(srv_server_t *s, char *errbuf, size_t errlen) {
                             MHD_OPTION_END);
   if (s->mhd == NULL) {
     snprintf(errbuf, errlen, "cannot listen on %s (address in use, or bad TLS files?)", s->cfg.listen);
+    if (s->http->listen_fd >= 0) close(s->http->listen_fd);
     srv_conns_free(s->http->conns);
     free(s->http);
     s->http = NULL;
     return -1;
+  }
+  if (s->http->listen_fd >= 0) {
+    struct sockaddr_storage bound;
+    socklen_t blen = sizeof(bound);
+    if (srv_front_start(s->http->listen_fd, s->mhd, s->http->conns, s->cfg.max_connections, &s->http->front) != 0) {
+      snprintf(errbuf, errlen, "cannot start the accepting thread");
+      MHD_stop_daemon(s->mhd);
+      s->mhd = NULL;
+      close(s->http->listen_fd);
+      srv_conns_free(s->http->conns);
+      free(s->http);
+      s->http = NULL;
+      return -1;
+    }
+    memset(&bound, 0, sizeof(bound));
+    getsockname(s->http->listen_fd, (struct sockaddr *)&bound, &blen);
+    s->bound_port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
+                                                      : ((struct sockaddr_in *)&bound)->sin_port);
+    return 0;
   }
   info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
   s->bound_port = info ? info->port : s->cfg.port;
@@ -733,9 +842,14 @@ int srv_http_start(srv_server_t *s, char *errbuf, size_t errlen) {
 }
 
 void srv_http_stop(srv_server_t *s) {
-  MHD_socket fd;
+  MHD_socket fd = MHD_INVALID_SOCKET;
   if (s->mhd == NULL) return;
-  fd = MHD_quiesce_daemon(s->mhd);
+  if (s->http->front) {
+    srv_front_stop(s->http->front); /* accepts no more */
+    close(s->http->listen_fd);
+  } else {
+    fd = MHD_quiesce_daemon(s->mhd);
+  }
   MHD_stop_daemon(s->mhd);
   if (fd != MHD_INVALID_SOCKET) close(fd);
   s->mhd = NULL;

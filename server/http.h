@@ -46,6 +46,9 @@ struct srv_req_s {
   const struct srv_principal_s *principal; /* who authenticated (auth.h); NULL: no token given */
   int sees_all;              /* may read and cancel every plan (no token file, --public-reads
                                 reads, or a read-all or admin principal) */
+  int bad_target;            /* the raw target held a NUL, space or control */
+  int started;               /* the handler has seen the request */
+  const char *uri_tail;      /* where the raw target's text ended, + 1 */
   char *body;                /* owned; NUL-terminated */
   size_t body_len, body_cap;
   uint64_t declared;         /* Content-Length, 0 when absent */

@@ -72,6 +72,8 @@ static unsigned srv__json_depth(const char *p, size_t n, unsigned limit) {
 static json_t *srv__body_json(srv_req_t *r, enum MHD_Result *ret) {
   json_error_t je;
   json_t *root;
+  mp_limits_t lim;
+  mp_error_t err;
   if (r->body_len == 0) {
     *ret = srv_respond_error(r, 400, "empty_body", "$", "the request needs a JSON body");
     return NULL;
@@ -79,6 +81,15 @@ static json_t *srv__body_json(srv_req_t *r, enum MHD_Result *ret) {
   if (srv__json_depth(r->body, r->body_len, r->srv->cfg.max_json_depth) > r->srv->cfg.max_json_depth) {
     *ret = srv_respond_error(r, 400, "too_deep", "$", "the JSON nests deeper than %u levels (--max-json-depth)",
                              r->srv->cfg.max_json_depth);
+    return NULL;
+  }
+  /* Count a graph's nodes and edges before parsing it: a graph over the
+   * limits is refused in time proportional to the limit, not the body. */
+  mp_limits_default(&lim);
+  lim.max_nodes = r->srv->cfg.max_nodes;
+  mp_error_clear(&err);
+  if (mp_graph_prescan_json(r->body, r->body_len, "graph", &lim, &err) != 0) {
+    *ret = srv_respond_error(r, 413, "graph_too_large", err.path, "%s", err.message);
     return NULL;
   }
   root = json_loadb(r->body, r->body_len, MP_JSON_LOAD_FLAGS, &je);

@@ -15,6 +15,7 @@
   X(format_json)      \
   X(format_kusumoto)  \
   X(format_nodelink)  \
+  X(prescan)          \
   X(cases)            \
   X(simulator)        \
   X(saved_bytes)      \
