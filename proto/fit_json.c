@@ -112,6 +112,14 @@ fail:
   return NULL;
 }
 
+int mp_fit_least_to_json(json_t *fit, const mp_fit_t *least) {
+  if (least->n == 0) return 0;
+  if (mp_json_set(fit, "least", mp_fit_entry_to_json(least, &least->answers[0])) ||
+      mp_json_set(fit, "min_feasible_budget", mp_json_u64(least->answers[0].budget)))
+    return MP_ENOMEM;
+  return 0;
+}
+
 static int mp__cmp_u64(const void *x, const void *y) {
   uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
   return a < b ? -1 : a > b;

@@ -12,6 +12,7 @@
  *                   "extra_time", "stall", "host_peak_bytes";
  *                 when it does not: "min_feasible_budget" (the plan's,
  *                   when known)}],
+ *    "least"?, "min_feasible_budget"? (mp_fit_least_to_json),
  *    "devices"?: [{"name", "total_bytes", "context_bytes", "reserve_bytes",
  *                  "usable_bytes", and the entry of usable_bytes but its
  *                  "budget"}]}
@@ -45,6 +46,11 @@ json_t *mp_fit_result_to_json(const mp_fit_t *f, const char *graph_hash);
 /* The entry of answer a of f (the "budgets" items above). New reference
  * or NULL. */
 json_t *mp_fit_entry_to_json(const mp_fit_t *f, const mp_fit_answer_t *a);
+
+/* Add the least budget's fit (mp_fit_least's) to a fit's JSON: "least"
+ * (its entry) and "min_feasible_budget" (its budget); nothing when it has
+ * no answer (least->n == 0). 0, or MP_ENOMEM. */
+int mp_fit_least_to_json(json_t *fit, const mp_fit_t *least);
 
 /* Sort b[0..n) ascending and drop repeats: the budgets of a canonical fit,
  * whose answer does not depend on the order they were asked in. Returns

@@ -28,7 +28,6 @@
 #include "formats.h"
 #include "fit.h"
 #include "fit_json.h"
-#include "json_util.h"
 #include "frontier.h"
 #include "frontier_json.h"
 #include "keys.h"
@@ -1178,12 +1177,8 @@ static srv_job_status_t srv__run(srv_jobs_t *jobs, srv_job_t *job, char **text, 
     mp_fit_free(&f);
     if (rc == 0 && out && job->least) {
       /* "least": the plan at the least budget that fits, and that budget */
-      json_t *e = NULL;
       rc = mp_fit_least(g, &o, &f, &err);
-      if (rc == 0 && f.n == 1 && (e = mp_fit_entry_to_json(&f, &f.answers[0])) == NULL) rc = MP_ENOMEM;
-      if (rc == 0 && e && (mp_json_set(out, "least", e) ||
-                           mp_json_set(out, "min_feasible_budget", mp_json_u64(f.answers[0].budget))))
-        rc = MP_ENOMEM;
+      if (rc == 0) rc = mp_fit_least_to_json(out, &f);
       mp_fit_free(&f);
     }
   } else {

@@ -53,6 +53,9 @@ typedef struct mp_cli_opts_s {
   const char *time_unit_seconds;
   const char *prefetch; /* jit or a lookahead in backward steps */
   const char *budgets;  /* fit: --budgets B1,B2,... as given */
+  const char *device;   /* fit: --device NAME[,NAME...] of the device catalogue */
+  const char *devices_file; /* fit: --devices FILE, the catalogue (default: the shipped one) */
+  int least;            /* fit: --least */
   /* --server URL and --token-file F (plan, fit, frontier); NULL when not
    * given (the environment may still name them: mp_cli_server_open) */
   const char *server;

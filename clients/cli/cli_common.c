@@ -93,6 +93,10 @@ int mp_cli_parse(int argc, char **argv, const char *allowed, int min_pos, int ma
       o->progress = 1;
       continue;
     }
+    if (strcmp(name, "--least") == 0 && mp__allowed(allowed, name)) {
+      o->least = 1;
+      continue;
+    }
     if (strcmp(name, "--swap") == 0 && mp__allowed(allowed, name)) {
       o->swap = 1;
       continue;
@@ -173,6 +177,10 @@ int mp_cli_parse(int argc, char **argv, const char *allowed, int min_pos, int ma
       o->prefetch = val;
     } else if (strcmp(name, "--budgets") == 0) {
       o->budgets = val;
+    } else if (strcmp(name, "--device") == 0) {
+      o->device = val;
+    } else if (strcmp(name, "--devices") == 0) {
+      o->devices_file = val;
     } else if (strcmp(name, "--server") == 0) {
       o->server = val;
     } else if (strcmp(name, "--token-file") == 0) {

@@ -37,8 +37,9 @@ static const char mp__help_commands[] =
     "  simulate GRAPH SCHEDULE            simulate a schedule: peak, times, validity\n"
     "  plan     GRAPH --budget B          plan recomputation under a memory budget\n"
     "  frontier GRAPH                     the memory/time frontier (every budget's answer)\n"
-    "  fit      GRAPH --budgets B1,B2,... for each budget: does it fit, at what overhead\n"
-    "                                     (what plan returns there; exit 1 if one does not)\n"
+    "  fit      GRAPH --budgets B1,B2,... for each budget (or --device GPU): does it fit,\n"
+    "                                     at what overhead (what plan returns there; exit 1\n"
+    "                                     if one does not)\n"
     "  version                            print the version\n"
     "\n"
     "memplan COMMAND --help prints the options of one command.\n";
@@ -85,7 +86,13 @@ static const char mp__help_frontier[] =
 
 static const char mp__help_fit[] =
     "fit options:\n"
-    "  --budgets B,...   the budgets to check, as for --budget (required)\n"
+    "  --budgets B,...   the budgets to check, as for --budget\n"
+    "  --device G,...    GPUs of the device catalogue (a100-40gb, h100-80gb, ...): each\n"
+    "                    answered at its usable bytes (docs/devices.md)\n"
+    "  --devices FILE    the catalogue (default: the shipped one; with --server the\n"
+    "                    daemon's own is used)\n"
+    "  --least           also the plan at the least budget that fits\n"
+    "                    (--budgets, --device or --least: at least one)\n"
     "  --solver S        as for plan\n"
     "  --swap, --threads N and the device options, as for frontier\n";
 

@@ -69,6 +69,9 @@ START_TEST(test_same_as_offline) {
   same_online(&d, "fit " VGG " --budgets 2GiB,2.5GiB,10GB", 0);
   same_online(&d, "fit " VGG " --budgets 1GB,2GB,2.5GiB,10GB", 1);
   same_online(&d, "fit " VGG " --budgets 1.9GB,2.2GB --solver hybrid --copy-engines 1", 0);
+  /* across GPUs of the shipped catalogue, and the least budget that fits */
+  same_online(&d, "fit " VGG " --device a100-40gb,t4-16gb --least --budgets 1GB,2GiB,1GB", 1);
+  same_online(&d, "fit " VGG " --device v100-16gb,h100-80gb --solver approx", 0);
   same_online(&d, "frontier " VGG, 0);
   same_online(&d, "frontier " VGG " --solver memonger", 0);
   same_online(&d, "frontier " VGG " --solver swap", 0);

@@ -249,15 +249,21 @@ class Client:
 
     # ---- frontiers ----
 
-    def fit(self, graph, budgets, solver=None, timeout=None, **options):
+    def fit(self, graph, budgets=None, solver=None, timeout=None, devices=None, least=None, **options):
         """POST /v1/fit: does ``graph`` (or a graph hash) fit each budget, and
-        at what cost. ``budgets`` is one budget or a list; ``options`` are
-        swap and device. Each budget is answered with what plan returns
-        there; the daemon plans them once per graph, options and budget
-        list (``timeout``: default compute_timeout)."""
+        at what cost. ``budgets`` is one budget or a list; ``devices`` a list
+        of GPU names of the daemon's catalogue (GET /v1/devices), each
+        answered at its usable bytes; ``least=True`` adds the plan at the
+        least budget that fits; ``options`` are swap and device. Each budget
+        is answered with what plan returns there; the daemon plans them once
+        per graph, options and set of budgets (``timeout``: default
+        compute_timeout)."""
         body = graph_fields(graph)
-        body["budgets"] = budget_list(budgets)
-        body.update(self._fields(dict(options, solver=solver)))
+        if budgets is not None:
+            body["budgets"] = budget_list(budgets)
+        if devices is not None:
+            body["devices"] = [devices] if isinstance(devices, str) else list(devices)
+        body.update(self._fields(dict(options, solver=solver, least=least)))
         return self._request("POST", "/v1/fit", body,
                              timeout=self.compute_timeout if timeout is None else timeout)
 

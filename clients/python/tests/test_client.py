@@ -139,10 +139,14 @@ class ClientPlanTest(harness.DaemonTestCase):
             if entry["fits"]:
                 self.assertEqual(entry["recompute"], res["time"]["recompute"], entry)
                 self.assertEqual(entry["overhead_pct"], res["overhead_pct"], entry)
-                self.assertLessEqual(res["peak_bytes"], entry["peak"])
-                self.assertLessEqual(entry["peak"], entry["budget"])
+                self.assertLessEqual(res["peak_bytes"], entry["peak_bytes"])
+                self.assertLessEqual(entry["peak_bytes"], entry["budget"])
             else:
-                self.assertEqual(entry["min_budget"], res["min_feasible_budget"])
+                self.assertEqual(entry["min_feasible_budget"], res["min_feasible_budget"])
+        gpus = self.client.fit(self.hash, devices=["a100-40gb", "t4-16gb"], least=True, solver="approx")
+        self.assertEqual([d["name"] for d in gpus["devices"]], ["a100-40gb", "t4-16gb"])
+        self.assertTrue(all(d["fits"] and d["peak_bytes"] <= d["usable_bytes"] for d in gpus["devices"]))
+        self.assertEqual(gpus["least"]["budget"], gpus["min_feasible_budget"])
         one = self.client.fit(self.hash, "2GiB")
         self.assertEqual(one["budgets"], [fit["budgets"][1]])
         with self.assertRaises(memplan.RequestError) as cm:
@@ -188,7 +192,7 @@ class ClientPlanTest(harness.DaemonTestCase):
         self.client.fit(harness.VGG19, ["3GiB"])
         offline = harness.cli_json("inspect", harness.VGG19)
         stats = self.client.graph_stats(self.hash)
-        for key in ("nodes", "edges", "activation_bytes", "peak_no_recompute", "min_budget"):
+        for key in ("nodes", "edges", "activation_bytes", "peak_no_recompute", "budget_lower_bound"):
             self.assertEqual(stats[key], offline[key], key)
         st = self.client.status()
         self.assertEqual(st["workers"], 2)
