@@ -59,7 +59,7 @@ TESTS := $(B)/check_all
 BENCH := $(B)/bench_planner
 SRV   := $(B)/memplan-server
 
-.PHONY: all deps run test test-only test-dashboard test-python test-install test-deploy test-contract test-docs test-pg test-fuzz-replay test-chaos test-resilience test-slurm install uninstall asan bench bench-fidelity fuzz fuzz-run clean
+.PHONY: all deps run test test-only test-dashboard test-python test-install test-deploy test-contract test-docs test-pg test-fuzz-replay test-chaos test-resilience test-slurm lint-openapi install uninstall asan bench bench-fidelity fuzz fuzz-run clean
 
 all: $(LIBA) $(CLI) $(SRV)
 
@@ -240,8 +240,14 @@ test-resilience: $(SRV)
 test-slurm: $(SRV)
 	MEMPLAN_SERVER=$(CURDIR)/$(SRV) $(PYTHON) tests/slurm/test_slurm.py
 
+# proto/openapi.yaml linted offline with redocly's recommended rules (those
+# proto/redocly.yaml leaves on) and the contract validator's keywords.
+lint-openapi:
+	$(PYTHON) tests/contract/lint_openapi.py proto/openapi.yaml proto/redocly.yaml
+
 # Every answer of the real daemon, driven through every route and status
-# proto/openapi.yaml documents, validated against it (tests/contract).
+# proto/openapi.yaml documents, validated against it, and the spec linted
+# (tests/contract).
 test-contract: $(SRV) $(CLI)
 	MEMPLAN_SERVER=$(CURDIR)/$(SRV) MEMPLAN_CLI=$(CURDIR)/$(CLI) $(PYTHON) -m unittest discover -s tests/contract -p 'test_*.py' -v
 
