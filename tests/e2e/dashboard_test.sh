@@ -12,8 +12,9 @@
 # plan, whose error box must show the daemon's error; --no-frontier: a plan whose graph's
 # frontier the daemon answers 404, whose chart must show the daemon's error; --running: a
 # running plan (held by the daemon long enough), whose row and detail must show the daemon's
-# progress fields; --drain-pid: the daemon's pid, sent SIGTERM last (it must hold a running
-# plan so that it stays draining) to check the draining badge against GET /v1/status.
+# progress fields, and with which the table's layout is measured at several widths
+# (dashboard_layout.py); --drain-pid: the daemon's pid, sent SIGTERM last (it must hold a
+# running plan so that it stays draining) to check the draining badge against GET /v1/status.
 # tests/unit/test_server.c (test_dashboard_in_browser) sets all of them up.
 #
 # Environment: OUT_DIR (default build; the screenshot is $OUT_DIR/dashboard.png),
@@ -415,6 +416,13 @@ PYEOF
   check "a running plan's row shows the daemon's progress ('$PROG_ROW')" test -n "$PROG_ROW" -a -z "$PROG_BAD"
   check "a running plan's detail shows the daemon's progress ('$PROG_DETAIL')" test -n "$PROG_DETAIL" -a -z "$PROG_BAD"
   [ -z "$PROG_BAD" ] || echo "# $PROG_BAD"
+  # the plans table at 800-1920 px: the Graph column keeps its room, every figure fits its
+  # cell, and the running row's progress stays clear of Created (tests/e2e/dashboard_layout.py)
+  CHROMIUM=$CHROME python3 "$HERE/dashboard_layout.py" "$BASE" --running "$RUNNING" \
+    --widths 800,1024,1280,1440,1920 >"$TMP/layout.txt" 2>&1
+  LAYOUT_RC=$?
+  sed 's/^/#   /' "$TMP/layout.txt"
+  check "the plans table's layout at 800-1920 px (dashboard_layout.py)" test "$LAYOUT_RC" = 0
 fi
 
 # the API unreachable: the page the daemon serves, opened from a file, has no API behind it
