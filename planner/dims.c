@@ -50,7 +50,7 @@ int mp_binding_set(mp_binding_t *b, const char *name, int64_t value, mp_error_t 
     if (strcmp(b->names[i], name) == 0)
       return mp_error_set(err, MP_EINVAL, path, "dimension %s is bound twice", name);
   if (b->n >= MP_DIMS_MAX)
-    return mp_error_set(err, MP_ELIMIT, b->base, "at most %d dimensions may be bound", MP_DIMS_MAX);
+    return mp_error_set(err, MP_EINVAL, b->base, "at most %d dimensions may be bound", MP_DIMS_MAX);
   if (value < 1 || value > MP_DIM_VALUE_MAX)
     return mp_error_set(err, MP_EINVAL, path, "a dimension's value must be a whole number from 1 to %lld, got %lld",
                         (long long)MP_DIM_VALUE_MAX, (long long)value);

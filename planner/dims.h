@@ -106,7 +106,7 @@ typedef struct mp_binding_s {
 void mp_binding_init(mp_binding_t *b, const char *base);
 /* Add name=value: the name must be a valid dimension name not given yet,
  * the value in [1, MP_DIM_VALUE_MAX], at most MP_DIMS_MAX names. 0, or
- * MP_EINVAL / MP_ELIMIT naming "<base>.<name>" (or <base> for the count). */
+ * MP_EINVAL naming "<base>.<name>" (or <base> for the count). */
 int mp_binding_set(mp_binding_t *b, const char *name, int64_t value, mp_error_t *err);
 /* Parse "name=value" (the CLI's --dim) into b. */
 int mp_binding_parse_arg(mp_binding_t *b, const char *arg, mp_error_t *err);

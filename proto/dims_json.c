@@ -246,7 +246,7 @@ int mp_binding_from_json(const json_t *v, mp_binding_t *b, mp_error_t *err) {
     return mp_error_set(err, MP_EINVAL, b->base, "dims must be an object such as {\"batch\": 64}, got %s",
                         mp__jtype(v));
   if (json_object_size(v) > MP_DIMS_MAX)
-    return mp_error_set(err, MP_ELIMIT, b->base, "at most %d dimensions may be bound, got %zu", MP_DIMS_MAX,
+    return mp_error_set(err, MP_EINVAL, b->base, "at most %d dimensions may be bound, got %zu", MP_DIMS_MAX,
                         json_object_size(v));
   json_object_foreach((json_t *)v, name, x) {
     if (!json_is_integer(x)) {

@@ -21,7 +21,7 @@
 
 /* A request's "dims" object at `path` into b (initialised by the caller
  * with mp_binding_init(b, path)): each value a whole number. 0, or
- * MP_EINVAL / MP_ELIMIT naming "<path>.<name>". */
+ * MP_EINVAL naming "<path>.<name>" (or <path> for more than MP_DIMS_MAX). */
 int mp_binding_from_json(const json_t *v, mp_binding_t *b, mp_error_t *err);
 
 /* {"batch": 64, ...}: the values g's dimensions are at ({} without any). */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dims_json.h"
 #include "strategy.h"
 #include "units.h"
 
@@ -348,6 +349,13 @@ static int mp__migration(json_t *root, mp_solver_t solver, int *swap, mp_device_
   return 0;
 }
 
+/* "dims": the binding, base "$.dims". */
+static int mp__dims(json_t *root, mp_binding_t *b, mp_error_t *err) {
+  json_t *v = json_object_get(root, "dims");
+  mp_binding_init(b, "$.dims");
+  return v ? mp_binding_from_json(v, b, err) : 0;
+}
+
 #define MP__SOLVERS \
   "\"auto\", \"exact\", \"window\", \"closures\" (or \"approx\"), \"chain\", \"memonger\", " \
   "\"sqrt\", \"none\", \"swap\", \"hybrid\", \"layrub\""
@@ -355,7 +363,7 @@ static int mp__migration(json_t *root, mp_solver_t solver, int *swap, mp_device_
 int mp_plan_request_parse(json_t *root, double max_wait_s, mp_plan_request_t *out,
                           mp_error_t *err) {
   static const char *const keys[] = {"graph",    "graph_hash", "budget", "solver", "objective", "accounting",
-                                     "wait",     "timeline",   "swap",   "device", "graph_name", NULL};
+                                     "wait",     "timeline",   "swap",   "device", "graph_name", "dims", NULL};
   json_t *v;
   int rc;
 
@@ -377,6 +385,7 @@ int mp_plan_request_parse(json_t *root, double max_wait_s, mp_plan_request_t *ou
                      "\"default\", \"reference\"", err)) != 0)
     return rc;
   if ((rc = mp__migration(root, out->solver, &out->swap, &out->device, err)) != 0) return rc;
+  if ((rc = mp__dims(root, &out->dims, err)) != 0) return rc;
   v = json_object_get(root, "wait");
   if (v != NULL) {
     double w;
@@ -394,9 +403,43 @@ int mp_plan_request_parse(json_t *root, double max_wait_s, mp_plan_request_t *ou
   return 0;
 }
 
+/* "dims", then "maximize" and "max_value" of a fit (after "budgets",
+ * "devices" and "least"). */
+static int mp__fit_dims(json_t *root, mp_fit_request_t *out, mp_error_t *err) {
+  json_t *v = json_object_get(root, "maximize"), *m = json_object_get(root, "max_value");
+  size_t i;
+  int rc;
+  if ((rc = mp__dims(root, &out->dims, err)) != 0) return rc;
+  if (v == NULL) {
+    if (m != NULL) return mp_error_set(err, MP_EINVAL, "$.max_value", "limits a maximize; give \"maximize\" too");
+    return 0;
+  }
+  if (!json_is_string(v) || !mp_dim_name_valid(json_string_value(v)))
+    return mp_error_set(err, MP_EINVAL, "$.maximize", "must name a dimension of the graph (such as \"batch\")");
+  snprintf(out->maximize, sizeof(out->maximize), "%s", json_string_value(v));
+  if (out->n_devices > 0 || out->least)
+    return mp_error_set(err, MP_EINVAL, "$.maximize", "a maximize takes one budget, without \"devices\" or \"least\"");
+  if (out->n_budgets != 1)
+    return mp_error_set(err, MP_EINVAL, "$.budgets", "a maximize takes exactly one budget, got %zu", out->n_budgets);
+  for (i = 0; i < out->dims.n; i++)
+    if (strcmp(out->dims.names[i], out->maximize) == 0) {
+      char path[MP_ERROR_PATH_MAX];
+      snprintf(path, sizeof(path), "$.dims.%s", out->maximize);
+      return mp_error_set(err, MP_EINVAL, path, "%s is maximized, so it cannot be bound too", out->maximize);
+    }
+  if (m != NULL) {
+    if (!json_is_integer(m) || json_integer_value(m) < 1 || json_integer_value(m) > MP_DIM_VALUE_MAX)
+      return mp_error_set(err, MP_EINVAL, "$.max_value", "must be a whole number from 1 to %lld",
+                          (long long)MP_DIM_VALUE_MAX);
+    out->max_value = json_integer_value(m);
+  }
+  return 0;
+}
+
 static int mp__fit_request_parse(json_t *root, size_t max_budgets, mp_fit_request_t *out, mp_error_t *err) {
-  static const char *const keys[] = {"graph",      "graph_hash", "budgets", "solver", "swap", "device",
-                                     "graph_name", "devices",    "least",   "wait",   NULL};
+  static const char *const keys[] = {"graph",      "graph_hash", "budgets", "solver", "swap",     "device",
+                                     "graph_name", "devices",    "least",   "wait",   "dims",     "maximize",
+                                     "max_value",  NULL};
   json_t *v, *b;
   size_t i;
   int rc;
@@ -444,7 +487,7 @@ static int mp__fit_request_parse(json_t *root, size_t max_budgets, mp_fit_reques
     }
   }
   v = json_object_get(root, "budgets");
-  if (v == NULL && (out->n_devices > 0 || out->least)) return 0;
+  if (v == NULL && (out->n_devices > 0 || out->least)) return mp__fit_dims(root, out, err);
   if (v == NULL) return mp_error_set(err, MP_EINVAL, "$.budgets", "missing: a list of budgets (or \"devices\")");
   if (!json_is_array(v) || json_array_size(v) == 0)
     return mp_error_set(err, MP_EINVAL, "$.budgets", "must be a non-empty array of budgets");
@@ -458,7 +501,7 @@ static int mp__fit_request_parse(json_t *root, size_t max_budgets, mp_fit_reques
     if ((rc = mp_json_budget(b, path, &out->budgets[i], err)) != 0) return rc;
     out->n_budgets = i + 1;
   }
-  return 0;
+  return mp__fit_dims(root, out, err);
 }
 
 int mp_fit_request_parse(json_t *root, size_t max_budgets, mp_fit_request_t *out, mp_error_t *err) {

@@ -3,13 +3,19 @@
  * parsers of the device model's values shared with the CLI.
  *
  *   plan: {"graph" | "graph_hash", "budget", "solver"?, "objective"?,
- *          "accounting"?, "wait"?, "timeline"?, "swap"?, "device"?}
+ *          "accounting"?, "wait"?, "timeline"?, "swap"?, "device"?, "dims"?}
  *   fit:  {"graph" | "graph_hash", "budgets"?: [...], "devices"?: [...],
- *          "least"?, "wait"?, "solver"?, "swap"?, "device"?}
+ *          "least"?, "wait"?, "solver"?, "swap"?, "device"?, "dims"?,
+ *          "maximize"?, "max_value"?}
  *          (budgets, devices or least: at least one of them; "devices"
  *          names GPUs of the device catalogue, gpus.h, checked by the
  *          caller; "wait" is a number of seconds, range checked by the
  *          caller)
+ *   dims: {"batch": 64, ...}: values for a symbolic graph's dimensions
+ *         (planner/dims.h; checked against the graph by mp_graph_bind).
+ *   maximize: a dimension's name: the largest value whose plan fits the
+ *         one budget given (planner/maximize.h), tried up to max_value;
+ *         with exactly one budget, no "devices" and no "least".
  *   device: {"h2d_bandwidth"?, "d2h_bandwidth"?, "latency"?,
  *            "copy_engines"?, "host_budget"?, "time_unit_seconds"?,
  *            "intra_layer_reuse"?, "prefetch"?}   (defaults: planner/device.h)
@@ -45,6 +51,7 @@
 #include <stdint.h>
 
 #include "device.h"
+#include "dims.h"
 #include "error.h"
 #include "plan.h"
 
@@ -60,6 +67,7 @@ typedef struct mp_plan_request_s {
   int timeline;               /* default 0 */
   int swap;                   /* migration on; 1 for the swap solvers */
   mp_device_t device;         /* mp_device_init's defaults, then "device" */
+  mp_binding_t dims;          /* "dims" (base "$.dims"); n == 0 when absent */
 } mp_plan_request_t;
 
 /* Parse a plan request. `max_wait_s` bounds "wait" (larger is an error). */
@@ -80,6 +88,9 @@ typedef struct mp_fit_request_s {
   int least;                  /* also answer the least budget that fits */
   double wait_s;              /* "wait", when wait_given */
   int wait_given;
+  mp_binding_t dims;          /* as in mp_plan_request_t */
+  char maximize[MP_DIM_NAME_MAX + 1]; /* "" unless maximizing (then one budget) */
+  int64_t max_value;          /* 0: MP_DIM_VALUE_MAX */
 } mp_fit_request_t;
 
 int mp_fit_request_parse(json_t *root, size_t max_budgets, mp_fit_request_t *out,

@@ -22,6 +22,7 @@ struct srv_frontier_s {
   char graph_hash[65];
   mp_solver_t solver;
   int fit;            /* a fit's, else the frontier route's */
+  int maximize;       /* a fit with "maximize": its answer is the result as it is */
   const char *cache;
   /* a fit: what its answer shows, and where the rendered answer is kept */
   uint64_t *asked;
@@ -74,10 +75,12 @@ static int srv__answer(srv_server_t *s, const srv_frontier_t *c, const char *tex
     return SRV_EBADRESULT;
   }
   if (c->fit) {
-    ans = mp_fit_answer(fr, c->asked, c->n_asked, c->gpus, c->n_gpus);
-    json_decref(fr);
-    if (ans == NULL) return SRV_EBADRESULT;
-    fr = ans;
+    if (!c->maximize) {
+      ans = mp_fit_answer(fr, c->asked, c->n_asked, c->gpus, c->n_gpus);
+      json_decref(fr);
+      if (ans == NULL) return SRV_EBADRESULT;
+      fr = ans;
+    }
     if (c->keep_key && json_object_set_new(fr, "cache", json_string("hit")) == 0) {
       char *hit = mp_json_dumps(fr, JSON_COMPACT);
       if (hit) srv_cache_put_tagged(s->cache, c->keep_key, c->key, hit, strlen(hit)); /* best effort */
@@ -94,9 +97,10 @@ static int srv__answer(srv_server_t *s, const srv_frontier_t *c, const char *tex
 
 /* The key of a fit: "fit|" and the SHA-256 of the frontier key of the same
  * graph, solver, swap and device (which holds the planner version), whether
- * the least budget is asked, and the canonical budgets (ascending, each
- * once). 0 or -1. */
-static int srv__fit_key(const char *frontier_key, int least, const uint64_t *budgets, size_t n, char key[256]) {
+ * the least budget is asked, the canonical budgets (ascending, each once),
+ * and for a maximize its dimension and limit. 0 or -1. */
+static int srv__fit_key(const char *frontier_key, int least, const uint64_t *budgets, size_t n, const char *maximize,
+                        int64_t max_value, char key[256]) {
   static const char hex[] = "0123456789abcdef";
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned mdlen = 0, i;
@@ -108,6 +112,12 @@ static int srv__fit_key(const char *frontier_key, int least, const uint64_t *bud
   for (k = 0; ok && k < n; k++) {
     char b[24];
     int len = snprintf(b, sizeof(b), "%llu,", (unsigned long long)budgets[k]);
+    ok = EVP_DigestUpdate(x, b, (size_t)len) == 1;
+  }
+  if (ok && maximize[0]) {
+    /* a maximize is another question about the same budget */
+    char b[80];
+    int len = snprintf(b, sizeof(b), "maximize:%s:%lld", maximize, (long long)max_value);
     ok = EVP_DigestUpdate(x, b, (size_t)len) == 1;
   }
   ok = ok && EVP_DigestFinal_ex(x, md, &mdlen) == 1 && mdlen == 32;
@@ -239,7 +249,10 @@ int srv_frontiers_get(srv_server_t *s, const srv_frontier_query_t *q, mp_graph_t
   else
     mp_device_init(&p.device);
   srv_keys_frontier(&p, c->key);
-  if (c->fit && srv__fit_key(c->key, q->least, budgets, n_budgets, fit_key) != 0) {
+  memcpy(p.maximize, q->maximize, sizeof(p.maximize));
+  p.max_value = q->max_value;
+  c->maximize = q->maximize[0] != 0;
+  if (c->fit && srv__fit_key(c->key, q->least, budgets, n_budgets, q->maximize, q->max_value, fit_key) != 0) {
     free(budgets);
     srv_frontier_free(c);
     return SRV_ENOMEM;

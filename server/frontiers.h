@@ -57,6 +57,8 @@ typedef struct srv_frontier_query_s {
   const char *keep_key;      /*   where to keep the rendered answer (NULL: nowhere) */
   const srv_fit_request_t *request; /* the request as kept for an async poll (copied) */
   char client[68];           /* who asks (srv_req_client): the queue's fairness and cap */
+  char maximize[33];         /* /v1/fit with "maximize": the dimension (one budget); "" otherwise */
+  int64_t max_value;         /* its limit (0: planner/dims.h's MP_DIM_VALUE_MAX) */
 } srv_frontier_query_t;
 
 /* The rendered answer kept under `keep_key` (a new reference), or NULL. */

@@ -37,18 +37,23 @@ int srv_graphs_keep(srv_server_t *s, const mp_graph_t *g, const char *hash) {
   return 0;
 }
 
-int srv_graphs_stats(srv_server_t *s, const char *hash, json_t **out, mp_error_t *err) {
+int srv_graphs_load(srv_server_t *s, const char *hash, const mp_limits_t *lim, mp_graph_t **g, mp_error_t *err) {
   char *text = NULL;
   size_t len;
+  int rc;
+  *g = NULL;
+  if (srv_store_get_graph(s->store, hash, &text, &len) != 0) return SRV_ESTORE;
+  rc = mp_graph_load_buffer(text, len, MP_FORMAT_NATIVE, NULL, lim, g, NULL, err);
+  free(text);
+  if (rc == MP_ENOMEM) return SRV_ENOMEM;
+  return rc != 0 ? SRV_ESTORE : 0;
+}
+
+int srv_graphs_stats(srv_server_t *s, const char *hash, json_t **out, mp_error_t *err) {
   mp_graph_t *g = NULL;
   int rc;
   *out = NULL;
-  if (srv_store_get_graph(s->store, hash, &text, &len) != 0 ||
-      mp_graph_load_buffer(text, len, MP_FORMAT_NATIVE, NULL, NULL, &g, NULL, err) != 0) {
-    free(text);
-    return SRV_ESTORE;
-  }
-  free(text);
+  if (srv_graphs_load(s, hash, NULL, &g, err) != 0) return SRV_ESTORE;
   rc = mp_graph_stats_json(g, out, err);
   mp_graph_free(g);
   if (rc != 0) return SRV_EINVAL;

@@ -29,6 +29,11 @@ int srv_graphs_render_new(srv_server_t *s, const mp_graph_t *g, const char *hash
  * when it could not be rendered (a failed write is the store's to log). */
 int srv_graphs_keep(srv_server_t *s, const mp_graph_t *g, const char *hash);
 
+/* Load the stored graph `hash` (limits `lim`, NULL: the defaults) into *g:
+ * 0, SRV_ESTORE when it cannot be read or parsed (err says why when it
+ * parsed badly), SRV_ENOMEM. */
+int srv_graphs_load(srv_server_t *s, const char *hash, const mp_limits_t *lim, mp_graph_t **g, mp_error_t *err);
+
 /* The figures of `memplan inspect` for a stored graph, with its
  * "graph_hash": 0 with *out (a new reference); SRV_ESTORE when the stored
  * graph cannot be read; SRV_EINVAL when it cannot be measured (err says

@@ -24,6 +24,8 @@
 #include <unistd.h>
 
 #include "cache.h"
+#include "maximize.h"
+#include "maximize_json.h"
 #include "dims_json.h"
 #include "formats.h"
 #include "fit.h"
@@ -875,6 +877,8 @@ int srv_jobs_submit_frontier(srv_jobs_t *jobs, const srv_plan_params_t *fp, cons
   p.solver = fp->solver;
   p.swap = fp->swap;
   p.device = fp->device;
+  memcpy(p.maximize, fp->maximize, sizeof(p.maximize));
+  p.max_value = fp->max_value;
   /* A frontier's graph is already in the store when it came by hash; a
    * graph sent inline is stored by the caller (routes.c). */
   return srv__submit(jobs, SRV_JOB_FRONTIER, 1, &p, key, graph, NULL, 0, job, result, result_len, NULL, budgets,
@@ -1166,6 +1170,15 @@ static srv_job_status_t srv__run(srv_jobs_t *jobs, srv_job_t *job, char **text, 
     rc = mp_plan(g, &o, &r, &err);
     if (rc == 0) out = mp_plan_result_to_json_ex(g, &r, job->p.graph_hash, &job->p.device, 1, 1);
     mp_plan_result_free(&r);
+  } else if (job->budgets && job->p.maximize[0]) {
+    /* the graph is bound at the request's other dimensions already */
+    mp_maximize_t m;
+    mp_binding_t none;
+    mp_binding_init(&none, "$.dims");
+    o.budget = job->budgets[0];
+    rc = mp_maximize(g, &none, job->p.maximize, job->p.max_value, &o, &jobs->cfg.limits, &m, &err);
+    if (rc == 0) out = mp_maximize_to_json(&m, o.budget, &job->p.device, 1, 0);
+    mp_maximize_free(&m);
   } else if (job->budgets) {
     mp_fit_t f;
     memset(&f, 0, sizeof(f));

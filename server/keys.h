@@ -27,6 +27,8 @@ typedef struct srv_plan_params_s {
   char owner[68];            /* whose plan it is (http.h srv_req_owner): its handle's owner */
   int swap;                  /* data migration on (1 for the swap solvers) */
   mp_device_t device;        /* the device model; every field is in the keys */
+  char maximize[33];         /* a fit that maximizes this dimension ("": none; in the fit's key) */
+  int64_t max_value;         /* its limit (0: none) */
 } srv_plan_params_t;
 
 /* The cache key of a plan (no longer than 255 bytes): graph hash, budget,

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dims_json.h"
 #include "formats.h"
 #include "frontiers.h"
 #include "graphs.h"
@@ -100,8 +101,15 @@ static json_t *srv__body_json(srv_req_t *r, enum MHD_Result *ret) {
   return root;
 }
 
+/* The limits a request's graph is read (and bound) under. */
+static void srv__graph_limits(srv_req_t *r, mp_limits_t *lim) {
+  mp_limits_default(lim);
+  lim->max_nodes = r->srv->cfg.max_nodes;
+}
+
 /* Load the request's graph; 0, or an answered error (returns -1). On
  * success *g is the graph and `hash` its hash. */
+
 static int srv__load_graph(srv_req_t *r, json_t *value, const char *name, mp_graph_t **g, char hash[65],
                            enum MHD_Result *ret) {
   mp_limits_t lim;
@@ -109,8 +117,7 @@ static int srv__load_graph(srv_req_t *r, json_t *value, const char *name, mp_gra
   int rc;
 
   *g = NULL;
-  mp_limits_default(&lim);
-  lim.max_nodes = r->srv->cfg.max_nodes;
+  srv__graph_limits(r, &lim);
   mp_error_clear(&err);
   rc = mp_graph_load_json(value, "$.graph", MP_FORMAT_AUTO, name, &lim, g, NULL, &err);
   if (rc != 0) {
@@ -138,19 +145,74 @@ static int srv__load_graph(srv_req_t *r, json_t *value, const char *name, mp_gra
   return 0;
 }
 
+/* Bind *g (or, when NULL, the stored graph `hash`) at `dims` (dims.h):
+ * on success *g is the bound graph, a new inline graph for the caller to
+ * store, and `hash` its hash. 0, or an answered error (-1): a binding the
+ * graph refuses is a 400 naming the field (a law's error names it in the
+ * inline graph, "$.graph.nodes[4].bytes", or in the stored one). */
+static int srv__bind_graph(srv_req_t *r, const mp_binding_t *dims, int inline_graph, mp_graph_t **g, char hash[65],
+                           enum MHD_Result *ret) {
+  mp_graph_t *src = *g, *bound = NULL;
+  mp_limits_t lim;
+  mp_error_t err;
+  int rc;
+  srv__graph_limits(r, &lim);
+  mp_error_clear(&err);
+  if (src == NULL && (rc = srv_graphs_load(r->srv, hash, &lim, &src, &err)) != 0) {
+    *ret = rc == SRV_ENOMEM ? srv_respond_error(r, 500, "internal", "", "out of memory")
+                            : srv_respond_error(r, 500, "store_failed", "", "the stored graph could not be read");
+    return -1;
+  }
+  rc = mp_graph_bind(src, dims, &lim, &bound, &err);
+  if (src != *g) mp_graph_free(src);
+  if (rc != 0) {
+    char path[MP_ERROR_PATH_MAX + 8];
+    if (inline_graph && strncmp(err.path, "$.nodes", 7) == 0)
+      snprintf(path, sizeof(path), "$.graph%.*s", MP_ERROR_PATH_MAX - 2, err.path + 1);
+    else if (inline_graph && strcmp(err.path, "$.param_bytes") == 0)
+      snprintf(path, sizeof(path), "$.graph.param_bytes");
+    else
+      snprintf(path, sizeof(path), "%s", err.path);
+    if (rc == MP_ENOMEM)
+      *ret = srv_respond_error(r, 500, "internal", "", "out of memory");
+    else
+      *ret = srv_respond_error(r, 400, "invalid_request", path, "%s", err.message);
+    return -1;
+  }
+  if (mp_graph_hash(bound, hash) != 0) {
+    mp_graph_free(bound);
+    *ret = srv_respond_error(r, 500, "internal", "", "out of memory");
+    return -1;
+  }
+  mp_graph_free(*g);
+  *g = bound;
+  memcpy(r->graph_hash, hash, 65);
+  return 0;
+}
+
 /* The graph of a request body: sent inline (`value`, loaded into *g and
  * called `name` when it carries no name) or named by `given_hash` (*g
- * NULL), which must be a graph the store holds. 0 with `hash` its hash, or
- * an answered error (-1). */
-static int srv__request_graph(srv_req_t *r, json_t *value, const char *name, const char *given_hash, mp_graph_t **g,
-                              char hash[65], enum MHD_Result *ret) {
-  if (value) return srv__load_graph(r, value, name, g, hash, ret);
-  *g = NULL;
-  memcpy(hash, given_hash, 65);
-  memcpy(r->graph_hash, given_hash, 65);
-  if (!srv_graphs_known(r->srv, hash)) {
-    *ret = srv_respond_error(r, 404, "unknown_graph", "$.graph_hash",
-                             "no graph with this hash was submitted before; send the graph itself");
+ * NULL), which must be a graph the store holds; then bound at `dims` when
+ * it binds anything (srv__bind_graph: *g is then the bound graph). 0 with
+ * `hash` its hash, or an answered error (-1). */
+static int srv__request_graph(srv_req_t *r, json_t *value, const char *name, const char *given_hash,
+                              const mp_binding_t *dims, mp_graph_t **g, char hash[65], enum MHD_Result *ret) {
+  if (value) {
+    if (srv__load_graph(r, value, name, g, hash, ret) != 0) return -1;
+  } else {
+    *g = NULL;
+    memcpy(hash, given_hash, 65);
+    memcpy(r->graph_hash, given_hash, 65);
+    if (!srv_graphs_known(r->srv, hash)) {
+      *ret = srv_respond_error(r, 404, "unknown_graph", "$.graph_hash",
+                               "no graph with this hash was submitted before; send the graph itself");
+      return -1;
+    }
+  }
+  if (dims == NULL || dims->n == 0) return 0;
+  if (srv__bind_graph(r, dims, value != NULL, g, hash, ret) != 0) {
+    mp_graph_free(*g);
+    *g = NULL;
     return -1;
   }
   return 0;
@@ -243,7 +305,8 @@ static int srv__plan_parse(srv_req_t *r, json_t *root, mp_plan_request_t *req, s
     return -1;
   }
   memset(p, 0, sizeof(*p));
-  if (srv__request_graph(r, req->graph, req->graph_name, req->graph_hash, g, p->graph_hash, ret) != 0) return -1;
+  if (srv__request_graph(r, req->graph, req->graph_name, req->graph_hash, &req->dims, g, p->graph_hash, ret) != 0)
+    return -1;
   p->budget = req->budget;
   p->solver = req->solver;
   p->objective = req->objective;
@@ -521,6 +584,47 @@ static int srv__fit_record(json_t *root, const char *hash, srv_fit_request_t *fr
   return 0;
 }
 
+/* A maximize's dimension against the graph (*g, or the stored `hash`,
+ * then loaded into *g for the computation): it must be one of its
+ * dimensions, with sizes that never shrink as it grows (dims.h). 0, or an
+ * answered 400 (-1). */
+static int srv__maximize_check(srv_req_t *r, const char *dim, int inline_graph, mp_graph_t **g, const char *hash,
+                               enum MHD_Result *ret) {
+  mp_binding_t at_min;
+  mp_graph_t *b = NULL;
+  mp_error_t err;
+  long di;
+  int rc;
+  mp_error_clear(&err);
+  if (*g == NULL && (rc = srv_graphs_load(r->srv, hash, NULL, g, &err)) != 0) {
+    *ret = rc == SRV_ENOMEM ? srv_respond_error(r, 500, "internal", "", "out of memory")
+                            : srv_respond_error(r, 500, "store_failed", "", "the stored graph could not be read");
+    return -1;
+  }
+  if ((di = mp_graph_dims_find((*g)->sym, dim)) < 0) {
+    *ret = srv_respond_error(r, 400, "invalid_request", "$.maximize", "the graph has no dimension %s to maximize%s",
+                             dim, (*g)->sym && (*g)->sym->n_dims ? "" : " (it has no symbolic dimensions)");
+    return -1;
+  }
+  if (mp_graph_dims_monotone(*g, (size_t)di, &err) != 0) {
+    *ret = srv_respond_error(r, 400, "invalid_request", "$.maximize", "%s: %s", err.path, err.message);
+    return -1;
+  }
+  /* Where the search starts: a law must hold at the dimension's min (sizes
+   * only grow from there). */
+  mp_binding_init(&at_min, "$.maximize");
+  if (mp_binding_set(&at_min, dim, (*g)->sym->dims[di].min, &err) != 0 ||
+      (rc = mp_graph_bind(*g, &at_min, NULL, &b, &err)) == MP_EINVAL) {
+    char path[MP_ERROR_PATH_MAX + 8];
+    snprintf(path, sizeof(path), "%s%.*s", inline_graph && err.path[0] == '$' ? "$.graph" : "",
+             MP_ERROR_PATH_MAX - 2, inline_graph && err.path[0] == '$' ? err.path + 1 : err.path);
+    *ret = srv_respond_error(r, 400, "invalid_request", path, "%s", err.message);
+    return -1;
+  }
+  mp_graph_free(b);
+  return 0;
+}
+
 /* POST /v1/fit, and GET /v1/fit/{id} on the request kept for it: parse
  * `root`, resolve "devices" in the catalogue, and answer (srv__frontier_run)
  * within wait_s, or with the 202 of an async fit. `keep_key` (may be NULL):
@@ -561,7 +665,9 @@ static enum MHD_Result srv__fit_answer(srv_req_t *r, json_t *root, double wait_s
     gpus[i] = *gp;
   }
   memset(&q, 0, sizeof(q));
-  if (srv__request_graph(r, req.graph, req.graph_name, req.graph_hash, &g, q.graph_hash, &ret) != 0) goto out;
+  if (srv__request_graph(r, req.graph, req.graph_name, req.graph_hash, &req.dims, &g, q.graph_hash, &ret) != 0 ||
+      (req.maximize[0] && srv__maximize_check(r, req.maximize, req.graph != NULL, &g, q.graph_hash, &ret) != 0))
+    goto out;
   if (srv__fit_record(root, q.graph_hash, &fr) != 0) {
     ret = srv_respond_error(r, 500, "internal", "", "out of memory");
     goto out;
@@ -575,6 +681,8 @@ static enum MHD_Result srv__fit_answer(srv_req_t *r, json_t *root, double wait_s
   q.gpus = gpus;
   q.n_gpus = req.n_devices;
   q.least = req.least;
+  memcpy(q.maximize, req.maximize, sizeof(q.maximize));
+  q.max_value = req.max_value;
   q.keep_key = keep_key;
   q.request = &fr;
   srv_req_client(r, q.client);
@@ -652,6 +760,33 @@ static int srv__hash_param(srv_req_t *r, enum MHD_Result *ret) {
   return 0;
 }
 
+/* ?dims=batch:64,seq:512 into b (base "?dims"). 0, or an answered 400. */
+static int srv__query_dims(srv_req_t *r, mp_binding_t *b, enum MHD_Result *ret) {
+  const char *d = srv_req_arg(r, "dims"), *p;
+  mp_error_t err;
+  mp_binding_init(b, "?dims");
+  mp_error_clear(&err);
+  for (p = d; p && *p;) {
+    size_t len = strcspn(p, ",");
+    char one[80], *colon;
+    if (len == 0 || len >= sizeof(one)) {
+      *ret = srv_respond_error(r, 400, "invalid_query", "?dims", "dims is NAME:VALUE pairs separated by commas "
+                               "(batch:64,seq:512)");
+      return -1;
+    }
+    memcpy(one, p, len);
+    one[len] = '\0';
+    if ((colon = strchr(one, ':')) != NULL) *colon = '=';
+    if (colon == NULL || mp_binding_parse_arg(b, one, &err) != 0) {
+      *ret = srv_respond_error(r, 400, "invalid_query", err.path[0] && colon ? err.path : "?dims", "%s",
+                               colon ? err.message : "dims is NAME:VALUE pairs separated by commas (batch:64)");
+      return -1;
+    }
+    p += len + (p[len] == ',');
+  }
+  return 0;
+}
+
 /* GET /v1/graphs/{hash}/frontier?solver=&wait=: the frontier when it is
  * kept (200), else its computation, a job like a plan's: 202 with its
  * view and Location (this route again) to poll, or with ?wait= a long
@@ -660,6 +795,8 @@ static enum MHD_Result srv__graph_frontier(srv_req_t *r) {
   enum MHD_Result ret;
   const char *sv = srv_req_arg(r, "solver");
   srv_frontier_query_t q;
+  mp_binding_t dims;
+  mp_graph_t *g = NULL;
   double wait;
   if (srv__hash_param(r, &ret) != 0) return ret;
   if (srv__parse_wait(r, &wait, &ret) != 0) return ret;
@@ -673,6 +810,14 @@ static enum MHD_Result srv__graph_frontier(srv_req_t *r) {
   /* the swap solvers under the default device; POST /v1/fit takes a device */
   q.swap = mp_solver_swaps(q.solver);
   srv_req_client(r, q.client);
+  if (srv__query_dims(r, &dims, &ret) != 0) return ret;
+  if (dims.n > 0) {
+    /* the frontier of the bound graph, kept under its own hash */
+    if (srv__bind_graph(r, &dims, 0, &g, q.graph_hash, &ret) != 0) return ret;
+    ret = srv__frontier_run(r, &q, &g, wait);
+    mp_graph_free(g);
+    return ret;
+  }
   return srv__frontier_run(r, &q, NULL, wait);
 }
 

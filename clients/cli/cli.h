@@ -65,6 +65,7 @@ typedef struct mp_cli_opts_s {
    * binding mp_cli_load_graph applies to a symbolic graph */
   mp_binding_t dims;
   const char *maximize; /* plan: --maximize DIM */
+  int64_t max_value;    /* plan: --max-value N, the largest value --maximize tries (0: 2^31) */
 } mp_cli_opts_t;
 
 /* The options of the commands that can ask a running daemon instead. */

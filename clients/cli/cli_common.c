@@ -135,6 +135,14 @@ int mp_cli_parse(int argc, char **argv, const char *allowed, int min_pos, int ma
       }
     } else if (strcmp(name, "--maximize") == 0) {
       o->maximize = val;
+    } else if (strcmp(name, "--max-value") == 0) {
+      size_t n;
+      if (mp__parse_size(name, val, &n)) return MP_CLI_EXIT_USAGE;
+      if (n > (size_t)MP_DIM_VALUE_MAX) {
+        fprintf(stderr, "memplan: --max-value takes 1 to %lld, not '%s'\n", (long long)MP_DIM_VALUE_MAX, val);
+        return MP_CLI_EXIT_USAGE;
+      }
+      o->max_value = (int64_t)n;
     } else if (strcmp(name, "--max-id-len") == 0) {
       if (mp__parse_size(name, val, &o->limits.max_id_len)) return MP_CLI_EXIT_USAGE;
     } else if (strcmp(name, "--budget") == 0) {

@@ -2,13 +2,20 @@
  * answer (plan_json.h). Exit 1 when no plan fits. The device flags and
  * --swap set up data migration (planner/device.h). With --server the
  * daemon plans instead (POST /v1/plans, then long polls of the plan) and
- * its result is printed as the offline answer would be. */
+ * its result is printed as the offline answer would be.
+ *
+ * With --maximize DIM (a symbolic graph, docs/forecast.md) it answers the
+ * largest value of DIM whose plan fits the budget (maximize_json.h), the
+ * other dimensions at --dim's values; with --server the daemon searches
+ * (POST /v1/fit with "maximize"). Exit 1 when even DIM's min does not fit. */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli.h"
 #include "json_util.h"
+#include "maximize.h"
+#include "maximize_json.h"
 #include "plan.h"
 #include "plan_json.h"
 
@@ -96,6 +103,73 @@ static int mp__plan_online(const mp_cli_opts_t *o, const mp_cli_server_t *s, con
   return rc;
 }
 
+/* The maximize answer from the daemon (POST /v1/fit with "maximize"),
+ * without its "cache" word. */
+static int mp__maximize_online(const mp_cli_opts_t *o, const mp_cli_server_t *s, const mp_plan_options_t *po,
+                               const mp_graph_t *g, json_t **answer) {
+  json_t *body = json_object(), *dims = json_object();
+  size_t i;
+  int rc, status;
+  *answer = NULL;
+  if (body == NULL || mp_json_set(body, "budgets", json_pack("[o]", mp_json_u64(po->budget))) ||
+      mp_json_set(body, "maximize", json_string(o->maximize)) ||
+      mp_json_set(body, "solver", json_string(mp_solver_name(po->solver))) ||
+      mp_json_set(body, "swap", json_boolean(po->swap)) ||
+      mp_json_set(body, "device", mp_device_to_json(&po->device, NULL)) || mp_json_set(body, "dims", dims) ||
+      (o->max_value && mp_json_set(body, "max_value", json_integer(o->max_value)))) {
+    json_decref(body);
+    fprintf(stderr, "memplan: out of memory\n");
+    return MP_CLI_EXIT_INTERNAL;
+  }
+  for (i = 0; i < o->dims.n; i++) json_object_set_new(dims, o->dims.names[i], json_integer(o->dims.values[i]));
+  rc = mp_cli_server_call_graph(s, "/v1/fit", body, g, MP_CLI_SERVER_LONG_S, &status, answer);
+  json_decref(body);
+  if (rc != 0) return rc;
+  if (status != 200 || !json_is_integer(json_object_get(*answer, "value"))) {
+    rc = mp_cli_server_refused(s, status == 200 ? 500 : status, *answer);
+    *answer = NULL;
+    return rc;
+  }
+  json_object_del(*answer, "cache");
+  return 0;
+}
+
+/* plan --maximize: the graph as loaded (its dimensions unbound), the
+ * search here or on the daemon. */
+static int mp__plan_maximize(mp_cli_opts_t *o, const mp_plan_options_t *po, const mp_cli_server_t *srv, int online) {
+  mp_cli_opts_t lo = *o;
+  mp_graph_t *g = NULL;
+  mp_maximize_t m;
+  mp_error_t err;
+  json_t *ans = NULL;
+  int rc;
+  lo.dims.n = 0; /* --dim binds the other dimensions during the search */
+  if ((rc = mp_cli_load_graph(o->pos[0], &lo, &g, NULL)) != 0) return rc;
+  if (online) {
+    rc = mp__maximize_online(o, srv, po, g, &ans);
+    mp_graph_free(g);
+    if (rc != 0) return rc;
+  } else {
+    mp_error_clear(&err);
+    rc = mp_maximize(g, &o->dims, o->maximize, o->max_value, po, &o->limits, &m, &err);
+    if (rc != 0) {
+      /* the request's field names, as the CLI's flags */
+      if (strcmp(err.path, "$.maximize") == 0) snprintf(err.path, sizeof(err.path), "--maximize");
+      if (strcmp(err.path, "$.max_value") == 0) snprintf(err.path, sizeof(err.path), "--max-value");
+      rc = mp_cli_report(o->pos[0], &err);
+      mp_graph_free(g);
+      return rc;
+    }
+    ans = mp_maximize_to_json(&m, po->budget, &po->device, !o->summary, o->timeline);
+    mp_maximize_free(&m);
+    mp_graph_free(g);
+  }
+  if (ans && o->summary) json_object_del(json_object_get(ans, "plan"), "schedule");
+  rc = ans && json_integer_value(json_object_get(ans, "value")) == 0 ? MP_CLI_EXIT_INFEASIBLE : 0;
+  if (mp_cli_print_json(ans, o) != 0) rc = MP_CLI_EXIT_INTERNAL;
+  return rc;
+}
+
 int mp_cli_plan(int argc, char **argv) {
   mp_cli_opts_t o;
   mp_plan_options_t po;
@@ -109,6 +183,7 @@ int mp_cli_plan(int argc, char **argv) {
 
   if ((rc = mp_cli_parse(argc, argv,
                          "--budget --solver --objective --accounting --summary --timeline --swap --threads --progress "
+                         "--maximize --max-value "
                          MP_CLI_SERVER_OPTS " " MP_CLI_DEVICE_OPTS,
                          1, 1, &o)) != 0)
     return rc;
@@ -135,6 +210,16 @@ int mp_cli_plan(int argc, char **argv) {
   }
   if ((rc = mp_cli_device(&o, &po.device)) != 0) return rc;
   if ((rc = mp_cli_server_open(&o, &srv, &online)) != 0) return rc;
+  if (o.maximize) {
+    rc = mp__plan_maximize(&o, &po, &srv, online);
+    mp_cli_progress_end(&bar);
+    goto out;
+  }
+  if (o.max_value) {
+    fprintf(stderr, "memplan plan: --max-value limits --maximize; give --maximize too\n");
+    rc = MP_CLI_EXIT_USAGE;
+    goto out;
+  }
   if ((rc = mp_cli_load_graph(o.pos[0], &o, &g, NULL)) != 0) goto out;
   if (online) {
     json_t *res = NULL;

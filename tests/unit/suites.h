@@ -38,7 +38,8 @@
   X(migrate_io)       \
   X(consistency)      \
   X(wide)             \
-  X(forecast)
+  X(forecast)         \
+  X(forecast_server)
 
 #define MP_DECLARE_SUITE(name) __attribute__((weak)) Suite *suite_##name(void);
 MP_SUITES(MP_DECLARE_SUITE)

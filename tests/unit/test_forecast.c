@@ -10,6 +10,8 @@
 #include "dims.h"
 #include "dims_json.h"
 #include "formats.h"
+#include "../layered_dag.h"
+#include "maximize.h"
 #include "plan.h"
 #include "suites.h"
 #include "test_util.h"
@@ -299,7 +301,7 @@ START_TEST(test_bind_errors) {
   json_decref(j);
   mp_binding_init(&bd, "$.dims");
   j = json_pack("{s:i,s:i,s:i,s:i,s:i}", "a", 1, "b", 1, "c", 1, "d", 1, "e", 1);
-  ck_assert_int_eq(mp_binding_from_json(j, &bd, &err), MP_ELIMIT);
+  ck_assert_int_eq(mp_binding_from_json(j, &bd, &err), MP_EINVAL);
   ck_assert_str_eq(err.path, "$.dims");
   json_decref(j);
   mp_binding_init(&bd, "--dim");
@@ -328,6 +330,158 @@ START_TEST(test_answer_fields) {
   ck_assert_uint_eq(json_array_size(json_object_get(o, "warnings")), 1);
   json_decref(o);
   mp_graph_free(b);
+  mp_graph_free(g);
+}
+END_TEST
+
+/* A symbolic layered DAG: mp_tl_layered_dag's graph (n activations, seed)
+ * with every size a law in the batch (exported at 2-4, default 4): linear,
+ * linear plus a constant, or with a quadratic term, and linear times; the
+ * coefficients from the node's size at the default, all >= 0. */
+static mp_graph_t *sym_layered(size_t n, uint64_t seed) {
+  mp_graph_t *g = mp_tl_layered_dag(n, seed, 30), *out = NULL;
+  json_t *doc = mp_graph_to_json(g), *nd;
+  uint64_t rng = seed * 7919 + 1;
+  mp_error_t err;
+  size_t i;
+  char *text;
+  ck_assert_ptr_nonnull(doc);
+  json_object_set_new(doc, "format", json_string("memplan.graph/2"));
+  json_object_set_new(doc, "dims", json_pack("{s:{s:[i,i,i],s:i}}", "batch", "exported_at", 2, 3, 4, "default", 4));
+  json_array_foreach(json_object_get(doc, "nodes"), i, nd) {
+    json_int_t b = json_integer_value(json_object_get(nd, "bytes"));
+    double t = json_number_value(json_object_get(nd, "time"));
+    json_t *law;
+    switch (mp_tl_next(&rng) % 3) {
+    case 0: law = json_pack("{s:[{s:I,s:i}]}", "terms", "c", b / 4, "batch", 1); break;
+    case 1: law = json_pack("{s:[{s:I,s:i},{s:I}]}", "terms", "c", b / 8, "batch", 1, "c", b / 2); break;
+    default: law = json_pack("{s:[{s:I,s:i},{s:I,s:i}]}", "terms", "c", b / 64, "batch", 2, "c", b / 8, "batch", 1);
+    }
+    json_object_set_new(nd, "bytes", law);
+    if (t > 0) json_object_set_new(nd, "time", json_pack("{s:[{s:f,s:i},{s:f}]}", "terms", "c", t / 4, "batch", 1, "c", t / 10));
+  }
+  text = json_dumps(doc, JSON_COMPACT);
+  out = load_text(text, &err);
+  ck_assert_msg(out != NULL, "%s: %s", err.path, err.message);
+  free(text);
+  json_decref(doc);
+  mp_graph_free(g);
+  return out;
+}
+
+/* Feasibility at a fixed budget is monotone in the batch: over symbolic
+ * graphs (the shipped MLP and four random layered DAGs) and five budgets
+ * each (a quarter to four times plain backpropagation's peak at the
+ * default), once a batch does not fit, no larger one does, and the least
+ * feasible budget of those that do not fit never falls. mp_maximize then
+ * answers the last batch that fits: its plan fits (simulated again here),
+ * the next batch's plan does not, and its least feasible budget is above
+ * the budget. */
+START_TEST(test_maximize_monotone) {
+  static const double fractions[] = {0.25, 0.5, 1.0, 2.0, 4.0};
+  const int64_t scan = 40;
+  size_t gi, bi;
+  for (gi = 0; gi < 5; gi++) {
+    mp_graph_t *g = gi == 0 ? load_file(SYM_MLP) : sym_layered(14 + 4 * gi, gi);
+    mp_plan_options_t po;
+    mp_plan_result_t r;
+    mp_error_t err;
+    uint64_t peak4;
+    mp_plan_options_init(&po);
+    po.solver = MP_SOLVER_NONE;
+    ck_assert_int_eq(mp_plan(g, &po, &r, &err), 0);
+    peak4 = r.sim.peak_bytes;
+    mp_plan_result_free(&r);
+    for (bi = 0; bi < sizeof(fractions) / sizeof(fractions[0]); bi++) {
+      int64_t v, last_fit = 0;
+      uint64_t last_mfb = 0;
+      mp_maximize_t m;
+      mp_binding_t none;
+      mp_plan_options_init(&po);
+      po.budget = (uint64_t)(fractions[bi] * (double)peak4);
+      for (v = 1; v <= scan; v++) {
+        mp_graph_t *b = bind1(g, "batch", v);
+        int fits;
+        ck_assert_int_eq(mp_plan(b, &po, &r, &err), 0);
+        fits = r.feasible && r.schedule != NULL;
+        ck_assert_msg(!fits || last_fit == v - 1, "graph %zu budget %llu: batch %lld fits after %lld did not", gi,
+                      (unsigned long long)po.budget, (long long)v, (long long)last_fit + 1);
+        if (fits) {
+          last_fit = v;
+        } else if (r.min_feasible_budget) {
+          ck_assert_msg(r.min_feasible_budget > po.budget, "min feasible budget %llu within the budget",
+                        (unsigned long long)r.min_feasible_budget);
+          ck_assert_msg(r.min_feasible_budget >= last_mfb, "graph %zu: least feasible budget falls at batch %lld", gi,
+                        (long long)v);
+          last_mfb = r.min_feasible_budget;
+        }
+        mp_plan_result_free(&r);
+        mp_graph_free(b);
+        if (!fits && v > last_fit + 3) break; /* a few past the last fit */
+      }
+      mp_binding_init(&none, "$.dims");
+      ck_assert_int_eq(mp_maximize(g, &none, "batch", 0, &po, NULL, &m, &err), 0);
+      if (last_fit < scan) ck_assert_int_eq(m.value, last_fit);
+      if (m.value > 0) {
+        mp_sim_report_t rep;
+        mp_graph_t *next;
+        ck_assert_int_eq(m.graph->sym->dims[0].value, m.value);
+        mp_test_simulate(m.graph, m.plan.schedule, NULL, &rep);
+        ck_assert_uint_le(rep.peak_bytes, po.budget);
+        mp_sim_report_free(&rep);
+        ck_assert_int_eq(m.next_value, m.value + 1);
+        next = bind1(g, "batch", m.next_value);
+        ck_assert_int_eq(mp_plan(next, &po, &r, &err), 0);
+        ck_assert(!r.feasible);
+        mp_plan_result_free(&r);
+        mp_graph_free(next);
+      } else {
+        ck_assert_int_eq(m.next_value, 1);
+      }
+      ck_assert_uint_gt(m.next_min_feasible_budget, po.budget);
+      ck_assert_uint_le(m.n_plans, 2 * 32 + 2);
+      mp_maximize_free(&m);
+    }
+    mp_graph_free(g);
+  }
+}
+END_TEST
+
+/* mp_maximize's refusals and its limit. */
+START_TEST(test_maximize_edges) {
+  mp_graph_t *g = load_file(SYM_MLP);
+  const char *shrinks = G2("{\"batch\": {\"exported_at\": [8], \"default\": 8}}",
+                           "{\"id\": \"a\", \"bytes\": 1}, {\"id\": \"b\", \"inputs\": [\"a\"],"
+                           " \"bytes\": {\"terms\": [{\"c\": -10, \"batch\": 1}, {\"c\": 100000}]}}");
+  mp_graph_t *s;
+  mp_plan_options_t po;
+  mp_maximize_t m;
+  mp_binding_t b;
+  mp_error_t err;
+  mp_plan_options_init(&po);
+  po.budget = 1000000000;
+  mp_binding_init(&b, "$.dims");
+  ck_assert_int_eq(mp_maximize(g, &b, "seq", 0, &po, NULL, &m, &err), MP_EINVAL);
+  ck_assert_str_eq(err.path, "$.maximize");
+  ck_assert_int_eq(mp_binding_set(&b, "batch", 3, &err), 0);
+  ck_assert_int_eq(mp_maximize(g, &b, "batch", 0, &po, NULL, &m, &err), MP_EINVAL);
+  ck_assert_str_eq(err.path, "$.dims.batch");
+  mp_binding_init(&b, "$.dims");
+  /* the limit fits: it is the answer, nothing larger is tried */
+  ck_assert_int_eq(mp_maximize(g, &b, "batch", 10, &po, NULL, &m, &err), 0);
+  ck_assert_int_eq(m.value, 10);
+  ck_assert_int_eq(m.next_value, 0);
+  mp_maximize_free(&m);
+  /* a huge budget: the search stops at 2^31 or where sizes pass 64 bits */
+  po.budget = UINT64_MAX / 2;
+  ck_assert_int_eq(mp_maximize(g, &b, "batch", 0, &po, NULL, &m, &err), 0);
+  ck_assert(m.value > 1000000);
+  mp_maximize_free(&m);
+  s = load_text(shrinks, &err);
+  ck_assert_ptr_nonnull(s);
+  ck_assert_int_eq(mp_maximize(s, &b, "batch", 0, &po, NULL, &m, &err), MP_EINVAL);
+  ck_assert_str_eq(err.path, "$.nodes[1].bytes");
+  mp_graph_free(s);
   mp_graph_free(g);
 }
 END_TEST
@@ -387,6 +541,22 @@ START_TEST(test_cli_dim) {
   ck_assert_ptr_nonnull(strstr(text, "--dim batch: a dimension's value must be a whole number from 1"));
   free(text);
   ck_assert_int_eq(cli("inspect tests/graphs/tiny_layered.json --dim batch=2", NULL), 2);
+  /* --maximize: the largest batch, its plan, the next batch's least budget */
+  ck_assert_int_eq(cli("plan " SYM_MLP " --budget 15216800 --maximize batch --summary", &o), 0);
+  ck_assert_int_eq(json_integer_value(json_object_get(o, "value")), 5);
+  ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(o, "dims"), "batch")), 5);
+  ck_assert(json_integer_value(json_object_get(json_object_get(o, "plan"), "peak_bytes")) <= 15216800);
+  ck_assert_ptr_null(json_object_get(json_object_get(o, "plan"), "schedule"));
+  ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(o, "next"), "value")), 6);
+  ck_assert(json_integer_value(json_object_get(json_object_get(o, "next"), "min_feasible_budget")) > 15216800);
+  json_decref(o);
+  ck_assert_int_eq(cli("plan " SYM_MLP " --budget 1000 --maximize batch", &o), 1);
+  ck_assert_int_eq(json_integer_value(json_object_get(o, "value")), 0);
+  json_decref(o);
+  ck_assert_int_eq(cli_text("plan " SYM_MLP " --budget 1GB --maximize seq", &text), 2);
+  ck_assert_ptr_nonnull(strstr(text, "--maximize: the graph has no dimension seq"));
+  free(text);
+  ck_assert_int_eq(cli("plan " SYM_MLP " --budget 1GB --max-value 3", NULL), 2);
 }
 END_TEST
 
@@ -401,6 +571,8 @@ Suite *suite_forecast(void) {
   tcase_add_test(tc, test_bind_errors);
   tcase_add_test(tc, test_answer_fields);
   tcase_add_test(tc, test_cli_dim);
+  tcase_add_test(tc, test_maximize_monotone);
+  tcase_add_test(tc, test_maximize_edges);
   suite_add_tcase(s, tc);
   return s;
 }
