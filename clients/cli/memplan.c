@@ -33,7 +33,8 @@
 static const char mp__help_commands[] =
     "commands:\n"
     "  inspect  GRAPH                     graph statistics (nodes, edges, bytes, peak, hash)\n"
-    "  convert  GRAPH                     the graph as native memplan.graph/1 JSON\n"
+    "  convert  GRAPH                     the graph as native memplan.graph/1 JSON (/2 when\n"
+    "                                     it has symbolic dimensions)\n"
     "  simulate GRAPH SCHEDULE            simulate a schedule: peak, times, validity\n"
     "  plan     GRAPH --budget B          plan recomputation under a memory budget\n"
     "  frontier GRAPH                     the memory/time frontier (every budget's answer)\n"
@@ -50,6 +51,9 @@ static const char mp__help_graph[] =
     "  --max-nodes N     refuse graphs with more nodes (default 1000000)\n"
     "  --max-edges N     refuse graphs with more input references (default 10000000)\n"
     "  --max-id-len N    refuse longer ids (default 256 bytes)\n"
+    "  --dim NAME=V      bind a symbolic graph's dimension (memplan.graph/2), e.g.\n"
+    "                    --dim batch=64; repeatable; unbound ones take their default\n"
+    "                    (docs/forecast.md)\n"
     "  --compact         one-line JSON output\n"
     "  -h, --help        print this help and exit\n";
 
@@ -73,7 +77,12 @@ static const char mp__help_plan[] =
     "  --threads N       threads for the exact DP's reverse passes, 1..64 (default:\n"
     "                    one per core, at most 8; the answer is the same with any number)\n"
     "  --progress        a progress bar on stderr (phase, share done, time) while it\n"
-    "                    plans, when stderr is a terminal; nothing otherwise\n";
+    "                    plans, when stderr is a terminal; nothing otherwise\n"
+    "  --maximize DIM    the largest value of a symbolic dimension whose plan fits\n"
+    "                    the budget, its plan and the next value's least feasible\n"
+    "                    budget (other dimensions at --dim's values; exit 1 when even\n"
+    "                    its min does not fit)\n"
+    "  --max-value N     the largest value --maximize tries (default 2^31)\n";
 
 static const char mp__help_frontier[] =
     "frontier options:\n"
@@ -139,7 +148,7 @@ typedef struct mp__cmd_help_s {
 
 static const mp__cmd_help_t mp__cmd_help[] = {
     {"inspect", "memplan inspect GRAPH [options]\n  graph statistics as one JSON object", {NULL}},
-    {"convert", "memplan convert GRAPH [options]\n  the graph as native memplan.graph/1 JSON", {NULL}},
+    {"convert", "memplan convert GRAPH [options]\n  the graph as native memplan.graph/1 (or /2) JSON", {NULL}},
     {"simulate", "memplan simulate GRAPH SCHEDULE [options]\n  the simulator's report, or the first bad step",
      {mp__help_simulate, mp__help_device}},
     {"plan", "memplan plan GRAPH --budget B [options]\n  a schedule that fits the budget",
