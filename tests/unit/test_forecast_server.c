@@ -109,7 +109,8 @@ START_TEST(test_plans_dims) {
                         &o),
                    200);
   ck_assert_str_eq(jstr(o, "cache"), "hit");
-  ck_assert_str_eq(jstr(o, "id"), id64);
+  ck_assert_str_eq(jstr(o, "graph_hash"), h64);
+  ck_assert_int_eq(dim_of(json_object_get(o, "result")), 64);
   json_decref(o);
   /* and the bound graph is kept under its own hash */
   {
