@@ -192,7 +192,7 @@ local function shell_quote(s) return "'" .. s .. "'" end
 -- Returns status (number; 0 when no answer came), the decoded body (or
 -- nil), and for status 0 a short reason.
 local function post(cfg, path, body)
-  local cmd = { "exec", cfg.curl, "-q", "-sS", "--connect-timeout", tostring(cfg.timeout),
+  local cmd = { "exec", shell_quote(cfg.curl), "-q", "-sS", "--connect-timeout", tostring(cfg.timeout),
                 "--max-time", tostring(cfg.timeout), "-X", "POST",
                 "-H", "'Content-Type: application/json'" }
   if cfg.auth_header_file then cmd[#cmd + 1] = "-H " .. shell_quote("@" .. cfg.auth_header_file) end
@@ -272,7 +272,7 @@ end
 -- A problem of the set-up rather than of the daemon (no configuration, a
 -- partition without a GPU) always lets the job through: `always_let`.
 local function not_checked(cfg, job_desc, hash, reason, always_let)
-  local word = reason:gsub("[^%w]+", "_"):gsub("^_+", ""):gsub("_+$", "")
+  local word = reason:gsub("[^%w]+", "_"):gsub("^_+", ""):sub(1, 60):gsub("_+$", "")
   set_comment(job_desc, hash, "unchecked:" .. word)
   set_env(job_desc, "MEMPLAN_GRAPH", hash)
   set_env(job_desc, "MEMPLAN_UNCHECKED", reason)
