@@ -175,11 +175,16 @@ local function load_config()
     end
   end
   for name, p in pairs(env.partitions or {}) do
-    local usable = type(p) == "table" and parse_bytes(p.usable)
-    if not usable then
+    if type(p) ~= "table" then return nil, path .. ": partitions." .. tostring(name) .. " must be a table" end
+    local usable = p.usable ~= nil and parse_bytes(p.usable)
+    if p.usable ~= nil and not usable then
       return nil, path .. ": partitions." .. tostring(name) .. ".usable must be a size (bytes, \"40Gi\", ...)"
     end
-    c.partitions[name] = { name = name, gpu = tostring(p.gpu or "?"), usable = usable }
+    local gpu = p.gpu
+    if not usable and not (type(gpu) == "string" and gpu:match("^[%w%._-]+$")) then
+      return nil, path .. ": partitions." .. tostring(name) .. " needs usable bytes, or gpu naming a GPU of the daemon's catalogue"
+    end
+    c.partitions[name] = { name = name, gpu = tostring(gpu or "?"), usable = usable or nil }
   end
   return c
 end
@@ -307,46 +312,69 @@ function MP.check(job_desc, part_list)
     return not_checked(nil, job_desc, hash, "the plugin's configuration is unreadable", true)
   end
 
-  -- every configured budget in one fit, always the same list: one cached
-  -- fit per graph whatever partition a job asks for
-  local budgets, seen = {}, {}
+  -- every configured budget and catalogue GPU in one fit, always the same
+  -- request: one cached fit per graph whatever partition a job asks for
+  local budgets, devices, seen = {}, {}, {}
   for _, p in pairs(cfg.partitions) do
-    if not seen[p.usable] then seen[p.usable] = true; budgets[#budgets + 1] = p.usable end
+    local key = p.usable or p.gpu
+    if not seen[key] then
+      seen[key] = true
+      if p.usable then budgets[#budgets + 1] = p.usable else devices[#devices + 1] = p.gpu end
+    end
   end
   table.sort(budgets)
+  table.sort(devices)
   local asked = job_partitions(job_desc, part_list)
   local known = 0
   for _, n in ipairs(asked) do if cfg.partitions[n] then known = known + 1 end end
-  if #budgets == 0 or known == 0 then
+  if known == 0 then
     return not_checked(cfg, job_desc, hash, "no partition of the job has a GPU in memplan_slurm.conf", true)
   end
 
-  local parts = {}
-  for i, b in ipairs(budgets) do parts[i] = fmt_int(b) end
-  local body = string.format('{"graph_hash":"%s","budgets":[%s],"solver":"%s"%s}', hash,
-                             table.concat(parts, ","), cfg.solver, cfg.swap and ',"swap":true' or "")
-  local status, answer, why = post(cfg, "/v1/fit", body)
+  local fields = { '"graph_hash":"' .. hash .. '"', '"solver":"' .. cfg.solver .. '"' }
+  if cfg.swap then fields[#fields + 1] = '"swap":true' end
+  if #budgets > 0 then
+    local parts = {}
+    for i, b in ipairs(budgets) do parts[i] = fmt_int(b) end
+    fields[#fields + 1] = '"budgets":[' .. table.concat(parts, ",") .. "]"
+  end
+  if #devices > 0 then fields[#fields + 1] = '"devices":["' .. table.concat(devices, '","') .. '"]' end
+  local status, answer, why = post(cfg, "/v1/fit", "{" .. table.concat(fields, ",") .. "}")
   if status == 0 then return not_checked(cfg, job_desc, hash, why) end
   if status == 404 and type(answer) == "table" and type(answer.error) == "table"
      and answer.error.code == "unknown_graph" then
     slurm.user_msg("memplan: the daemon holds no graph " .. hash ..
-                   "; send the graph first (memplan submit, or POST /v1/plans)")
+                   "; send the graph first (POST /v1/plans or /v1/fit with the graph itself)")
     return slurm.ERROR
   end
-  if status ~= 200 or type(answer) ~= "table" or type(answer.budgets) ~= "table" then
-    return not_checked(cfg, job_desc, hash, "the fit answered " .. status .. " (" .. error_text(answer) .. ")")
+  if status ~= 200 or type(answer) ~= "table" then
+    -- a 400 is a request this configuration made (an unknown GPU name, ...)
+    return not_checked(cfg, job_desc, hash, "the fit answered " .. status .. " (" .. error_text(answer) .. ")",
+                       status == 400)
   end
 
-  -- the answer per budget; the least feasible budget when known
-  local by_budget, least = {}, nil
-  for _, e in ipairs(answer.budgets) do
-    if type(e) == "table" and e.budget then
-      by_budget[e.budget] = e
-      local m = e.min_feasible_budget or e.min_budget
-      if e.fits == false and m and (not least or m > least) then least = m end
-    end
+  -- each partition's answer: its bytes, whether it fits; the least
+  -- feasible budget when known
+  local by_budget, by_device, least = {}, {}, nil
+  local function note(e)
+    local m = e.min_feasible_budget or e.min_budget
+    if e.fits == false and m and (not least or m > least) then least = m end
   end
-  local function fits(p) local e = by_budget[p.usable]; return e and e.fits == true end
+  for _, e in ipairs(type(answer.budgets) == "table" and answer.budgets or {}) do
+    if type(e) == "table" and e.budget then by_budget[e.budget] = e; note(e) end
+  end
+  for _, e in ipairs(type(answer.devices) == "table" and answer.devices or {}) do
+    if type(e) == "table" and e.name and e.usable_bytes then by_device[e.name] = e; note(e) end
+  end
+  for _, p in pairs(cfg.partitions) do
+    local e
+    if p.usable then e = by_budget[p.usable] else e = by_device[p.gpu] end
+    if not e then
+      return not_checked(cfg, job_desc, hash, "the fit did not answer for partition " .. p.name, true)
+    end
+    p.bytes, p.fit = p.usable or e.usable_bytes, e.fits == true
+  end
+  local function fits(p) return p.fit end
 
   -- the asked partitions that fit (unconfigured ones are kept as they are)
   local keep, plan_budget, failed = {}, nil, {}
@@ -355,7 +383,7 @@ function MP.check(job_desc, part_list)
     if not p then keep[#keep + 1] = n
     elseif fits(p) then
       keep[#keep + 1] = n
-      if not plan_budget or p.usable < plan_budget then plan_budget = p.usable end
+      if not plan_budget or p.bytes < plan_budget then plan_budget = p.bytes end
     else failed[#failed + 1] = p end
   end
 
@@ -363,24 +391,24 @@ function MP.check(job_desc, part_list)
     -- nothing it asked for fits: the smallest partition that does
     local best
     for _, p in pairs(cfg.partitions) do
-      if fits(p) and (not best or p.usable < best.usable or (p.usable == best.usable and p.name < best.name)) then
+      if fits(p) and (not best or p.bytes < best.bytes or (p.bytes == best.bytes and p.name < best.name)) then
         best = p
       end
     end
     local need = least and ("its least feasible budget is " .. human(least)) or "it fits no configured budget"
     local what = {}
     for _, p in ipairs(failed) do
-      what[#what + 1] = string.format("partition %s (%s, %s usable)", p.name, p.gpu, human(p.usable))
+      what[#what + 1] = string.format("partition %s (%s, %s usable)", p.name, p.gpu, human(p.bytes))
     end
     local msg = "memplan: graph " .. hash:sub(1, 12) .. " does not fit " .. table.concat(what, ", ") ..
                 ": " .. need
     if best and cfg.route then
       slurm.user_msg(msg .. "; routed to partition " .. best.name .. " (" .. best.gpu .. ", " ..
-                     human(best.usable) .. " usable)")
+                     human(best.bytes) .. " usable)")
       slurm.log_info("memplan: graph %s routed to partition %s", hash, best.name)
-      keep, plan_budget = { best.name }, best.usable
+      keep, plan_budget = { best.name }, best.bytes
     else
-      if best then msg = msg .. "; it fits partition " .. best.name .. " (" .. human(best.usable) .. " usable)" end
+      if best then msg = msg .. "; it fits partition " .. best.name .. " (" .. human(best.bytes) .. " usable)" end
       slurm.log_info("memplan: job of graph %s rejected: %s", hash, msg)
       slurm.user_msg(msg)
       return slurm.ERROR
