@@ -194,8 +194,8 @@ end
 local function shell_quote(s) return "'" .. s .. "'" end
 
 -- POST body (a JSON text made here, from checked values only) to path.
--- Returns status (number; 0 when no answer came), the decoded body (or
--- nil), and for status 0 a short reason.
+-- Returns status (number; 0 when no answer came), the body's text, and for
+-- status 0 a short reason.
 local function post(cfg, path, body)
   local cmd = { "exec", shell_quote(cfg.curl), "-q", "-sS", "--connect-timeout", tostring(cfg.timeout),
                 "--max-time", tostring(cfg.timeout), "-X", "POST",
@@ -217,7 +217,7 @@ local function post(cfg, path, body)
     if exit == 7 then return 0, nil, "connection refused" end
     return 0, nil, "curl failed (exit " .. exit .. ")"
   end
-  return code, (json_decode(text))
+  return code, text
 end
 
 ---------------------------------------------------------------- the check
@@ -331,7 +331,9 @@ function MP.check(job_desc, part_list)
     return not_checked(cfg, job_desc, hash, "no partition of the job has a GPU in memplan_slurm.conf", true)
   end
 
-  local fields = { '"graph_hash":"' .. hash .. '"', '"solver":"' .. cfg.solver .. '"' }
+  -- the daemon answers 202 (still computing) before curl would give up
+  local fields = { '"graph_hash":"' .. hash .. '"', '"solver":"' .. cfg.solver .. '"',
+                   '"wait":' .. string.format("%.1f", math.max(cfg.timeout - 0.5, 0)) }
   if cfg.swap then fields[#fields + 1] = '"swap":true' end
   if #budgets > 0 then
     local parts = {}
@@ -339,13 +341,18 @@ function MP.check(job_desc, part_list)
     fields[#fields + 1] = '"budgets":[' .. table.concat(parts, ",") .. "]"
   end
   if #devices > 0 then fields[#fields + 1] = '"devices":["' .. table.concat(devices, '","') .. '"]' end
-  local status, answer, why = post(cfg, "/v1/fit", "{" .. table.concat(fields, ",") .. "}")
+  local status, text, why = post(cfg, "/v1/fit", "{" .. table.concat(fields, ",") .. "}")
   if status == 0 then return not_checked(cfg, job_desc, hash, why) end
+  local answer = json_decode(text)
   if status == 404 and type(answer) == "table" and type(answer.error) == "table"
      and answer.error.code == "unknown_graph" then
     slurm.user_msg("memplan: the daemon holds no graph " .. hash ..
                    "; send the graph first (POST /v1/plans or /v1/fit with the graph itself)")
     return slurm.ERROR
+  end
+  if status == 202 then
+    -- the daemon goes on with it and keeps it: the graph's next job is answered at once
+    return not_checked(cfg, job_desc, hash, "the fit is still being computed")
   end
   if status ~= 200 or type(answer) ~= "table" then
     -- a 400 is a request this configuration made (an unknown GPU name, ...)
@@ -416,20 +423,31 @@ function MP.check(job_desc, part_list)
   end
   if table.concat(keep, ",") ~= table.concat(asked, ",") then job_desc.partition = table.concat(keep, ",") end
 
-  -- the plan at the smallest budget it may run under (it fits every larger one)
-  local pbody = string.format('{"graph_hash":"%s","budget":%s,"solver":"%s"%s}', hash, fmt_int(plan_budget),
-                              cfg.solver, cfg.swap and ',"swap":true' or "")
-  local pstatus, plan, pwhy = post(cfg, "/v1/plans", pbody)
-  if (pstatus ~= 200 and pstatus ~= 202) or type(plan) ~= "table" or type(plan.id) ~= "string"
-     or not plan.id:match("^%x+$") then
-    return not_checked(cfg, job_desc, hash, pwhy or ("the plan answered " .. pstatus .. " (" .. error_text(plan) .. ")"))
+  -- the plan at the smallest budget it may run under (it fits every larger
+  -- one): 202 with its id while it is computed, or 200 with the finished
+  -- plan, which carries no id when it came from the cache (and is not
+  -- decoded here: its schedule can be megabytes)
+  local solver_fields = string.format('"solver":"%s"%s', cfg.solver, cfg.swap and ',"swap":true' or "")
+  local pstatus, ptext, pwhy = post(cfg, "/v1/plans", string.format('{"graph_hash":"%s","budget":%s,%s}', hash,
+                                                                    fmt_int(plan_budget), solver_fields))
+  local plan_id
+  if pstatus == 202 then
+    local view = json_decode(ptext)
+    plan_id = type(view) == "table" and type(view.id) == "string" and view.id:match("^%x+$") and view.id
   end
-  set_comment(job_desc, hash, "plan:" .. plan.id .. " budget:" .. fmt_int(plan_budget))
+  if not plan_id and not (pstatus == 200 and ptext:find('"feasible":true', 1, true)) then
+    return not_checked(cfg, job_desc, hash,
+                       pwhy or ("the plan answered " .. pstatus .. " (" .. error_text(json_decode(ptext)) .. ")"))
+  end
+  local budget = fmt_int(plan_budget)
+  set_comment(job_desc, hash, "budget:" .. budget .. (plan_id and (" plan:" .. plan_id) or ""))
   set_env(job_desc, "MEMPLAN_GRAPH", hash)
-  set_env(job_desc, "MEMPLAN_PLAN_ID", plan.id)
-  set_env(job_desc, "MEMPLAN_BUDGET", fmt_int(plan_budget))
+  set_env(job_desc, "MEMPLAN_BUDGET", budget)
+  set_env(job_desc, "MEMPLAN_SOLVER", cfg.solver)
+  if cfg.swap then set_env(job_desc, "MEMPLAN_SWAP", "1") end
+  if plan_id then set_env(job_desc, "MEMPLAN_PLAN_ID", plan_id) end
   set_env(job_desc, "MEMPLAN_URL", cfg.job_url)
-  slurm.log_info("memplan: graph %s fits, plan %s at budget %s", hash, plan.id, fmt_int(plan_budget))
+  slurm.log_info("memplan: graph %s fits at budget %s (plan %s)", hash, budget, plan_id or "cached")
   return slurm.SUCCESS
 end
 

@@ -20,6 +20,7 @@ being root, fails the test: `make test` installs them (deploy/deps.sh).
 """
 
 import glob
+import http.server
 import json
 import os
 import pathlib
@@ -29,6 +30,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 
@@ -189,6 +191,43 @@ class SilentServer:
         self.sock.close()
 
 
+class ScriptedServer:
+    """Answers POST /v1/fit and POST /v1/plans with the status and body
+    given for each path, and records the requests: the daemon's 202
+    answers (a fit still computed, a plan being computed) on demand, which
+    the real daemon gives only under load. The real daemon's tests above
+    cover everything else."""
+
+    def __init__(self, answers):
+        self.answers, self.requests = answers, []
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                outer.requests.append((self.path, json.loads(body)))
+                status, answer = outer.answers.get(self.path, (404, {"error": {"code": "not_found"}}))
+                data = json.dumps(answer).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join()
+
+
 class TestSlurmPlugin(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -213,12 +252,16 @@ class TestSlurmPlugin(unittest.TestCase):
         cls.peak = fit["peak_no_recompute"]
         assert entry["fits"] is False and 0 < cls.least <= cls.peak, fit
         cls.usable = {"small": cls.least - 1, "big": cls.peak, "huge": 2 * cls.peak}
+        # a partition named by a GPU of the daemon's catalogue, its bytes the daemon's
+        status, _, cat = cls.daemon.request("GET", "/v1/devices")
+        assert status == 200, (status, cat)
+        cls.catalogue = {"a100": ("a100-40gb", {d["name"]: d["usable_bytes"] for d in cat["devices"]}["a100-40gb"])}
         cls.warm()
         cls.cluster = Cluster(os.path.join(cls.tmp, "slurm"))
         cls.addClassCleanup(cls.cluster.stop)
         os.makedirs(cls.cluster.dir, exist_ok=True)
         cls.write_config()
-        cls.cluster.start(["small", "big", "huge"])
+        cls.cluster.start(["small", "big", "huge"] + list(cls.catalogue))
 
     @classmethod
     def warm(cls):
@@ -226,9 +269,17 @@ class TestSlurmPlugin(unittest.TestCase):
         asked here first without a time limit, so that the plugin's is
         answered from the cache whatever the machine's speed (a slow
         first fit would be let through unchecked, by design)."""
-        status, _, fit = cls.daemon.request("POST", "/v1/fit", {
-            "graph_hash": cls.hash, "budgets": sorted(cls.usable.values()), "solver": "auto"}, timeout=600)
+        status, _, fit = cls.daemon.request("POST", "/v1/fit", cls.fit_request(), timeout=600)
         assert status == 200, (status, fit)
+
+    @classmethod
+    def fit_request(cls, wait=None):
+        """The fit the plugin sends (`wait`: its timeout less half a second)."""
+        body = {"graph_hash": cls.hash, "solver": "auto", "budgets": sorted(cls.usable.values()),
+                "devices": sorted(gpu for gpu, _ in cls.catalogue.values())}
+        if wait is not None:
+            body["wait"] = wait
+        return body
 
     @classmethod
     def write_config(cls, port=None, **kw):
@@ -241,6 +292,8 @@ class TestSlurmPlugin(unittest.TestCase):
         text.append("partitions = {")
         for name, b in cls.usable.items():
             text.append('  %s = { gpu = "test-%s", usable = %d },' % (name, name, b))
+        for name, (gpu, _) in cls.catalogue.items():
+            text.append('  %s = { gpu = "%s" },' % (name, gpu))
         text.append("}")
         (pathlib.Path(cls.cluster.dir) / "memplan_slurm.conf").write_text("\n".join(text) + "\n")
 
@@ -275,8 +328,12 @@ class TestSlurmPlugin(unittest.TestCase):
         """A job that fits its partition: accepted there; its comment and
         environment carry a plan at the partition's budget, which the job
         fetches from the daemon, and that plan fits."""
-        fetch = ('env | grep ^MEMPLAN_ | sort; curl -sS --max-time 120 '
-                 '"$MEMPLAN_URL/v1/plans/$MEMPLAN_PLAN_ID?wait=60" > plan-$SLURM_JOB_ID.json')
+        fetch = ('env | grep ^MEMPLAN_ | sort; out=plan-$SLURM_JOB_ID.json; '
+                 'if [ -n "$MEMPLAN_PLAN_ID" ]; then '
+                 '  curl -sS --max-time 120 "$MEMPLAN_URL/v1/plans/$MEMPLAN_PLAN_ID?wait=60" > $out; '
+                 'else curl -sS --max-time 120 -X POST "$MEMPLAN_URL/v1/plans" -d "{\\"graph_hash\\": '
+                 '\\"$MEMPLAN_GRAPH\\", \\"budget\\": $MEMPLAN_BUDGET, \\"solver\\": \\"$MEMPLAN_SOLVER\\", '
+                 '\\"wait\\": 60}" > $out; fi')
         r = self.sbatch("-p", "big", "-J", "fits", "--comment=memplan:" + self.hash, script=fetch)
         self.assertAccepted(r)
         job = self.cluster.wait_state(r.job_id, ("COMPLETED", "FAILED", "CANCELLED", "NODE_FAIL"))
@@ -285,12 +342,16 @@ class TestSlurmPlugin(unittest.TestCase):
         env = dict(line.split("=", 1) for line in self.job_output(r.job_id).splitlines() if "=" in line)
         self.assertEqual(env["MEMPLAN_GRAPH"], self.hash)
         self.assertEqual(int(env["MEMPLAN_BUDGET"]), self.usable["big"])
-        self.assertRegex(env["MEMPLAN_PLAN_ID"], "^[0-9a-f]{32}$")
+        self.assertEqual(env["MEMPLAN_SOLVER"], "auto")
         self.assertEqual(env["MEMPLAN_URL"], "http://127.0.0.1:%d" % self.daemon.port)
-        self.assertEqual(job["Comment"], "memplan:%s plan:%s budget:%d"
-                         % (self.hash, env["MEMPLAN_PLAN_ID"], self.usable["big"]))
+        # an id when the plan was being computed; a plan from the cache has none
+        plan_id = env.get("MEMPLAN_PLAN_ID")
+        self.assertEqual(job["Comment"], "memplan:%s budget:%d%s"
+                         % (self.hash, self.usable["big"], " plan:" + plan_id if plan_id else ""))
         plan = json.loads((pathlib.Path(self.cluster.dir) / "jobs" / ("plan-%s.json" % r.job_id)).read_text())
-        self.assertEqual(plan["id"], env["MEMPLAN_PLAN_ID"])
+        if plan_id:
+            self.assertRegex(plan_id, "^[0-9a-f]{32}$")
+            self.assertEqual(plan["id"], plan_id)
         self.assertEqual(plan["status"], "done", plan)
         self.assertEqual(plan["result"]["graph_hash"], self.hash)
         self.assertEqual(plan["result"]["budget"], self.usable["big"])
@@ -307,7 +368,7 @@ class TestSlurmPlugin(unittest.TestCase):
         self.assertIn("routed to partition big", r.stderr)
         job = self.cluster.job(r.job_id)
         self.assertEqual(job["Partition"], "big")
-        self.assertRegex(job["Comment"], "^memplan:%s plan:[0-9a-f]{32} budget:%d$" % (self.hash, self.usable["big"]))
+        self.assertRegex(job["Comment"], "^memplan:%s budget:%d( plan:[0-9a-f]{32})?$" % (self.hash, self.usable["big"]))
 
     def test_does_not_fit_rejected(self):
         """A job that fits none of its partitions is rejected, naming its
@@ -327,6 +388,16 @@ class TestSlurmPlugin(unittest.TestCase):
         job = self.cluster.job(r.job_id)
         self.assertEqual(job["Partition"], "big")
         self.assertIn("budget:%d" % self.usable["big"], job["Comment"])
+
+    def test_catalogue_gpu(self):
+        """A partition configured by its GPU's catalogue name alone: the
+        plan is at the usable bytes the daemon's catalogue gives it."""
+        r = self.sbatch("-p", "a100", "-J", "catalogue", "--comment=memplan:" + self.hash)
+        self.assertAccepted(r)
+        job = self.cluster.job(r.job_id)
+        self.assertEqual(job["Partition"], "a100")
+        self.assertRegex(job["Comment"], "^memplan:%s budget:%d( plan:[0-9a-f]{32})?$"
+                         % (self.hash, self.catalogue["a100"][1]))
 
     def test_partition_list_keeps_those_that_fit(self):
         """Of small,huge only huge fits: the job keeps huge alone."""
@@ -371,9 +442,8 @@ class TestSlurmPlugin(unittest.TestCase):
                                    {"Authorization": "Bearer " + tokens["alice"][1]}, timeout=600)
         self.assertEqual((status, fit["graph_hash"]), (200, self.hash), fit)
         # the plugin's fit, asked first without a time limit (see warm())
-        status, _, fit = d.request("POST", "/v1/fit", {
-            "graph_hash": self.hash, "budgets": sorted(self.usable.values()), "solver": "auto"},
-            {"Authorization": "Bearer " + tokens["slurm"][1]}, timeout=600)
+        status, _, fit = d.request("POST", "/v1/fit", self.fit_request(),
+                                   {"Authorization": "Bearer " + tokens["slurm"][1]}, timeout=600)
         self.assertEqual(status, 200, fit)
         header = os.path.join(self.tmp, "memplan.auth")
         with open(header, "w") as f:
@@ -383,17 +453,50 @@ class TestSlurmPlugin(unittest.TestCase):
         r = self.sbatch("-p", "big", "-J", "token", "--comment=memplan:" + self.hash)
         self.assertAccepted(r)
         comment = self.cluster.job(r.job_id)["Comment"]
-        self.assertRegex(comment, "^memplan:%s plan:[0-9a-f]{32} budget:%d$" % (self.hash, self.usable["big"]))
-        plan_id = comment.split()[1][len("plan:"):]
-        status, _, view = d.request("GET", "/v1/plans/%s?wait=60" % plan_id, None,
-                                    {"Authorization": "Bearer " + tokens["jobs"][1]}, timeout=120)
-        self.assertEqual((status, view["status"], view["result"]["budget"]), (200, "done", self.usable["big"]), view)
+        self.assertRegex(comment, "^memplan:%s budget:%d( plan:[0-9a-f]{32})?$" % (self.hash, self.usable["big"]))
+        if " plan:" in comment:  # computed for the plugin: its principal's; read-all reads it
+            status, _, view = d.request("GET", "/v1/plans/%s?wait=60" % comment.split(" plan:")[1], None,
+                                        {"Authorization": "Bearer " + tokens["jobs"][1]}, timeout=120)
+            self.assertEqual((status, view["status"], view["result"]["budget"]), (200, "done", self.usable["big"]),
+                             view)
 
         self.write_config(port=d.port)
         r = self.sbatch("-p", "big", "-J", "notoken", "--comment=memplan:" + self.hash)
         self.assertAccepted(r)
         self.assertIn("not checked (the fit answered 401", r.stderr)
         self.assertRegex(self.cluster.job(r.job_id)["Comment"], "^memplan:%s unchecked:the_fit_answered_401" % self.hash)
+
+    def test_scripted_202(self):
+        """A plan answered 202 (being computed): its id reaches the job, in
+        MEMPLAN_PLAN_ID and the comment. A fit answered 202 (still computed
+        past the plugin's wait, which it asks to end before its timeout):
+        let through with a note."""
+        fit = {"graph_hash": self.hash, "budgets": [
+            {"budget": b, "fits": b >= self.least, "min_feasible_budget": self.least}
+            for b in sorted(self.usable.values())],
+            "devices": [{"name": gpu, "usable_bytes": b, "fits": True} for gpu, b in self.catalogue.values()]}
+        plan_id = "0123456789abcdef" * 2
+        srv = ScriptedServer({"/v1/fit": (200, fit),
+                              "/v1/plans": (202, {"id": plan_id, "status": "queued", "graph_hash": self.hash})})
+        self.addCleanup(srv.close)
+        self.write_config(port=srv.port, timeout=3)
+        r = self.sbatch("-p", "big", "-J", "scripted", "--comment=memplan:" + self.hash,
+                        script="echo MEMPLAN_PLAN_ID=$MEMPLAN_PLAN_ID")
+        self.assertAccepted(r)
+        self.assertEqual(self.cluster.job(r.job_id)["Comment"],
+                         "memplan:%s budget:%d plan:%s" % (self.hash, self.usable["big"], plan_id))
+        self.assertEqual([p for p, _ in srv.requests], ["/v1/fit", "/v1/plans"])
+        self.assertEqual(srv.requests[0][1], self.fit_request(wait=2.5))
+        self.assertEqual(srv.requests[1][1], {"graph_hash": self.hash, "budget": self.usable["big"], "solver": "auto"})
+        self.cluster.wait_state(r.job_id, ("COMPLETED", "FAILED", "CANCELLED", "NODE_FAIL"))
+        self.assertIn("MEMPLAN_PLAN_ID=" + plan_id, self.job_output(r.job_id))
+
+        srv.answers["/v1/fit"] = (202, {"id": plan_id, "status": "running", "graph_hash": self.hash, "solver": "auto"})
+        r = self.sbatch("-p", "big", "-J", "scripted2", "--comment=memplan:" + self.hash)
+        self.assertAccepted(r)
+        self.assertIn("not checked (the fit is still being computed)", r.stderr)
+        self.assertEqual(self.cluster.job(r.job_id)["Comment"],
+                         "memplan:%s unchecked:the_fit_is_still_being_computed" % self.hash)
 
     # ---- the daemon does not answer (these restart it at the end)
 
@@ -440,7 +543,8 @@ class TestSlurmPlugin(unittest.TestCase):
         self.write_config()
         r = self.sbatch("-p", "big", "-J", "back", "--comment=memplan:" + self.hash)
         self.assertAccepted(r)
-        self.assertRegex(self.cluster.job(r.job_id)["Comment"], " plan:[0-9a-f]{32} ")
+        self.assertRegex(self.cluster.job(r.job_id)["Comment"], "^memplan:%s budget:%d( plan:[0-9a-f]{32})?$"
+                         % (self.hash, self.usable["big"]))
 
 
 if __name__ == "__main__":
