@@ -4,15 +4,17 @@ job_submit.lua - the memplan check of Slurm's job_submit/lua plugin
 
 At submission a job that names its graph (--comment=memplan:<hash>, or
 MEMPLAN_GRAPH=<hash> in a batch job's environment) is asked about with one
-POST /v1/fit carrying the usable bytes of every partition in
-memplan_slurm.conf (next to this file). A job that fits is given a plan
-(POST /v1/plans at the budget of its partition), whose id reaches it in
-MEMPLAN_PLAN_ID (batch jobs) and in its comment. A job that fits none of its
-partitions is rejected naming its least feasible budget, or, with
-route = true, moved to the smallest partition that fits. A daemon that is
-slow, unreachable or failing costs at most `timeout` seconds per request:
-the job is then let through with a note (on_error = "let_through", the
-default) or held (on_error = "hold"). docs/schedulers.md is the manual.
+POST /v1/fit carrying every partition of memplan_slurm.conf (next to this
+file): its usable bytes, or its GPU's name in the daemon's catalogue. A job
+that fits is given its plan (POST /v1/plans at the budget of its
+partition): the budget and solver that name it, and its id when the daemon
+gives one, reach the job in MEMPLAN_* variables (batch jobs) and its
+comment. A job that fits none of its partitions is rejected naming its
+least feasible budget, or, with route = true, moved to the smallest
+partition that fits. A daemon that is slow, unreachable or failing costs at
+most `timeout` seconds per request: the job is then let through with a note
+(on_error = "let_through", the default) or held (on_error = "hold").
+docs/schedulers.md is the manual.
 
 slurmctld calls this under its job write lock: every wait here stalls it,
 hence curl with --max-time, and nothing else that can block.
