@@ -35,6 +35,8 @@ import openapi  # noqa: E402
 SPEC = openapi.Spec(os.path.join(REPO, "proto", "openapi.yaml"))
 with open(os.path.join(REPO, "tests", "graphs", "cg_vgg19.txt")) as _f:
     VGG19 = _f.read()
+with open(os.path.join(REPO, "tests", "graphs", "sym_mlp.json")) as _f:
+    SYM_MLP = json.load(_f)  # memplan.graph/2: a batch dimension, one bound law, one warning
 TOKEN = "contract-test-token"
 
 # Documented answers the test cannot provoke, with the reason.
@@ -274,6 +276,35 @@ class ContractTest(unittest.TestCase):
         d.call("GET", "/v1/graphs/%s/frontier?wait=-1" % h, expect=400)
         d.call("GET", "/v1/graphs/%s/frontier?solver=none" % h, expect=400)
         d.call("GET", "/v1/graphs/%s/frontier" % ("0" * 64), expect=404)
+
+        # a symbolic graph: plans, fits and frontiers at a binding; maximize (sync and async)
+        _, _, p64 = d.call("POST", "/v1/plans", {"graph": SYM_MLP, "budget": "1GB", "wait": 30,
+                                                 "dims": {"batch": 64}}, expect=200)
+        self.assertEqual(p64["result"]["dims"], {"batch": 64})
+        self.assertEqual(p64["result"]["forecast"], {"bounded_nodes": 1, "extrapolated": True})
+        sh = p64["graph_hash"]
+        _, _, fd = d.call("POST", "/v1/fit", {"graph": SYM_MLP, "budgets": ["1GB", 1000], "dims": {"batch": 8}},
+                          expect=200)
+        self.assertEqual(fd["dims"], {"batch": 8})
+        _, _, st = d.call("GET", "/v1/graphs/" + sh, expect=200)
+        self.assertEqual(st["dims"], {"batch": 64})
+        _, _, fr = d.call("GET", "/v1/graphs/%s/frontier?dims=batch:16&wait=60" % sh, expect=200)
+        self.assertEqual(fr["dims"], {"batch": 16})
+        d.call("GET", "/v1/graphs/%s/frontier?dims=seq:2" % sh, expect=400)
+        _, _, mx = d.call("POST", "/v1/fit", {"graph": SYM_MLP, "budgets": [200000000], "maximize": "batch"},
+                          expect=200)
+        self.assertLessEqual(mx["plan"]["peak_bytes"], 200000000)
+        self.assertGreater(mx["next"]["min_feasible_budget"], 200000000)
+        _, _, none = d.call("POST", "/v1/fit", {"graph": SYM_MLP, "budgets": [1000], "maximize": "batch"},
+                            expect=200)
+        self.assertEqual(none["value"], 0)
+        self.assertIsNone(none["plan"])
+        _, _, acc = d.call("POST", "/v1/fit", {"graph": SYM_MLP, "budgets": [300000000], "maximize": "batch",
+                                               "max_value": 1000, "wait": 0}, expect=202)
+        _, _, got = d.call("GET", "/v1/fit/%s?wait=60" % acc["id"], expect=200)
+        self.assertEqual(got["maximize"], "batch")
+        d.call("POST", "/v1/plans", {"graph": SYM_MLP, "budget": 1, "dims": {"batch": 0}}, expect=400)
+        d.call("POST", "/v1/fit", {"graph": SYM_MLP, "budgets": [1, 2], "maximize": "batch"}, expect=400)
 
         # what the spec does not route
         d.call("GET", "/v1/nothing", expect=404)
