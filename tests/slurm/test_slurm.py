@@ -251,7 +251,10 @@ class TestSlurmPlugin(unittest.TestCase):
         cls.least = entry.get("min_feasible_budget", entry.get("min_budget"))
         cls.peak = fit["peak_no_recompute"]
         assert entry["fits"] is False and 0 < cls.least <= cls.peak, fit
-        cls.usable = {"small": cls.least - 1, "big": cls.peak, "huge": 2 * cls.peak}
+        # huge is written in MiB, "N MiB" in the configuration
+        huge_mib = -(-2 * cls.peak // 2 ** 20)
+        cls.usable = {"small": cls.least - 1, "big": cls.peak, "huge": huge_mib * 2 ** 20}
+        cls.usable_text = {"huge": '"%d MiB"' % huge_mib}
         # a partition named by a GPU of the daemon's catalogue, its bytes the daemon's
         status, _, cat = cls.daemon.request("GET", "/v1/devices")
         assert status == 200, (status, cat)
@@ -282,8 +285,9 @@ class TestSlurmPlugin(unittest.TestCase):
         return body
 
     @classmethod
-    def write_config(cls, port=None, **kw):
-        """memplan_slurm.conf next to the plugin (read at every submission)."""
+    def write_config(cls, port=None, skip=(), **kw):
+        """memplan_slurm.conf next to the plugin (read at every submission),
+        without the partitions in `skip`."""
         opts = {"timeout": 10, "on_error": "let_through", "route": False}
         opts.update(kw)
         text = ['url = "http://127.0.0.1:%d"' % (port or cls.daemon.port)]
@@ -291,7 +295,8 @@ class TestSlurmPlugin(unittest.TestCase):
             text.append("%s = %s" % (k, json.dumps(v)))
         text.append("partitions = {")
         for name, b in cls.usable.items():
-            text.append('  %s = { gpu = "test-%s", usable = %d },' % (name, name, b))
+            if name not in skip:
+                text.append('  %s = { gpu = "test-%s", usable = %s },' % (name, name, cls.usable_text.get(name, b)))
         for name, (gpu, _) in cls.catalogue.items():
             text.append('  %s = { gpu = "%s" },' % (name, gpu))
         text.append("}")
@@ -406,6 +411,26 @@ class TestSlurmPlugin(unittest.TestCase):
         job = self.cluster.job(r.job_id)
         self.assertEqual(job["Partition"], "huge")
         self.assertIn("budget:%d" % self.usable["huge"], job["Comment"])
+
+    def test_setup_problems_let_through(self):
+        """A partition without a GPU in the configuration, or a configuration
+        that cannot be read: the job is let through with a note, even with
+        on_error = "hold" (a set-up problem, not the daemon's)."""
+        self.write_config(skip=("small",), on_error="hold")
+        r = self.sbatch("-p", "small", "-J", "nogpu", "--comment=memplan:" + self.hash)
+        self.assertAccepted(r)
+        self.assertIn("no partition of the job has a GPU", r.stderr)
+        job = self.cluster.job(r.job_id)
+        self.assertEqual((job["Partition"], job["Reason"] != "JobHeldAdmin"), ("small", True), job)
+        self.assertRegex(job["Comment"], "^memplan:%s unchecked:no_partition_of_the_job_has_a_GPU" % self.hash)
+
+        (pathlib.Path(self.cluster.dir) / "memplan_slurm.conf").write_text("partitions = {\n")
+        r = self.sbatch("-p", "big", "-J", "badconf", "--comment=memplan:" + self.hash)
+        self.assertAccepted(r)
+        self.assertIn("configuration is unreadable", r.stderr)
+        self.assertEqual(self.cluster.job(r.job_id)["Comment"],
+                         "memplan:%s unchecked:the_plugin_s_configuration_is_unreadable" % self.hash)
+        self.assertIn("memplan_slurm.conf", self.cluster.log())
 
     def test_unknown_graph_rejected(self):
         r = self.sbatch("-p", "big", "-J", "unknown", "--comment=memplan:" + UNKNOWN)
