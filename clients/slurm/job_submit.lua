@@ -300,22 +300,13 @@ local function error_text(answer)
   return "no JSON error body"
 end
 
-function MP.check(job_desc, part_list)
-  local hash, bad = job_graph(job_desc)
-  if bad then
-    slurm.user_msg("memplan: " .. bad)
-    return slurm.ERROR
-  end
-  if not hash then return slurm.SUCCESS end
-
-  local cfg, cerr = load_config()
-  if not cfg then
-    slurm.log_error("memplan: %s", cerr)
-    return not_checked(nil, job_desc, hash, "the plugin's configuration is unreadable", true)
-  end
-
-  -- every configured budget and catalogue GPU in one fit, always the same
-  -- request: one cached fit per graph whatever partition a job asks for
+-- One POST /v1/fit for every configured budget and catalogue GPU, always the
+-- same request: one cached fit per graph whatever partition a job asks
+-- for. On an answer, each partition of cfg gets .bytes (its usable bytes)
+-- and .fit, and it returns true and the least feasible budget (nil when
+-- unknown). Else "unknown_graph", or false, the reason, and whether it is a
+-- set-up problem (the daemon refused what this configuration asked).
+local function ask_fit(cfg, hash)
   local budgets, devices, seen = {}, {}, {}
   for _, p in pairs(cfg.partitions) do
     local key = p.usable or p.gpu
@@ -326,12 +317,7 @@ function MP.check(job_desc, part_list)
   end
   table.sort(budgets)
   table.sort(devices)
-  local asked = job_partitions(job_desc, part_list)
-  local known = 0
-  for _, n in ipairs(asked) do if cfg.partitions[n] then known = known + 1 end end
-  if known == 0 then
-    return not_checked(cfg, job_desc, hash, "no partition of the job has a GPU in memplan_slurm.conf", true)
-  end
+  if #budgets + #devices == 0 then return false, nil, "memplan_slurm.conf names no partition", true end
 
   -- the daemon answers 202 (still computing) before curl would give up
   local fields = { '"graph_hash":"' .. hash .. '"', '"solver":"' .. cfg.solver .. '"',
@@ -344,26 +330,21 @@ function MP.check(job_desc, part_list)
   end
   if #devices > 0 then fields[#fields + 1] = '"devices":["' .. table.concat(devices, '","') .. '"]' end
   local status, text, why = post(cfg, "/v1/fit", "{" .. table.concat(fields, ",") .. "}")
-  if status == 0 then return not_checked(cfg, job_desc, hash, why) end
+  if status == 0 then return false, nil, why end
   local answer = json_decode(text)
   if status == 404 and type(answer) == "table" and type(answer.error) == "table"
      and answer.error.code == "unknown_graph" then
-    slurm.user_msg("memplan: the daemon holds no graph " .. hash ..
-                   "; send the graph first (POST /v1/plans or /v1/fit with the graph itself)")
-    return slurm.ERROR
+    return "unknown_graph"
   end
   if status == 202 then
     -- the daemon goes on with it and keeps it: the graph's next job is answered at once
-    return not_checked(cfg, job_desc, hash, "the fit is still being computed")
+    return false, nil, "the fit is still being computed"
   end
   if status ~= 200 or type(answer) ~= "table" then
     -- a 400 is a request this configuration made (an unknown GPU name, ...)
-    return not_checked(cfg, job_desc, hash, "the fit answered " .. status .. " (" .. error_text(answer) .. ")",
-                       status == 400)
+    return false, nil, "the fit answered " .. status .. " (" .. error_text(answer) .. ")", status == 400
   end
 
-  -- each partition's answer: its bytes, whether it fits; the least
-  -- feasible budget when known
   local by_budget, by_device, least = {}, {}, nil
   local function note(e)
     local m = e.min_feasible_budget or e.min_budget
@@ -378,11 +359,40 @@ function MP.check(job_desc, part_list)
   for _, p in pairs(cfg.partitions) do
     local e
     if p.usable then e = by_budget[p.usable] else e = by_device[p.gpu] end
-    if not e then
-      return not_checked(cfg, job_desc, hash, "the fit did not answer for partition " .. p.name, true)
-    end
+    if not e then return false, nil, "the fit did not answer for partition " .. p.name, true end
     p.bytes, p.fit = p.usable or e.usable_bytes, e.fits == true
   end
+  return true, least
+end
+
+function MP.check(job_desc, part_list)
+  local hash, bad = job_graph(job_desc)
+  if bad then
+    slurm.user_msg("memplan: " .. bad)
+    return slurm.ERROR
+  end
+  if not hash then return slurm.SUCCESS end
+
+  local cfg, cerr = load_config()
+  if not cfg then
+    slurm.log_error("memplan: %s", cerr)
+    return not_checked(nil, job_desc, hash, "the plugin's configuration is unreadable", true)
+  end
+
+  local asked = job_partitions(job_desc, part_list)
+  local known = 0
+  for _, n in ipairs(asked) do if cfg.partitions[n] then known = known + 1 end end
+  if known == 0 then
+    return not_checked(cfg, job_desc, hash, "no partition of the job has a GPU in memplan_slurm.conf", true)
+  end
+
+  local ok, least, why, setup = ask_fit(cfg, hash)
+  if ok == "unknown_graph" then
+    slurm.user_msg("memplan: the daemon holds no graph " .. hash ..
+                   "; send the graph first (POST /v1/plans or /v1/fit with the graph itself)")
+    return slurm.ERROR
+  end
+  if not ok then return not_checked(cfg, job_desc, hash, why, setup) end
   local function fits(p) return p.fit end
 
   -- the asked partitions that fit (unconfigured ones are kept as they are)
@@ -453,6 +463,53 @@ function MP.check(job_desc, part_list)
   return slurm.SUCCESS
 end
 
+-- A pending job moved to other partitions (scontrol update ... partition=):
+-- its plan was made for the budget in its comment, so each configured
+-- partition it moves to must offer at least that many bytes; a plan that
+-- fits a budget fits every larger one. Jobs without a plan move freely, and
+-- when the daemon must be asked (a catalogue GPU) and does not answer, the
+-- move is let through.
+function MP.modify(job_desc, job_rec)
+  if not job_desc.partition or job_desc.partition == "" then return slurm.SUCCESS end
+  local comment = job_rec.comment or ""
+  local hash = comment:match("^memplan:(%x+)") or comment:match("%smemplan:(%x+)")
+  local budget = tonumber(comment:match("%f[%S]budget:(%d+)") or comment:match("^budget:(%d+)"))
+  if not hash or #hash ~= 64 or not budget then return slurm.SUCCESS end
+  local cfg, cerr = load_config()
+  if not cfg then
+    slurm.log_error("memplan: %s", cerr)
+    return slurm.SUCCESS
+  end
+  local names, need_daemon = {}, false
+  for n in job_desc.partition:gmatch("[^,]+") do
+    names[#names + 1] = n
+    local p = cfg.partitions[n]
+    if p then
+      p.bytes = p.usable
+      if not p.usable then need_daemon = true end
+    end
+  end
+  if need_daemon then
+    local ok, _, why = ask_fit(cfg, hash)
+    if ok ~= true then
+      slurm.log_info("memplan: job %s moved to %s unchecked: %s", tostring(job_rec.job_id), job_desc.partition,
+                     tostring(why or ok))
+      return slurm.SUCCESS
+    end
+  end
+  for _, n in ipairs(names) do
+    local p = cfg.partitions[n]
+    if p and p.bytes < budget then
+      -- Slurm 22.05 shows no message from job_modify: the user sees
+      -- "Unspecified error", slurmctld's log says why
+      slurm.log_info("memplan: job %s not moved: its plan was made for %s; partition %s (%s) has %s usable",
+                     tostring(job_rec.job_id), human(budget), p.name, p.gpu, human(p.bytes))
+      return slurm.ERROR
+    end
+  end
+  return slurm.SUCCESS
+end
+
 ---------------------------------------------------------------- Slurm's entry points
 
 function slurm_job_submit(job_desc, part_list, submit_uid)
@@ -463,8 +520,10 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
   return slurm.SUCCESS
 end
 
--- A change to a pending job (scontrol update) is not checked again.
 function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
+  local ok, rc = pcall(MP.modify, job_desc, job_rec)
+  if ok then return rc end
+  slurm.log_error("memplan: job_submit.lua failed: %s", tostring(rc))
   return slurm.SUCCESS
 end
 

@@ -404,6 +404,25 @@ class TestSlurmPlugin(unittest.TestCase):
         self.assertRegex(job["Comment"], "^memplan:%s budget:%d( plan:[0-9a-f]{32})?$"
                          % (self.hash, self.catalogue["a100"][1]))
 
+    def test_move_checked(self):
+        """A pending job with a plan moves to partitions that offer its
+        budget (huge, the catalogue's a100), not to one with fewer bytes
+        (small); a job without a plan moves freely."""
+        r = self.sbatch("-p", "big", "-J", "move", "--hold", "--comment=memplan:" + self.hash)
+        self.assertAccepted(r)
+        u = self.cluster.run(["scontrol", "update", "job=" + r.job_id, "partition=small"], check=False)
+        self.assertNotEqual(u.returncode, 0, u.stdout)
+        self.assertEqual(self.cluster.job(r.job_id)["Partition"], "big")
+        self.assertIn("memplan: job %s not moved: its plan was made for %d bytes" % (r.job_id, self.usable["big"]),
+                      self.cluster.log())
+        self.cluster.run(["scontrol", "update", "job=" + r.job_id, "partition=huge,a100"])
+        self.assertEqual(self.cluster.job(r.job_id)["Partition"], "huge,a100")
+        plain = self.sbatch("-p", "big", "-J", "moveplain", "--hold")
+        self.assertAccepted(plain)
+        self.cluster.run(["scontrol", "update", "job=" + plain.job_id, "partition=small"])
+        self.assertEqual(self.cluster.job(plain.job_id)["Partition"], "small")
+        self.cluster.run(["scancel", r.job_id, plain.job_id])
+
     def test_partition_list_keeps_those_that_fit(self):
         """Of small,huge only huge fits: the job keeps huge alone."""
         r = self.sbatch("-p", "small,huge", "-J", "list", "--comment=memplan:" + self.hash)
