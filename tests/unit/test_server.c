@@ -1285,6 +1285,36 @@ START_TEST(test_dashboard_in_browser) {
 }
 END_TEST
 
+/* The dashboard against a daemon with a token file: Chromium, driven over
+ * the DevTools pipe by tests/e2e/dashboard_token.py, finds the page asking
+ * for a token, is refused a wrong one, lists the plans with a read-all
+ * principal's token typed in, keeps it for the tab's session only and never
+ * puts it in a URL (the daemon's request log is searched for it). */
+START_TEST(test_dashboard_token) {
+  mp_test_daemon_t s;
+  char tok[256], flags[512], cmd[1024], *out = NULL, *body;
+  int rc;
+  if (access("/usr/bin/chromium", X_OK) != 0) ck_abort_msg("chromium is not installed (run deploy/deps.sh)");
+  mp_test_daemon_mkdir(&s);
+  snprintf(tok, sizeof(tok), "%s/tokens", s.dir);
+  mp_test_write_file(tok, "dashboard read-all dash-0123456789abcdef\ntrainer work work-0123456789abcdef\n");
+  snprintf(flags, sizeof(flags), "--token-file %s", tok);
+  mp_test_daemon_start_in(&s, flags, 0);
+  body = plan_body(wide_graph(3, 4), 1000000, "auto", "{\"wait\": 60}");
+  ck_assert_int_eq(
+      mp_test_daemon_http(&s, "POST", "/v1/plans", body, "-H 'Authorization: Bearer work-0123456789abcdef'", NULL, NULL),
+      200);
+  free(body);
+  snprintf(cmd, sizeof(cmd), "python3 tests/e2e/dashboard_token.py http://127.0.0.1:%d dash-0123456789abcdef --log %s/log 2>&1",
+           s.port, s.dir);
+  rc = mp_test_run(cmd, &out);
+  ck_assert_msg(rc == 0, "dashboard_token.py failed (%d):\n%s", rc, out ? out : "");
+  ck_assert_ptr_nonnull(strstr(out, "dashboard_token: PASS"));
+  free(out);
+  mp_test_daemon_cleanup(&s);
+}
+END_TEST
+
 #define raw_connect mp_test_raw_connect
 #define raw_closed mp_test_raw_closed
 
@@ -1459,6 +1489,7 @@ Suite *suite_server(void) {
   tcase_add_test(ops, test_config_and_sighup);
   tcase_add_test(ops, test_openapi);
   tcase_add_test(dashboard, test_dashboard_in_browser);
+  tcase_add_test(dashboard, test_dashboard_token);
   suite_add_tcase(s, api);
   suite_add_tcase(s, limits);
   suite_add_tcase(s, ops);
