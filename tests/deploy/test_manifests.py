@@ -689,6 +689,29 @@ class KubernetesTest(unittest.TestCase):
         key = items.get(rel, rel)
         self.assertIn(key, self.secrets[secret["secretName"]]["stringData"])
 
+    def test_replicas_share_one_store(self):
+        """More than one replica needs the shared (PostgreSQL) store, and
+        must not start without it: each pod's own SQLite would answer 404
+        for a plan posted through another. One replica may run on SQLite.
+        The daemon is run with the manifest's store value to see that it
+        takes it as a PostgreSQL store."""
+        replicas = self.dep["spec"].get("replicas", 1)
+        if replicas <= 1:
+            self.skipTest("one replica: SQLite is allowed")
+        if "MEMPLAN_STORE" in self.literal:
+            store = self.literal["MEMPLAN_STORE"]
+        else:
+            self.assertIn("MEMPLAN_STORE", self.from_secret,
+                          "%d replicas without MEMPLAN_STORE would each keep a store of their own" % replicas)
+            ref, store = self.from_secret["MEMPLAN_STORE"]
+            self.assertFalse(ref.get("optional", False),
+                             "%d replicas: the store key must be required, or a pod without it runs on its own "
+                             "SQLite" % replicas)
+        self.assertFalse(effective("store", self.args, {}), "--store in args would override the Secret")
+        self.assertRegex(store or "", r"^postgres(ql)?://")
+        rc, err = parse_check(self.args, dict(self.literal, MEMPLAN_STORE=store))
+        self.assertEqual(rc, 0, err)
+
     def test_pod_disruption_budget(self):
         pdbs = [p for p in of_kind("PodDisruptionBudget")
                 if p["spec"]["selector"]["matchLabels"].items() <= self.pod_labels().items()]
