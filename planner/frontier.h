@@ -11,14 +11,18 @@
  * memonger, sqrt and none: their fixed proposals, simulated and
  * Pareto-filtered; exact is 1.
  *
- * The solvers that search toward the budget (auto, exact, approx, chain,
- * swap, hybrid; frontier_sampled.c): sampled from their own plans, the
- * least budget and 16 more up to plain backpropagation's peak; exact is 0
- * and exact_reason says so. Between two samples the staircase holds the
- * smaller budget's cost, an upper bound for the recompute solvers, whose
- * plans never cost more at a larger budget (tests/unit/test_consistency.c
- * counts any that do); the migration solvers' greedy promises no such
- * order. For swap, hybrid and layrub the cost of a point is its extra time,
+ * The solvers that search toward the budget (auto, exact, window, closures,
+ * chain, swap, hybrid; frontier_sampled.c): sampled from their own plans,
+ * the least budget and 16 more up to plain backpropagation's peak. For the
+ * recompute solvers, whose plans never cost more at a larger budget
+ * (tests/unit/test_consistency.c counts any that do), a search then finds
+ * the breakpoints between the samples, each to the byte, within
+ * o->frontier_solves more solves and o->frontier_ms: when it finds them all
+ * exact is 1 and the staircase is plan's answer at every budget; cut short,
+ * exact is 0 and exact_reason says whether every budget's plan is within 1%
+ * (relative) of the staircase's overhead there, or the staircase is only an
+ * upper bound between its points. The migration solvers' greedy promises no
+ * such order: their points are the samples. For swap, hybrid and layrub the cost of a point is its extra time,
  * total - forward - backward (recomputation plus stalls), not recomputation
  * alone, and `migrate` is set; they plan under o->device. layrub has one
  * point: its fixed policy at its own peak.
@@ -35,6 +39,12 @@
 #include "error.h"
 #include "graph.h"
 #include "plan.h"
+
+/* The frontier search `memplan frontier` and the daemon ask (plan.h's
+ * frontier_solves and frontier_ms): every breakpoint of the shipped graphs
+ * but the widest within it. */
+#define MP_FRONTIER_SOLVES 4096
+#define MP_FRONTIER_MS 60000.0
 
 typedef struct mp_frontier_point_s {
   uint64_t budget;     /* least total device memory for this point */
@@ -57,8 +67,9 @@ typedef struct mp_frontier_s {
   mp_solver_t solver;       /* the solver asked for */
   mp_solver_t solver_used;  /* exact / approx after a fallback, or memonger / sqrt */
   int exact;                /* 1: the staircase is every budget's answer (the
-                             * fixed proposals); 0: sampled from plans, an upper
-                             * bound between the points (exact_reason says so) */
+                             * fixed proposals, or every breakpoint found); 0:
+                             * sampled from plans, within 1% or an upper bound
+                             * between the points (exact_reason says which) */
   char exact_reason[160];
   uint64_t peak_no_recompute; /* simulated peak of plain backpropagation */
   size_t n_points;

@@ -31,7 +31,10 @@
  * would promise what plan does not return.) Between two samples the
  * staircase holds the smaller budget's cost, an upper bound when plans never
  * cost more at a larger budget (the recompute solvers: cand_recompute.c,
- * the slack walk), so the frontier says exact: false with that reason.
+ * the slack walk); for those solvers a search (mp__refine) then closes the
+ * gaps between neighbouring points of different cost by bisection, within
+ * o->frontier_solves and o->frontier_ms, and the frontier says whether it
+ * found every breakpoint (exact), got within 1% everywhere, or neither.
  * The plans share DP sessions and answers (reuse.c), which changes no
  * answer, and with o->threads > 1 the samples after the least budget are
  * planned on parallel threads (plan_many.c), with the same answers.
@@ -127,6 +130,8 @@ static int mp__probe(mp__fs_t *s, uint64_t budget, int *feasible, uint64_t *min_
   mp_plan_result_free(&r);
   return rc;
 }
+
+static int mp__refine(mp__fs_t *s, int *complete, int *within, mp_error_t *err);
 
 static int mp__sampled(const mp__solver_t *self, const mp_graph_t *g, const mp_plan_options_t *o,
                        double t0, mp_frontier_t *out, mp_error_t *err) {
@@ -225,6 +230,93 @@ static int mp__sampled(const mp__solver_t *self, const mp_graph_t *g, const mp_p
       mp_plan_result_free(&res[i]);
     }
   }
+  if (rc == 0 && !(self->caps & MP__CAP_SWAPS) && o->frontier_solves > 0) {
+    int complete, within;
+    if ((rc = mp__refine(&s, &complete, &within, err)) != 0) return rc;
+    out->exact = complete;
+    if (complete)
+      out->exact_reason[0] = '\0';
+    else if (within)
+      snprintf(out->exact_reason, sizeof(out->exact_reason),
+               "%s's frontier misses breakpoints its search had no time for: at any budget "
+               "the plan's overhead is within 1%% of the staircase's",
+               self->name);
+    else
+      snprintf(out->exact_reason, sizeof(out->exact_reason),
+               "%s's frontier misses breakpoints its search had no time for: an upper bound "
+               "between its points",
+               self->name);
+  }
+  return rc;
+}
+
+static int mp__cmp_budget(const void *a, const void *b) {
+  const mp_frontier_point_t *x = a, *y = b;
+  return x->budget < y->budget ? -1 : x->budget > y->budget;
+}
+
+/* Between two solved budgets a < b whose plans cost c_a > c_b, a budget in
+ * between may cost anything from c_b to c_a (plans never cost more at a
+ * larger budget: cand_recompute.c). Rounds of bisection close these gaps:
+ * each round solves the midpoint of every open gap (in parallel, plan_many.c)
+ * until the two ends are one byte apart, so the breakpoint is b itself. The
+ * gaps whose ends differ by more than 1% go first, so that a frontier cut
+ * short by o->frontier_solves is within 1% of every plan when that much could be
+ * done; so is a search stopped by o->frontier_ms, which it checks before
+ * each round. Sets *complete (every gap closed) and *within (none above
+ * 1%). */
+static int mp__refine(mp__fs_t *s, int *complete, int *within, mp_error_t *err) {
+  uint64_t *buds = NULL;
+  mp_plan_result_t *res = NULL;
+  size_t used = 0, cap = 0;
+  int rc = 0;
+  *complete = *within = 0;
+  for (;;) {
+    mp_frontier_t *f = s->f;
+    size_t i, n = 0, n_wide = 0, n_open = 0;
+    mp_plan_options_t po;
+    qsort(f->points, f->n_points, sizeof(*f->points), mp__cmp_budget);
+    for (i = 0; i + 1 < f->n_points; i++) {
+      const mp_frontier_point_t *a = &f->points[i], *b = &f->points[i + 1];
+      if (!(a->extra_time > b->extra_time) || b->budget - a->budget <= 1) continue;
+      n_open++;
+      if (!(b->extra_time > 0 && a->extra_time <= 1.01 * b->extra_time)) n_wide++;
+    }
+    *complete = n_open == 0;
+    *within = n_wide == 0;
+    if (n_open == 0 || used >= s->o->frontier_solves) break;
+    if (s->o->frontier_ms > 0 && mp__now_ms() - s->t0 >= s->o->frontier_ms) break;
+    if (cap < n_open) {
+      uint64_t *nb = realloc(buds, n_open * sizeof(*buds));
+      mp_plan_result_t *nr;
+      if (nb != NULL) buds = nb;
+      nr = nb ? realloc(res, n_open * sizeof(*res)) : NULL;
+      if (nr != NULL) res = nr;
+      if (nb == NULL || nr == NULL) {
+        rc = mp_error_set(err, MP_ENOMEM, "", "out of memory");
+        break;
+      }
+      cap = n_open;
+    }
+    for (i = 0; i + 1 < f->n_points && used + n < s->o->frontier_solves; i++) {
+      const mp_frontier_point_t *a = &f->points[i], *b = &f->points[i + 1];
+      int wide = !(b->extra_time > 0 && a->extra_time <= 1.01 * b->extra_time);
+      if (!(a->extra_time > b->extra_time) || b->budget - a->budget <= 1) continue;
+      if (n_wide > 0 && !wide) continue; /* the gaps above 1% first */
+      buds[n++] = a->budget + (b->budget - a->budget) / 2;
+    }
+    used += n;
+    mp__options(s, 0, &po);
+    if ((rc = mp__plan_stop(s->o, s->t0, err)) != 0) break;
+    if ((rc = mp__plan_many(s->g, &po, s->t0, buds, n, res, err)) != 0) break;
+    for (i = 0; i < n; i++) {
+      if (rc == 0) rc = mp__add(s, buds[i], &res[i], err);
+      mp_plan_result_free(&res[i]);
+    }
+    if (rc != 0) break;
+  }
+  free(buds);
+  free(res);
   return rc;
 }
 

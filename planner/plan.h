@@ -83,6 +83,14 @@ typedef struct mp_plan_options_s {
   size_t window_sets;         /* exact/auto: the size of the window family the
                                * DP falls back to (dp.h); 0: its default */
   double deadline_ms;         /* <= 0: none */
+  /* A sampled frontier of a recompute solver (frontier.h): after its
+   * samples, at most this many more solves searching for every breakpoint
+   * of the plans' cost (0: none, the samples alone), and no new round of
+   * that search once the frontier has run frontier_ms (<= 0: no limit).
+   * mp_plan_options_init leaves both 0; `memplan frontier` and the daemon
+   * ask MP_FRONTIER_SOLVES and MP_FRONTIER_MS. */
+  size_t frontier_solves;
+  double frontier_ms;
   int (*should_stop)(void *arg);
   void *stop_arg;
   /* Progress, for people and dashboards watching a long solve: called on

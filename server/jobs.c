@@ -1197,6 +1197,8 @@ static srv_job_status_t srv__run(srv_jobs_t *jobs, srv_job_t *job, char **text, 
   } else {
     mp_frontier_t f;
     memset(&f, 0, sizeof(f));
+    o.frontier_solves = MP_FRONTIER_SOLVES; /* every breakpoint, in time (frontier.h) */
+    o.frontier_ms = MP_FRONTIER_MS;
     rc = mp_frontier(g, &o, &f, &err);
     if (rc == 0 && (out = mp_frontier_to_json(&f, job->p.graph_hash)) && mp_forecast_json_add(out, g) != 0) {
       json_decref(out);

@@ -41,6 +41,8 @@ typedef struct mp_cli_opts_s {
   const char *accounting;
   const char *plot;
   unsigned threads; /* --threads (plan, frontier); 0: not given */
+  size_t frontier_solves; /* --frontier-solves (frontier) */
+  int has_frontier_solves;
   /* data migration: --swap, --intra-layer-reuse, and the device values as
    * given (parsed by mp_cli_device) */
   int swap;

@@ -169,6 +169,11 @@ int mp_cli_parse(int argc, char **argv, const char *allowed, int min_pos, int ma
         return MP_CLI_EXIT_USAGE;
       }
       o->threads = (unsigned)n;
+    } else if (strcmp(name, "--frontier-solves") == 0) {
+      /* 0 is allowed: the samples alone */
+      if (strcmp(val, "0") == 0) o->frontier_solves = 0;
+      else if (mp__parse_size(name, val, &o->frontier_solves)) return MP_CLI_EXIT_USAGE;
+      o->has_frontier_solves = 1;
     } else if (strcmp(name, "--h2d-bandwidth") == 0) {
       o->h2d_bandwidth = val;
     } else if (strcmp(name, "--d2h-bandwidth") == 0) {

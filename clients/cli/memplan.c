@@ -88,7 +88,11 @@ static const char mp__help_frontier[] =
     "frontier options:\n"
     "  --solver S        as for plan, none aside (default auto)\n"
     "  --swap            with auto: the hybrid frontier\n"
-    "  --plot FILE.svg   also draw the approx and memonger frontiers as an SVG chart\n"
+    "  --plot FILE.svg   also draw the closures and memonger frontiers as an SVG chart\n"
+    "  --frontier-solves N  the most solves the search for every breakpoint between\n"
+    "                    the samples may add (default 4096; 0: the samples alone);\n"
+    "                    it also stops after 60 s, and the answer's exact says\n"
+    "                    whether it found them all\n"
     "  --threads N       threads for the frontier's plans (planned in parallel) and\n"
     "                    the exact DP's reverse passes, as for plan\n"
     "  --progress        as for plan\n";

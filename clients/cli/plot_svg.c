@@ -1,6 +1,8 @@
 /* plot_svg.c - frontiers as a self-contained SVG step chart. Each frontier
  * is a staircase: from a point's budget on, its overhead applies until the
- * next point, so the line goes right at constant overhead, then drops. */
+ * next point, so the line goes right at constant overhead, then drops. The
+ * points are plans (frontier.h): where the frontier has every breakpoint the
+ * line is the plan at each budget; a legend entry says when it is not. */
 #include "plot_svg.h"
 
 #include <string.h>
@@ -85,7 +87,9 @@ int mp_plot_frontiers_svg(FILE *f, const char *title, const mp_frontier_t *fr, s
                "<text x=\"%.1f\" y=\"%.1f\">%s%s (%zu points)</text>\n",
             W - MR + 16, MT + 20.0 * (double)i, col, W - MR + 36, MT + 20.0 * (double)i + 5,
             mp_solver_name(fr[i].solver_used),
-            !fr[i].exact ? " (sampled plans)" : "",
+            fr[i].exact                                 ? ""
+            : strstr(fr[i].exact_reason, "within 1%") ? " (plans within 1%)"
+                                                      : " (sampled plans)",
             fr[i].n_points);
   }
   fputs("</svg>\n", f);

@@ -828,9 +828,15 @@ START_TEST(test_fit_frontier) {
   for (i = 1; i < json_array_size(b); i++)
     ck_assert(json_integer_value(json_object_get(json_array_get(b, i - 1), "budget")) <
               json_integer_value(json_object_get(json_array_get(b, i), "budget")));
-  /* sampled from exact's plans (frontier_sampled.c): not every budget's answer */
-  ck_assert(json_is_false(json_object_get(o, "exact")));
-  ck_assert_ptr_nonnull(strstr(jstr(o, "exact_reason"), "sampled"));
+  /* exact's plans with every breakpoint searched (frontier_sampled.c): on
+   * ResNet-50 the search finds them all (exact) unless the daemon's time
+   * for it ran out first, and then the frontier says so */
+  if (json_is_true(json_object_get(o, "exact"))) {
+    ck_assert_ptr_null(json_object_get(o, "exact_reason"));
+    ck_assert_uint_ge(json_array_size(b), 17); /* more than the samples: measured 70 */
+  } else {
+    ck_assert_ptr_nonnull(strstr(jstr(o, "exact_reason"), "breakpoints"));
+  }
   json_decref(o);
   snprintf(path, sizeof(path), "/v1/graphs/%s/frontier?solver=magic", hash);
   ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, NULL, &o, NULL), 400);
