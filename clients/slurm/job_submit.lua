@@ -147,7 +147,7 @@ end
 -- syntax, read in an empty environment), read again at every submission
 -- so that an edit takes effect at once. Returns the table or nil, message.
 local function load_config()
-  local path = MEMPLAN_SLURM_CONF or (script_dir() .. "/memplan_slurm.conf")
+  local path = script_dir() .. "/memplan_slurm.conf"
   local chunk, err = loadfile(path)
   if not chunk then return nil, "cannot read " .. path .. ": " .. tostring(err) end
   local env = {}
