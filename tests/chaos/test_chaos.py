@@ -16,15 +16,23 @@ behind another):
                time, more than --max-inflight-body-bytes holds (503 or 400)
   flood        16 keep-alive connections from one address sending GETs,
                404s and bad JSON as fast as they can
-  plan-flood   4 keep-alive connections from one address submitting new
-               plans as fast as they can: past its share of the queue
-               (--max-queued-per-client 8) it must get 429
-               client_queue_full, and only that
+  plan-flood   a principal of its own (the token file's "flooder") on 4
+               keep-alive connections from one address submitting new plans
+               as fast as they can, each under a new X-Client-Id and
+               X-Forwarded-For (ignored: the address is no trusted proxy):
+               past its share of the queue (--max-queued-per-client 8 of
+               --queue-size 32) it must get 429 client_queue_full, and only
+               that, however many ids it claims
+  auth-guess   wrong tokens from one address as fast as it can: 401 until
+               --auth-failures-per-minute, then 429 auth_throttled only
 
-The well-behaved client (127.0.0.1) submits a small plan (202), reads it
-back, asks /healthz and /v1/status, in a loop, a plan every half second,
-which its turn of the fair queue keeps up with; every answer is checked
-and timed, and none may be refused. The daemon holds each job 300 ms
+The well-behaved client (127.0.0.1, the principal "good") submits a small
+plan (202), reads it back, asks /healthz, /readyz and /v1/status, in a
+loop, a plan every half second, which its turn of the fair queue keeps up
+with; every answer is checked and timed, and none may be refused: the
+flooding principal never fills the queue, nor turns /readyz unready. The
+daemon runs with a token file of named principals; the other attackers
+use a principal of their own ("bulk"). The daemon holds each job 300 ms
 (MEMPLAN_TEST_PLAN_DELAY_MS), so plans (the plan flood's at least) are
 still queued or running when it is killed; every plan accepted, the good
 client's and the flood's, must finish after the restart.
@@ -45,6 +53,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import memplan_daemon  # noqa: E402
@@ -55,11 +64,23 @@ P99_BOUND_S = float(os.environ.get("CHAOS_P99_BOUND", "2.0"))
 # client half of that against the plan flood, which is capped at 8 queued.
 GOOD_PLAN_PERIOD_S = 0.5
 DAEMON_FLAGS = [
-    "--workers", "2", "--http-threads", "2", "--queue-size", "10000", "--max-queued-per-client", "8",
+    "--workers", "2", "--http-threads", "2", "--queue-size", "32", "--max-queued-per-client", "8",
+    "--auth-failures-per-minute", "20",
     "--max-connections", "256", "--max-connections-per-ip", "64",
     "--header-timeout", "2", "--min-body-rate", "1KiB", "--request-timeout", "10",
     "--max-body-bytes", "1MiB", "--max-inflight-body-bytes", "4MiB",
 ]
+# The token file's principals: the good client, the plan flooder, the other
+# attackers, and an admin that reads every plan after the restart.
+TOKENS = {"good": ("work", "good-0123456789abcdef"), "flooder": ("work", "flood-0123456789abcdef"),
+          "bulk": ("work", "bulk-0123456789abcdef"), "ops": ("admin", "ops-0123456789abcdef")}
+AUTH_FAILURES = 20
+
+
+def bearer(name):
+    return {"Authorization": "Bearer " + TOKENS[name][1]}
+
+
 GRAPH = {"format": "memplan.graph/1", "name": "chaos", "nodes": [
     {"id": "a", "bytes": 1000, "time": 1},
     {"id": "b", "inputs": ["a"], "bytes": 2000, "time": 2},
@@ -69,9 +90,10 @@ GRAPH = {"format": "memplan.graph/1", "name": "chaos", "nodes": [
 
 # ---- the daemon (tests/memplan_daemon.py) ----
 
-def request(port, method, path, body=None, timeout=10.0, conn=None):
-    """One exchange; (status, parsed JSON or None, seconds)."""
-    status, _, parsed, secs = memplan_daemon.request(port, method, path, body, timeout=timeout, conn=conn)
+def request(port, method, path, body=None, timeout=10.0, conn=None, who="good", headers=None):
+    """One exchange as principal `who`; (status, parsed JSON or None, seconds)."""
+    h = dict(bearer(who), **(headers or {}))
+    status, _, parsed, secs = memplan_daemon.request(port, method, path, body, h, timeout=timeout, conn=conn)
     return status, parsed if not isinstance(parsed, str) else None, secs
 
 
@@ -142,7 +164,7 @@ def attack_slow_heads(port, seconds):
 def attack_slow_bodies(port, seconds):
     """20 uploads from 127.0.0.6 trickling 10 bytes a second."""
     head = (b"POST /v1/plans HTTP/1.1\r\nHost: chaos\r\nContent-Type: application/json\r\n"
-            b"Content-Length: 100000\r\n\r\n")
+            b"Authorization: Bearer " + TOKENS["bulk"][1].encode() + b"\r\nContent-Length: 100000\r\n\r\n")
     stats = {"opened": 0, "closed_by_server": 0}
     conns = {}
 
@@ -187,6 +209,7 @@ def attack_big_bodies(port, seconds):
     stats = {}
     lock = threading.Lock()
     deadline = time.monotonic() + seconds
+    auth = b"Authorization: Bearer " + TOKENS["bulk"][1].encode() + b"\r\n"
 
     def count(key):
         with lock:
@@ -212,12 +235,13 @@ def attack_big_bodies(port, seconds):
 
     def too_large():
         while time.monotonic() < deadline:
-            count(exchange(b"POST /v1/plans HTTP/1.1\r\nHost: chaos\r\nContent-Length: 5242880\r\n\r\n", b""))
+            count(exchange(b"POST /v1/plans HTTP/1.1\r\nHost: chaos\r\n" + auth + b"Content-Length: 5242880\r\n\r\n",
+                           b""))
             time.sleep(0.05)
 
     def large():
         body = b"{" + b" " * (900 * 1024 - 2) + b"}"
-        head = b"POST /v1/plans HTTP/1.1\r\nHost: chaos\r\nContent-Length: %d\r\n\r\n" % len(body)
+        head = b"POST /v1/plans HTTP/1.1\r\nHost: chaos\r\n" + auth + b"Content-Length: %d\r\n\r\n" % len(body)
         while time.monotonic() < deadline:
             count(exchange(head, body))
 
@@ -246,7 +270,7 @@ def attack_flood(port, seconds):
             method, path, body = asks[(n + k) % len(asks)]
             n += 1
             try:
-                conn.request(method, path, body=body)
+                conn.request(method, path, body=body, headers=bearer("bulk"))
                 resp = conn.getresponse()
                 resp.read()
                 key = str(resp.status)
@@ -271,9 +295,10 @@ def attack_flood(port, seconds):
 
 
 def attack_plan_flood(port, seconds):
-    """4 keep-alive connections from 127.0.0.9 submitting new plans as fast
-    as they go: the answers by status, the 429s' error codes, and the ids of
-    the plans accepted."""
+    """The principal "flooder" on 4 keep-alive connections from 127.0.0.9
+    submitting new plans as fast as they go, each under an X-Client-Id and
+    X-Forwarded-For of its own: the answers by status, the 429s' error
+    codes, and the ids of the plans accepted."""
     stats = {"codes_429": {}, "accepted": []}
     lock = threading.Lock()
     deadline = time.monotonic() + seconds
@@ -286,8 +311,10 @@ def attack_plan_flood(port, seconds):
                 conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10, source_address=("127.0.0.9", 0))
             with lock:
                 budget = next(budgets)
+            claims = {"X-Client-Id": "flood-%d" % budget, "X-Forwarded-For": "10.%d.%d.1" % (budget % 250, budget % 7)}
             try:
-                status, doc, _ = request(port, "POST", "/v1/plans", {"graph": GRAPH, "budget": budget}, conn=conn)
+                status, doc, _ = request(port, "POST", "/v1/plans", {"graph": GRAPH, "budget": budget}, conn=conn,
+                                         who="flooder", headers=claims)
                 key = str(status)
             except (OSError, http.client.HTTPException):
                 key, doc = "error", None
@@ -311,8 +338,47 @@ def attack_plan_flood(port, seconds):
     return stats
 
 
+def attack_auth_guess(port, seconds):
+    """Wrong tokens from 127.0.0.10 on 2 keep-alive connections, as fast as
+    they go: the answers by status and the 429s' error codes."""
+    stats = {"codes_429": {}}
+    lock = threading.Lock()
+    deadline = time.monotonic() + seconds
+
+    def worker(k):
+        conn, n = None, 0
+        while time.monotonic() < deadline:
+            if conn is None:
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10, source_address=("127.0.0.10", 0))
+            n += 1
+            try:
+                status, _, doc, _ = memplan_daemon.request(
+                    port, "GET", "/v1/plans", None, {"Authorization": "Bearer guess-%d-%d" % (k, n),
+                                                     "X-Forwarded-For": "10.0.%d.%d" % (k, n % 250)}, conn=conn)
+                key = str(status)
+            except (OSError, http.client.HTTPException):
+                key, doc = "error", None
+                conn.close()
+                conn = None
+            with lock:
+                stats[key] = stats.get(key, 0) + 1
+                if key == "429":
+                    code = (doc or {}).get("error", {}).get("code", "?") if isinstance(doc, dict) else "?"
+                    stats["codes_429"][code] = stats["codes_429"].get(code, 0) + 1
+        if conn is not None:
+            conn.close()
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return stats
+
+
 ATTACKS = {"slow-heads": attack_slow_heads, "slow-bodies": attack_slow_bodies,
-           "big-bodies": attack_big_bodies, "flood": attack_flood, "plan-flood": attack_plan_flood}
+           "big-bodies": attack_big_bodies, "flood": attack_flood, "plan-flood": attack_plan_flood,
+           "auth-guess": attack_auth_guess}
 
 
 # ---- the well-behaved client ----
@@ -326,7 +392,8 @@ def good_client(port, seconds, accepted, latencies, failures):
         t0 = time.monotonic()
         budget += 1  # a new plan each time (the budget is part of its key)
         steps = [("POST", "/v1/plans", {"graph": GRAPH, "budget": budget, "solver": "exact"}),
-                 ("GET", None, None), ("GET", "/healthz", None), ("GET", "/v1/status", None)]
+                 ("GET", None, None), ("GET", "/healthz", None), ("GET", "/readyz", None),
+                 ("GET", "/v1/status", None)]
         plan_id = None
         for method, path, body in steps:
             if path is None:
@@ -352,6 +419,8 @@ def good_client(port, seconds, accepted, latencies, failures):
                     doc.get("status") in ("queued", "running", "done")
             elif path == "/healthz":
                 ok = status == 200 and doc == {"status": "ok"}
+            elif path == "/readyz":  # no principal at its cap makes the daemon unready
+                ok = status == 200 and doc == {"status": "ready"}
             else:
                 ok = status == 200 and doc and "queue_depth" in doc
             if not ok:
@@ -375,7 +444,11 @@ def main():
     binary = os.path.abspath(sys.argv[1])
     workdir = tempfile.mkdtemp(prefix="mp-chaos-")
     problems = []
-    daemon = memplan_daemon.Daemon(workdir, DAEMON_FLAGS, binary=binary)
+    with open(os.path.join(workdir, "tokens"), "w") as f:
+        for name, (role, tok) in TOKENS.items():
+            f.write("%s %s %s\n" % (name, role, tok))
+    daemon = memplan_daemon.Daemon(workdir, DAEMON_FLAGS + ["--token-file", os.path.join(workdir, "tokens")],
+                                   binary=binary)
     try:
         daemon.start(delay_ms=300)
         attackers = {role: subprocess.Popen([sys.executable, os.path.abspath(__file__), "--attack", role,
@@ -412,6 +485,11 @@ def main():
                 set(plan_flood.get("codes_429", {})) != {"client_queue_full"}:
             problems.append("the plan flood was not held to its share (202s, then 429 client_queue_full "
                             "only): %s" % {k: v for k, v in plan_flood.items() if k != "accepted"})
+        guess = reports.get("auth-guess", {})
+        if not guess.get("429") or not 0 < guess.get("401", 0) <= AUTH_FAILURES or \
+                set(guess) - {"401", "429", "codes_429"} or set(guess.get("codes_429", {})) != {"auth_throttled"}:
+            problems.append("wrong tokens were not throttled (at most %d 401s, then 429 auth_throttled only): %s"
+                            % (AUTH_FAILURES, guess))
         accepted += plan_flood.get("accepted", [])
 
         # kill -9 with plans queued and running, restart: every accepted plan finishes
@@ -424,7 +502,8 @@ def main():
         for plan_id in accepted:
             status = "?"
             while time.monotonic() < deadline:
-                st, doc, _ = request(daemon.port, "GET", "/v1/plans/%s?wait=10&timeline=false" % plan_id, timeout=30)
+                st, doc, _ = request(daemon.port, "GET", "/v1/plans/%s?wait=10&timeline=false" % plan_id, timeout=30,
+                                     who="ops")
                 status = doc.get("status", "?") if st == 200 and doc else "http %d" % st
                 if status not in ("queued", "running"):
                     break
@@ -449,7 +528,7 @@ def main():
                       "yes" if not unfinished else "no", json.dumps(reports, sort_keys=True)))
         print(summary)
     except Exception as e:  # noqa: BLE001 - a harness failure is a failed test
-        problems.append("harness: %r" % e)
+        problems.append("harness: %r at %s" % (e, traceback.format_exc()[-1500:]))
     finally:
         if daemon.proc and daemon.proc.poll() is None:
             daemon.proc.kill()
