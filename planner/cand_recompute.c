@@ -55,6 +55,7 @@ int mp__cand_chen(const mp_graph_t *g, const mp_plan_options_t *o, double t0, in
   int rc, i;
 
   mp__progress_phase(o->should_stop, o->stop_arg, "simulation", -1);
+  if ((rc = mp__plan_stop(o, t0, err)) != 0) return rc;
   if ((rc = mp_cut_candidates(g, &cand, &ncand)) != 0)
     return mp_error_set(err, rc, "", "out of memory");
   if (sqrt_cuts) {

@@ -293,7 +293,7 @@ static int mp__session_solve(mp_dp_session_t *s, uint64_t budget, double t0, dou
       a->stop_arg = o->stop_arg;
       a->qcap_all = c->qcap_all;
       a->tuning = c->tuning;
-      if ((rc = mp_lowerset_approx(&a->dag, &a->fam)) != 0) goto fail;
+      if ((rc = mp_lowerset_approx_polled(&a->dag, a->should_stop, a->stop_arg, &a->fam)) != 0) goto fail;
       a->have_fam = 1;
       if ((rc = mp__dp_prepare(a)) != 0) goto fail;
     }

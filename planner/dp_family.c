@@ -140,15 +140,27 @@ int mp__dp_init(mp__dp_t *c, const mp_graph_t *g, mp_accounting_t acc) {
   return 0;
 }
 
+/* Edges and bits the per-set scan goes through between two polls of
+ * should_stop and the deadline: on a dense graph one set alone can take
+ * millions (each of its nodes' successors), so the poll counts work, not
+ * sets. */
+#define MP__PREPARE_POLL_WORK (1u << 20)
+
 /* Per-set quantities: m, t, back = m(A) + m(B), F' and the recompute:false
- * sums. Uses two stamp arrays over nodes to mark A and B once per set. */
+ * sums. Uses two stamp arrays over nodes to mark A and B once per set.
+ * Polls (mp__poll) as it goes: MP_ECANCELED or MP_ETIMEDOUT stop it. */
 int mp__dp_prepare(mp__dp_t *c) {
   const mp_actdag_t *d = &c->dag;
   mp_lowerset_family_t *f = &c->fam;
   size_t ns = f->n_sets, words = f->words, i, w, k, nfb = 0, cap_fb = 1024;
   uint32_t *mark = NULL, *list = NULL;
   uint32_t gen = 0;
+  uint64_t work = 0;
   int rc = MP_ENOMEM;
+
+  mp__progress_phase(c->should_stop, c->stop_arg, "prepare", 0);
+  if ((rc = mp__poll(c)) != 0) return rc;
+  rc = MP_ENOMEM;
 
   c->m = malloc(ns * sizeof(uint64_t));
   c->back = malloc(ns * sizeof(uint64_t));
@@ -184,6 +196,13 @@ int mp__dp_prepare(mp__dp_t *c) {
     uint64_t m = 0, mr = 0, ma = 0, mb = 0, mg = 0, sv = 0;
     double t = 0, tr = 0;
     size_t na = 0, a;
+    if (work >= MP__PREPARE_POLL_WORK) {
+      work = 0;
+      mp__progress_phase(c->should_stop, c->stop_arg, "prepare", (double)i / (double)ns);
+      if ((rc = mp__poll(c)) != 0) goto out;
+      rc = MP_ENOMEM;
+    }
+    work += words;
     /* generation marks: 2*gen+1 = in A, 2*gen+2 = in B */
     gen++;
     if (gen > UINT32_MAX / 2 - 2) {
@@ -205,6 +224,7 @@ int mp__dp_prepare(mp__dp_t *c) {
         } else {
           mr += c->nc[v];
         }
+        work += d->succ_off[v + 1] - d->succ_off[v];
         for (k = d->succ_off[v]; k < d->succ_off[v + 1]; k++) {
           uint32_t s = d->succ[k];
           if ((b[s >> 6] >> (s & 63)) & 1u) continue;
@@ -231,6 +251,7 @@ int mp__dp_prepare(mp__dp_t *c) {
      * A and B; the model counts it in both sums (values and gradients). */
     for (a = 0; a < na; a++) {
       uint32_t s = list[a];
+      work += d->pred_off[s + 1] - d->pred_off[s];
       for (k = d->pred_off[s]; k < d->pred_off[s + 1]; k++) {
         uint32_t u = d->pred[k];
         if ((b[u >> 6] >> (u & 63)) & 1u) continue;
@@ -340,8 +361,19 @@ int mp__load_family(mp__dp_t *c, const mp_dp_options_t *o, double t0, char *reas
   if (!c->have_fam) {
     if (o->exact) return mp__fallback_family(c, o); /* dp_window.c */
     c->deadline_at = 0; /* the approx DP runs without a deadline */
-    if ((rc = mp_lowerset_approx(&c->dag, &c->fam)) != 0) return rc;
+    if ((rc = mp_lowerset_approx_polled(&c->dag, c->should_stop, c->stop_arg, &c->fam)) != 0) return rc;
     c->have_fam = 1;
   }
-  return mp__dp_prepare(c);
+  rc = mp__dp_prepare(c);
+  if (rc == MP_ETIMEDOUT && *exact_used) {
+    /* the deadline passed while the exact family's figures were made: the
+     * fallback answers, as when it passes during the enumeration */
+    snprintf(reason, reason_len, "the deadline of %.0f ms passed while preparing %zu lower sets", o->deadline_ms,
+             c->fam.n_sets);
+    mp__dp_free_family(c);
+    *exact_used = 0;
+    c->timed_out = 1;
+    return mp__fallback_family(c, o);
+  }
+  return rc;
 }

@@ -36,7 +36,7 @@ int mp__fallback_family(mp__dp_t *c, const mp_dp_options_t *o) {
   c->deadline_at = 0; /* the fallback runs without a deadline */
   rc = mp_lowerset_window(&c->dag, o->window_sets ? o->window_sets : mp__window_sets(c->dag.n),
                           o->should_stop, o->stop_arg, &c->fam, NULL);
-  if (rc == MP_ELIMIT) rc = mp_lowerset_approx(&c->dag, &c->fam);
+  if (rc == MP_ELIMIT) rc = mp_lowerset_approx_polled(&c->dag, o->should_stop, o->stop_arg, &c->fam);
   if (rc != 0) return rc;
   c->have_fam = 1;
   return mp__dp_prepare(c);

@@ -404,8 +404,16 @@ static int mp__approx_cmp(const void *pa, const void *pb) {
 }
 
 int mp_lowerset_approx(const mp_actdag_t *d, mp_lowerset_family_t *out) {
+  return mp_lowerset_approx_polled(d, NULL, NULL, out);
+}
+
+/* Closure words ORed between two polls of should_stop. */
+#define MP__APPROX_POLL_WORK (1u << 22)
+
+int mp_lowerset_approx_polled(const mp_actdag_t *d, int (*should_stop)(void *), void *stop_arg,
+                              mp_lowerset_family_t *out) {
   size_t n = d->n, words = d->words, v, k, rows, w;
-  uint64_t *clo = NULL;
+  uint64_t *clo = NULL, work = 0;
   mp__approx_key_t *keys = NULL;
   int have_v = 0;
   memset(out, 0, sizeof(*out));
@@ -421,6 +429,15 @@ int mp_lowerset_approx(const mp_actdag_t *d, mp_lowerset_family_t *out) {
   for (v = 0; v < n; v++) {
     uint64_t *b = clo + (v + 1) * words;
     uint32_t c = 0;
+    work += (uint64_t)(d->pred_off[v + 1] - d->pred_off[v] + 1) * words;
+    if (work >= MP__APPROX_POLL_WORK) {
+      work = 0;
+      if (should_stop && should_stop(stop_arg)) {
+        free(clo);
+        free(keys);
+        return MP_ECANCELED;
+      }
+    }
     for (k = d->pred_off[v]; k < d->pred_off[v + 1]; k++) {
       const uint64_t *pb = clo + ((size_t)d->pred[k] + 1) * words;
       for (w = 0; w < words; w++) b[w] |= pb[w];

@@ -107,6 +107,10 @@ int mp_lowerset_enumerate(const mp_actdag_t *d, const mp_lowerset_limits_t *lim,
  * distinct v, since v is the unique maximal element of its set), and V when
  * it is not one of them, sorted by size. 0, MP_ENOMEM or MP_ELIMIT. */
 int mp_lowerset_approx(const mp_actdag_t *d, mp_lowerset_family_t *out);
+/* The same, polling should_stop (may be NULL) as the closures are made:
+ * MP_ECANCELED when it says stop. */
+int mp_lowerset_approx_polled(const mp_actdag_t *d, int (*should_stop)(void *), void *stop_arg,
+                              mp_lowerset_family_t *out);
 
 void mp_lowerset_family_free(mp_lowerset_family_t *f);
 

@@ -97,7 +97,7 @@ typedef struct mp_plan_options_s {
    * the planning thread (a fit's or frontier's on several threads, one at
    * a time: see threads) when a phase starts and whenever the planner polls
    * should_stop (every few hundred thousand DP steps), with the phase
-   * ("start", "lower_sets", "reverse_pass", "search", "simulation", "swap";
+   * ("start", "lower_sets", "prepare", "reverse_pass", "search", "simulation", "swap";
    * static strings) and the fraction of it done in [0, 1], or -1 when it
    * cannot be known. NULL: none. It does not change the answer. */
   void (*progress)(void *arg, const char *phase, double fraction);

@@ -10,7 +10,7 @@
  * answers do not change either, since the tracker only passes the
  * caller's verdict on.
  *
- * Phases (static strings): "start", "lower_sets", "reverse_pass",
+ * Phases (static strings): "start", "lower_sets", "prepare", "reverse_pass",
  * "search", "simulation", "swap". A fraction is in [0, 1], or -1 when the
  * phase cannot know how far it is. It runs on the planning thread (the
  * DP's helper threads never poll); plans on parallel threads poll through

@@ -118,8 +118,19 @@ int mp_parse_bytes(const char *s, uint64_t *out, mp_error_t *err) {
   if (has_exp && ulen > 0)
     return mp_error_set(err, MP_EINVAL, "",
                         "'%s' has both an exponent and a unit (write 2e9 or 2GB)", s);
-  /* value = floor(d * mult * 10^e10), d < 10^20 and mult <= 2^60. */
+  /* value = floor(d * mult * 10^e10), d < 10^20 and mult <= 2^60. A count
+   * of bytes written without a unit ("0.5", "2.5e0", "3.5B") must be whole:
+   * there the fraction is a typo or a misunderstanding, not a rounding. */
   v = d * mult;
+  if (mult == 1 && e10 < 0) {
+    unsigned __int128 q = v;
+    long k;
+    for (k = e10; k < 0 && q > 0; k++) {
+      if (q % 10 != 0)
+        return mp_error_set(err, MP_EINVAL, "", "'%s' is not a whole number of bytes", s);
+      q /= 10;
+    }
+  }
   if (v == 0) {
     *out = 0;
     return 0;

@@ -33,9 +33,13 @@ int mp_json_budget(const json_t *v, const char *path, uint64_t *out, mp_error_t 
     /* 2e9, as Python and JavaScript print large numbers. A double holds every
      * integer up to 2^53 exactly; above that the number read may not be the
      * one written, so such budgets must be integers or strings. A fraction
-     * is rounded down, as in strings. */
+     * of a byte is refused, as in strings without a unit. */
     double x = json_real_value(v);
     if (!(x >= 0)) return mp_error_set(err, MP_EINVAL, path, "a budget cannot be negative");
+    if (x != floor(x))
+      return mp_error_set(err, MP_EINVAL, path,
+                          "a budget is a whole number of bytes: %.17g has a fraction (round it, or write it "
+                          "with a unit such as \"1.5GiB\")", x);
     if (x >= 9007199254740992.0)
       return mp_error_set(err, MP_EINVAL, path,
                           "a budget of 2^53 bytes or more must be written as an integer or a "

@@ -269,6 +269,7 @@ static int srv__as_handle(json_t *view, const srv_job_row_t *row) {
       mp_json_set(view, "created_ms", mp_json_number(row->created_ms)) ||
       mp_json_set(view, "created_at", srv_rfc3339(row->created_ms)))
     return -1;
+  if (srv_row_replica_json(row, view) != 0) return -1;
   if (row->request_id[0]) return mp_json_set(view, "request_id", json_string(row->request_id));
   json_object_del(view, "request_id");
   return 0;

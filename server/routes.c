@@ -228,6 +228,17 @@ static enum MHD_Result srv__store_full(srv_req_t *r) {
                            why[0] ? why : "database or disk is full");
 }
 
+/* 503 with Retry-After while the store cannot be read or written (a
+ * database out of reach, a failing disk): the request may succeed once it
+ * is back, so clients and load balancers that retry 503s lose no work. The
+ * store's own reason is in the message, as /readyz gives it. */
+static enum MHD_Result srv__store_unavailable(srv_req_t *r, const char *what) {
+  char why[256] = "", msg[400];
+  srv_store_health(r->srv->store, why, sizeof(why));
+  snprintf(msg, sizeof(msg), "%s (%s); retry later", what, why[0] ? why : "the durable store failed");
+  return srv_respond_error_hdr(r, 503, "store_unavailable", "", "Retry-After", "5", msg);
+}
+
 /* The answer to a service's refusal or failure (a negative SRV_E*);
  * `unreadable` says what did not read back for SRV_EBADRESULT. */
 static enum MHD_Result srv__failed(srv_req_t *r, int rc, const char *unreadable) {
@@ -244,7 +255,8 @@ static enum MHD_Result srv__failed(srv_req_t *r, int rc, const char *unreadable)
   if (rc == SRV_ENOSPACE) return srv__store_full(r);
   if (rc == SRV_ENOMEM) return srv_respond_error(r, 500, "internal", "", "out of memory");
   if (rc == SRV_EBADRESULT && unreadable) return srv_respond_error(r, 500, "internal", "", "%s", unreadable);
-  return srv_respond_error(r, 500, "store_failed", "", "the durable store failed; see the server log");
+  if (rc == SRV_ESTORE) return srv__store_unavailable(r, "the durable store cannot be reached");
+  return srv_respond_error(r, 500, "internal", "", "unexpected failure %d; see the server log", rc);
 }
 
 /* ---- plans ---- */
@@ -458,7 +470,7 @@ static enum MHD_Result srv__plans_list(srv_req_t *r) {
   if (rc == SRV_ENOTFOUND)
     return srv_respond_error(r, 400, "invalid_query", "?after", "after must be the id of a plan");
   if (rc == SRV_ENOMEM) return srv_respond_error(r, 500, "internal", "", "out of memory");
-  if (rc != 0) return srv_respond_error(r, 500, "store_failed", "", "the store could not list plans");
+  if (rc != 0) return srv__store_unavailable(r, "the store could not list plans");
   return srv_respond_json(r, 200, o);
 }
 
@@ -829,7 +841,7 @@ static enum MHD_Result srv__graph_get(srv_req_t *r) {
   int rc;
   if (srv__hash_param(r, &ret) != 0) return ret;
   rc = srv_graphs_stats(r->srv, r->params[0], &o, &err);
-  if (rc == SRV_ESTORE) return srv_respond_error(r, 500, "store_failed", "", "the stored graph could not be read");
+  if (rc == SRV_ESTORE) return srv__store_unavailable(r, "the stored graph could not be read");
   if (rc == SRV_EINVAL)
     return srv_respond_error(r, 500, "internal", "", "the graph could not be measured: %s", err.message);
   if (rc != 0) return srv_respond_error(r, 500, "internal", "", "out of memory");

@@ -172,6 +172,10 @@ json_t *srv_job_row_to_json(const srv_job_row_t *r) {
     json_decref(o);
     return NULL;
   }
+  if (srv_row_replica_json(r, o) != 0) {
+    json_decref(o);
+    return NULL;
+  }
   if (r->error) {
     json_t *e = json_loads(r->error, 0, NULL);
     if (e && json_object_set_new(o, "error", e) != 0) {
@@ -182,6 +186,19 @@ json_t *srv_job_row_to_json(const srv_job_row_t *r) {
   return o;
 }
 
+
+int srv_row_replica_json(const srv_job_row_t *row, json_t *view) {
+  json_t *rep;
+  if (strcmp(row->status, "running") != 0 || row->replica[0] == '\0') return 0;
+  rep = json_pack("{s:s}", "id", row->replica);
+  if (rep == NULL) return -1;
+  if (row->lease_until_ms > 0 && (mp_json_set(rep, "lease_until", srv_rfc3339(row->lease_until_ms)) ||
+                                  mp_json_set(rep, "lease_until_ms", mp_json_number(row->lease_until_ms)))) {
+    json_decref(rep);
+    return -1;
+  }
+  return json_object_set_new(view, "replica", rep) == 0 ? 0 : -1;
+}
 
 json_t *srv_plan_row_to_json(const srv_job_row_t *row) {
   json_t *o = srv_job_row_to_json(row);

@@ -68,6 +68,8 @@ typedef struct srv_job_row_s {
   /* shared stores only (zero in SQLite) */
   int attempts;             /* claims so far, this one included */
   int cancel_requested;     /* a client asked to cancel it while it ran */
+  char replica[68];         /* read through a handle: the replica whose lease it runs under ("" when none) */
+  double lease_until_ms;    /* and when that lease ends, epoch ms on the database's clock (0 when none) */
 } srv_job_row_t;
 
 void srv_job_row_clear(srv_job_row_t *row);
@@ -281,5 +283,8 @@ json_t *srv_rfc3339(double ms);
 /* The same for a row read through a handle (list_jobs): with "owner" and
  * "_job" (the job's id, for the caller). New reference. */
 json_t *srv_plan_row_to_json(const srv_job_row_t *row);
+/* For a running row of a shared store: set "replica": {"id", "lease_until"}
+ * on `view` (nothing otherwise). 0, or -1 when out of memory. */
+int srv_row_replica_json(const srv_job_row_t *row, json_t *view);
 
 #endif

@@ -622,13 +622,16 @@ static int srv__pg_pending_jobs(srv_store_t *base, srv_job_row_t **rows, size_t 
   " CASE WHEN h.cancelled_ms > 0 AND j.started_ms > h.cancelled_ms THEN 0 ELSE j.started_ms END,"           \
   " CASE WHEN h.cancelled_ms > 0 THEN h.cancelled_ms ELSE j.finished_ms END,"                               \
   " CASE WHEN h.cancelled_ms > 0 THEN NULL ELSE j.error END, h.request_id, j.attempts, j.cancel_requested,"  \
-  " j.client, h.owner, j.id, h.cancelled_ms > 0 FROM handles h JOIN jobs j ON j.id = h.job_id"
+  " j.client, h.owner, j.id, h.cancelled_ms > 0, coalesce(j.owner, ''),"                                  \
+  " coalesce(extract(epoch FROM j.lease_until) * 1000, 0) FROM handles h JOIN jobs j ON j.id = h.job_id"
 
 static int srv__read_plan(PGresult *r, int i, srv_job_row_t *row) {
   int rc = srv__read_row(r, i, row);
   srv__copy(row->owner, sizeof(row->owner), r, i, 18);
   srv__copy(row->job_id, sizeof(row->job_id), r, i, 19);
   row->handle_cancelled = PQgetvalue(r, i, 20)[0] == 't';
+  srv__copy(row->replica, sizeof(row->replica), r, i, 21);
+  row->lease_until_ms = strtod(PQgetvalue(r, i, 22), NULL);
   return rc;
 }
 

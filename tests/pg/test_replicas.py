@@ -148,8 +148,21 @@ class ReplicasTest(unittest.TestCase):
         ids = [self.submit(r[i % N_REPLICAS])["id"] for i in range(12)]
         victim = r[1]
         until("the victim to run plans", lambda: victim.status().get("running", 0) > 0, 30)
+        # a plan running there says which replica holds it, read anywhere
+        running = [body for body in (http(r[2].port, "GET", "/v1/plans/%s" % i)[1] for i in ids)
+                   if body.get("status") == "running"]
+        self.assertTrue(running, "no plan reads running")
+        for body in running:
+            self.assertTrue(body["replica"]["id"], body)
+            self.assertGreater(body["replica"]["lease_until_ms"], body["started_ms"], body)
+        held = {body["replica"]["id"] for body in running}
         victim.kill9()
         self.retired.append(victim)
+        # the dead replica's plans still name it, with their lease, until claimed
+        for body in running:
+            again = http(r[2].port, "GET", "/v1/plans/%s" % body["id"])[1]
+            if again.get("status") == "running":
+                self.assertIn(again["replica"]["id"], held, again)
         try:
             self.check_everywhere(ids)
         finally:
@@ -290,7 +303,9 @@ class ReplicasTest(unittest.TestCase):
         self.assertEqual(body["status"], "store_unavailable")
         self.assertIn("127.0.0.1", body["reason"])
         st, body = http(lonely.port, "POST", "/v1/plans", {"graph": GRAPH, "budget": 123456})
-        self.assertNotEqual(st, 202, body)
+        # a store out of reach is a 503 to retry, never a 500 that drops the work
+        self.assertEqual(st, 503, body)
+        self.assertEqual(body["error"]["code"], "store_unavailable", body)
         self.assertEqual(lonely.stop(), 0)
 
     def test_5_postgres_restart_loses_no_accepted_plan(self):
@@ -303,7 +318,10 @@ class ReplicasTest(unittest.TestCase):
             until("store_unavailable on %d" % rep.port,
                   lambda rep=rep: http(rep.port, "GET", "/readyz")[1].get("status") == "store_unavailable", 30)
         st, body = http(r[0].port, "POST", "/v1/plans", {"graph": GRAPH, "budget": 999})
-        self.assertNotEqual(st, 202, "nothing is accepted without the store: %s" % (body,))
+        self.assertEqual(st, 503, "nothing is accepted without the store: %s" % (body,))
+        self.assertEqual(body["error"]["code"], "store_unavailable", body)
+        st, body = http(r[0].port, "GET", "/v1/plans")
+        self.assertEqual((st, body["error"]["code"]), (503, "store_unavailable"), body)
         time.sleep(1)
         self.pg.start()
         # The replicas reconnect by themselves.

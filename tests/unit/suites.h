@@ -16,6 +16,7 @@
   X(format_kusumoto)  \
   X(format_nodelink)  \
   X(prescan)          \
+  X(stop)             \
   X(cases)            \
   X(simulator)        \
   X(saved_bytes)      \

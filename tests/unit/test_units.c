@@ -30,7 +30,8 @@ START_TEST(test_parse_ok) {
 }
 END_TEST
 
-/* Kubernetes quantities, exponents, and fractions rounded down. */
+/* Kubernetes quantities, exponents, fractions rounded down with a unit and
+ * refused without one. */
 START_TEST(test_parse_schedulers) {
   static const struct {
     const char *text;
@@ -46,12 +47,13 @@ START_TEST(test_parse_schedulers) {
       {"2e9", 2000000000ULL},
       {"2E9", 2000000000ULL},
       {"1.5e9", 1500000000ULL},
-      {"15e-1", 1},               /* 1.5 rounded down */
+      {"2.5KiB", 2560},
       {"1e+3", 1000},
       {"1.2GiB", 1288490188ULL},  /* 1288490188.8 */
       {"1.2Gi", 1288490188ULL},
       {"0.3KiB", 307},            /* 307.2 */
-      {"1.5B", 1},
+      {"2.5e3", 2500},            /* whole, though written with a point */
+      {"3.0B", 3},
       {".5KiB", 512},
       {"0.0000000000000000001GB", 0},
       {"18446744073709551615", UINT64_MAX},
@@ -73,6 +75,11 @@ START_TEST(test_parse_schedulers) {
   ck_assert_int_eq(mp_parse_bytes("1e999999", &v, &err), MP_EOVERFLOW);
   ck_assert_int_eq(mp_parse_bytes("184467440737095516150", &v, &err), MP_EOVERFLOW);
   ck_assert_int_eq(mp_parse_bytes("1.0000000000000000000001", &v, &err), MP_EINVAL);
+  /* a fraction of a byte, without a unit, is a mistake: refused */
+  ck_assert_int_eq(mp_parse_bytes("0.5", &v, &err), MP_EINVAL);
+  ck_assert_str_eq(err.message, "'0.5' is not a whole number of bytes");
+  ck_assert_int_eq(mp_parse_bytes("15e-1", &v, &err), MP_EINVAL);
+  ck_assert_int_eq(mp_parse_bytes("1.5B", &v, &err), MP_EINVAL);
   ck_assert_int_eq(mp_parse_bytes("1e", &v, &err), 0); /* one exabyte */
   ck_assert_uint_eq(v, 1000000000000000000ULL);
 }
@@ -106,7 +113,8 @@ START_TEST(test_json_budget) {
       {"2e9", 0, 2000000000ULL},
       {"2000000000.0", 0, 2000000000ULL},
       {"1.5e9", 0, 1500000000ULL},
-      {"1000.75", 0, 1000},
+      {"1000.75", MP_EINVAL, 0},
+      {"0.5", MP_EINVAL, 0},
       {"9007199254740991.0", 0, 9007199254740991ULL},
       {"9007199254740992.0", MP_EINVAL, 0},
       {"-1.0", MP_EINVAL, 0},
