@@ -284,6 +284,8 @@ bench: deps
 	$(PYTHON) tests/bench/pg_bench.py $(B)/memplan-server
 	@echo
 	$(PYTHON) tests/bench/fair_bench.py $(B)/memplan-server $(FAIR_BASELINE)
+	@echo
+	$(PYTHON) tests/bench/refusal_bench.py $(B)/memplan-server
 
 # The PyTorch fidelity table (clients/python/bench_fidelity.py): predicted
 # against measured peaks of real training steps, plain and with applied
