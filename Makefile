@@ -43,7 +43,8 @@ LIBS          = $(PKGLIBS) -lm -pthread
 LIB_SRC  := $(wildcard planner/*.c) $(wildcard proto/*.c)
 CLI_SRC  := $(wildcard clients/cli/*.c)
 TEST_SRC := $(wildcard tests/unit/*.c)
-BENCH_SRC:= $(wildcard tests/bench/*.c)
+# tests/bench/floor_server.c is a program of its own (http_bench.sh's floor)
+BENCH_SRC:= $(filter-out tests/bench/floor_server.c,$(wildcard tests/bench/*.c))
 SRV_SRC  := $(wildcard server/*.c) $(wildcard server/*.S)
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
@@ -105,6 +106,13 @@ $(TESTS): $(TEST_OBJ) $(LIBA)
 $(SRV): $(SRV_OBJ) $(LIBA)
 	@echo "  LINK  $@"
 	$(Q)$(CC) $(FINAL_LDFLAGS) -o $@ $(SRV_OBJ) $(LIBA) $(SRVLIBS) $(LIBS)
+
+FLOOR := $(B)/floor_server
+$(FLOOR): tests/bench/floor_server.c
+	@mkdir -p $(dir $@)
+	@echo "  CC    $<"
+	$(Q)$(CC) $(STD) $(WARN) $(OPTIMIZATION) $(shell pkg-config --cflags libmicrohttpd 2>/dev/null) $(CFLAGS) \
+	  -o $@ $< $(shell pkg-config --libs libmicrohttpd 2>/dev/null) $(LDFLAGS)
 
 $(BENCH): $(BENCH_SRC:%.c=$(B)/%.o) $(LIBA)
 	@echo "  LINK  $@"
@@ -276,10 +284,12 @@ asan: deps
 FAIR_BASELINE ?=
 # deps first, alone: the build needs the packages it installs.
 bench: deps
-	@$(MAKE) --no-print-directory $(BENCH) $(B)/memplan-server
+	@$(MAKE) --no-print-directory $(BENCH) $(B)/memplan-server $(FLOOR)
 	./$(BENCH)
 	@echo
 	tests/bench/http_bench.sh $(B)/memplan-server
+	@echo
+	tests/bench/fit_bench.sh $(B)/memplan-server $(FLOOR)
 	@echo
 	$(PYTHON) tests/bench/pg_bench.py $(B)/memplan-server
 	@echo

@@ -4,6 +4,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <sys/random.h>
 #include <time.h>
@@ -45,4 +46,32 @@ void srv_random_hex(char *buf, size_t nbytes) {
     got += (size_t)n;
   }
   srv_hex(raw, nbytes, buf);
+}
+
+/* splitmix64: a whole-period 64-bit sequence from any seed. */
+static uint64_t srv__splitmix(uint64_t *x) {
+  uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+void srv_request_id(char out[33]) {
+  static _Thread_local uint64_t state;
+  static _Thread_local int seeded;
+  unsigned char raw[16];
+  uint64_t a, b;
+  int i;
+  if (!seeded) {
+    if (getrandom(&state, sizeof(state), 0) != (ssize_t)sizeof(state))
+      state = (uint64_t)srv_mono_ms() ^ (uint64_t)(uintptr_t)&state;
+    seeded = 1;
+  }
+  a = srv__splitmix(&state);
+  b = srv__splitmix(&state);
+  for (i = 0; i < 8; i++) {
+    raw[i] = (unsigned char)(a >> (8 * i));
+    raw[8 + i] = (unsigned char)(b >> (8 * i));
+  }
+  srv_hex(raw, 16, out);
 }

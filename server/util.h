@@ -13,5 +13,11 @@ double srv_mono_ms(void);
 void srv_hex(const unsigned char *raw, size_t n, char *out);
 /* Fill buf with 2*nbytes lowercase hex digits of randomness (plus NUL). */
 void srv_random_hex(char *buf, size_t nbytes);
+/* 32 hex digits (and a NUL) that name one request: unique within the
+ * process and unlikely to repeat across processes (a per-thread
+ * generator seeded from getrandom once), but not unpredictable: for
+ * request ids, where a syscall per request would cost more than the
+ * answer. */
+void srv_request_id(char out[33]);
 
 #endif
