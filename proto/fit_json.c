@@ -120,6 +120,27 @@ int mp_fit_least_to_json(json_t *fit, const mp_fit_t *least) {
   return 0;
 }
 
+json_t *mp_maximize_entry_to_json(const mp_maximize_t *m, uint64_t budget) {
+  json_t *e = json_object(), *next = json_null();
+  if (m->next_value > 0)
+    next = json_pack("{s:I,s:o}", "value", (json_int_t)m->next_value, "min_feasible_budget",
+                     m->next_min_feasible_budget ? mp_json_u64(m->next_min_feasible_budget) : json_null());
+  if (e == NULL || mp_json_set(e, "budget", mp_json_u64(budget)) ||
+      mp_json_set(e, "fits", json_boolean(m->value > 0)) || mp_json_set(e, "value", json_integer(m->value)) ||
+      mp_json_set(e, "limit", json_integer(m->limit)) || mp_json_set(e, "next", next))
+    goto fail;
+  if (m->value > 0 && (mp_json_set(e, "peak_bytes", mp_json_u64(m->plan.sim.peak_bytes)) ||
+                       mp_json_set(e, "overhead_pct", mp_json_number(m->plan.sim.overhead_pct)) ||
+                       mp_json_set(e, "recompute", mp_json_number(m->plan.sim.time_recompute)) ||
+                       mp_json_set(e, "solver_used", json_string(mp_solver_name(m->plan.solver_used))) ||
+                       mp_json_set(e, "exact", json_boolean(m->plan.exact))))
+    goto fail;
+  return e;
+fail:
+  json_decref(e);
+  return NULL;
+}
+
 static int mp__cmp_u64(const void *x, const void *y) {
   uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
   return a < b ? -1 : a > b;
@@ -164,7 +185,9 @@ json_t *mp_fit_answer(const json_t *canonical, const uint64_t *budgets, size_t n
   for (i = 0; i < n; i++) {
     if ((e = mp__entry_of(entries, budgets[i])) == NULL || json_array_append(arr, e) != 0) goto fail;
     exact = exact && json_is_true(json_object_get(e, "exact"));
-    if (i == 0 && json_object_set(o, "solver_used", json_object_get(e, "solver_used")) != 0) goto fail;
+    if (i == 0 && json_object_get(e, "solver_used") &&
+        json_object_set(o, "solver_used", json_object_get(e, "solver_used")) != 0)
+      goto fail;
   }
   if (mp_json_set(o, "budgets", arr)) {
     arr = NULL;
@@ -184,7 +207,9 @@ json_t *mp_fit_answer(const json_t *canonical, const uint64_t *budgets, size_t n
       if (strcmp(k, "budget") != 0 && json_object_set(d, k, v) != 0) goto fail;
     }
     exact = exact && json_is_true(json_object_get(e, "exact"));
-    if (n == 0 && i == 0 && json_object_set(o, "solver_used", json_object_get(e, "solver_used")) != 0) goto fail;
+    if (n == 0 && i == 0 && json_object_get(e, "solver_used") &&
+        json_object_set(o, "solver_used", json_object_get(e, "solver_used")) != 0)
+      goto fail;
   }
   if (n + n_gpus > 0 && mp_json_set(o, "exact", json_boolean(exact))) goto fail;
   return o;

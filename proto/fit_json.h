@@ -31,6 +31,7 @@
 #include "fit.h"
 #include "frontier.h"
 #include "gpus.h"
+#include "maximize.h"
 
 /* Fill *f (zeroed first; release with mp_frontier_free) from a frontier's
  * JSON: solver, solver_used, exact, exact_reason, peak_no_recompute,
@@ -51,6 +52,14 @@ json_t *mp_fit_entry_to_json(const mp_fit_t *f, const mp_fit_answer_t *a);
  * (its entry) and "min_feasible_budget" (its budget); nothing when it has
  * no answer (least->n == 0). 0, or MP_ENOMEM. */
 int mp_fit_least_to_json(json_t *fit, const mp_fit_t *least);
+
+/* The entry of a maximize at `budget` (maximize.h), as a fit's entry for
+ * a device with "maximize": {"budget", "fits" (value > 0), "value"
+ * (the largest value of m->dim that fits; 0: none), "limit", "next"
+ * ({"value", "min_feasible_budget"}, null when value is the limit), and
+ * when it fits the plan's at value: "peak_bytes", "overhead_pct",
+ * "recompute", "solver_used", "exact"}. New reference or NULL. */
+json_t *mp_maximize_entry_to_json(const mp_maximize_t *m, uint64_t budget);
 
 /* Sort b[0..n) ascending and drop repeats: the budgets of a canonical fit,
  * whose answer does not depend on the order they were asked in. Returns

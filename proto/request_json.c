@@ -421,9 +421,11 @@ static int mp__fit_dims(json_t *root, mp_fit_request_t *out, mp_error_t *err) {
   if (!json_is_string(v) || !mp_dim_name_valid(json_string_value(v)))
     return mp_error_set(err, MP_EINVAL, "$.maximize", "must name a dimension of the graph (such as \"batch\")");
   snprintf(out->maximize, sizeof(out->maximize), "%s", json_string_value(v));
-  if (out->n_devices > 0 || out->least)
-    return mp_error_set(err, MP_EINVAL, "$.maximize", "a maximize takes one budget, without \"devices\" or \"least\"");
-  if (out->n_budgets != 1)
+  if (out->least) return mp_error_set(err, MP_EINVAL, "$.least", "a maximize answers no least budget");
+  if (out->n_devices > 0 && out->n_budgets > 0)
+    return mp_error_set(err, MP_EINVAL, "$.budgets",
+                        "a maximize takes one budget or \"devices\" (each answered at its usable bytes), not both");
+  if (out->n_devices == 0 && out->n_budgets != 1)
     return mp_error_set(err, MP_EINVAL, "$.budgets", "a maximize takes exactly one budget, got %zu", out->n_budgets);
   for (i = 0; i < out->dims.n; i++)
     if (strcmp(out->dims.names[i], out->maximize) == 0) {

@@ -15,7 +15,8 @@
  *         (planner/dims.h; checked against the graph by mp_graph_bind).
  *   maximize: a dimension's name: the largest value whose plan fits the
  *         one budget given (planner/maximize.h), tried up to max_value;
- *         with exactly one budget, no "devices" and no "least".
+ *         with exactly one budget, or with "devices" and no budget (each
+ *         device maximized at its usable bytes); never with "least".
  *   device: {"h2d_bandwidth"?, "d2h_bandwidth"?, "latency"?,
  *            "copy_engines"?, "host_budget"?, "time_unit_seconds"?,
  *            "intra_layer_reuse"?, "prefetch"?}   (defaults: planner/device.h)
@@ -89,7 +90,7 @@ typedef struct mp_fit_request_s {
   double wait_s;              /* "wait", when wait_given */
   int wait_given;
   mp_binding_t dims;          /* as in mp_plan_request_t */
-  char maximize[MP_DIM_NAME_MAX + 1]; /* "" unless maximizing (then one budget) */
+  char maximize[MP_DIM_NAME_MAX + 1]; /* "" unless maximizing (then one budget, or devices) */
   int64_t max_value;          /* 0: MP_DIM_VALUE_MAX */
 } mp_fit_request_t;
 

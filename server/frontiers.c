@@ -99,7 +99,7 @@ static int srv__answer(srv_server_t *s, const srv_frontier_t *c, const char *tex
  * graph, solver, swap and device (which holds the planner version), whether
  * the least budget is asked, the canonical budgets (ascending, each once),
  * and for a maximize its dimension and limit. 0 or -1. */
-static int srv__fit_key(const char *frontier_key, int least, const uint64_t *budgets, size_t n, const char *maximize,
+static int srv__fit_key(const char *frontier_key, int flags, const uint64_t *budgets, size_t n, const char *maximize,
                         int64_t max_value, char key[256]) {
   static const char hex[] = "0123456789abcdef";
   unsigned char md[EVP_MAX_MD_SIZE];
@@ -108,7 +108,8 @@ static int srv__fit_key(const char *frontier_key, int least, const uint64_t *bud
   size_t k;
   int ok = x != NULL && EVP_DigestInit_ex(x, EVP_sha256(), NULL) == 1 &&
            EVP_DigestUpdate(x, frontier_key, strlen(frontier_key) + 1) == 1 &&
-           (!least || EVP_DigestUpdate(x, "least|", 6) == 1);
+           (!(flags & SRV_FIT_LEAST) || EVP_DigestUpdate(x, "least|", 6) == 1) &&
+           (!(flags & SRV_FIT_EACH) || EVP_DigestUpdate(x, "each|", 5) == 1);
   for (k = 0; ok && k < n; k++) {
     char b[24];
     int len = snprintf(b, sizeof(b), "%llu,", (unsigned long long)budgets[k]);
@@ -223,7 +224,7 @@ int srv_frontiers_get(srv_server_t *s, const srv_frontier_query_t *q, mp_graph_t
   size_t n_budgets = 0;
   char fit_key[256], *text = NULL;
   size_t len = 0;
-  int rc;
+  int rc, flags;
 
   memset(out, 0, sizeof(*out));
   /* The worker may need to reload an inline graph; and graph_hash works
@@ -251,8 +252,11 @@ int srv_frontiers_get(srv_server_t *s, const srv_frontier_query_t *q, mp_graph_t
   srv_keys_frontier(&p, c->key);
   memcpy(p.maximize, q->maximize, sizeof(p.maximize));
   p.max_value = q->max_value;
-  c->maximize = q->maximize[0] != 0;
-  if (c->fit && srv__fit_key(c->key, q->least, budgets, n_budgets, q->maximize, q->max_value, fit_key) != 0) {
+  /* a maximize on devices is answered per device, as a fit; on one budget
+   * its answer is the maximize's own */
+  flags = (q->least ? SRV_FIT_LEAST : 0) | (q->maximize[0] && q->n_gpus > 0 ? SRV_FIT_EACH : 0);
+  c->maximize = q->maximize[0] != 0 && !(flags & SRV_FIT_EACH);
+  if (c->fit && srv__fit_key(c->key, flags, budgets, n_budgets, q->maximize, q->max_value, fit_key) != 0) {
     free(budgets);
     srv_frontier_free(c);
     return SRV_ENOMEM;
@@ -263,7 +267,7 @@ int srv_frontiers_get(srv_server_t *s, const srv_frontier_query_t *q, mp_graph_t
     srv_frontier_free(c);
     return SRV_FRONTIER_FAILED;
   }
-  rc = srv_jobs_submit_frontier(s->jobs, &p, c->key, c->fit ? &budgets : NULL, n_budgets, q->least, graph,
+  rc = srv_jobs_submit_frontier(s->jobs, &p, c->key, c->fit ? &budgets : NULL, n_budgets, flags, graph,
                                 &out->job, &text, &len);
   free(budgets); /* NULL when the job took them */
   if (rc < 0) {

@@ -56,7 +56,7 @@ struct srv_job_s {
   srv_plan_params_t p;       /* for frontiers: graph_hash, solver, swap and device only */
   uint64_t *budgets;         /* a fit (a frontier-kind job): the budgets to plan at (owned) */
   size_t n_budgets;
-  int least;                 /* a fit: also the least budget that fits (mp_fit_least) */
+  int fit_flags;             /* a fit: SRV_FIT_LEAST, SRV_FIT_EACH (jobs.h) */
   double created_ms;
   /* guarded by owner->mu */
   srv_job_status_t status;
@@ -743,7 +743,7 @@ static int srv__submit_shared(srv_jobs_t *jobs, const srv_plan_params_t *p, cons
 static int srv__submit(srv_jobs_t *jobs, srv_job_kind_t kind, int join, const srv_plan_params_t *p, const char *key,
                        mp_graph_t **graph, const char *graph_json, size_t graph_json_len, srv_job_t **out,
                        char **result, size_t *result_len, char *result_job_id, uint64_t **budgets,
-                       size_t n_budgets, int least) {
+                       size_t n_budgets, int fit_flags) {
   srv_job_t *job;
   int rc;
 
@@ -778,7 +778,7 @@ static int srv__submit(srv_jobs_t *jobs, srv_job_kind_t kind, int join, const sr
   if (budgets) {
     job->budgets = *budgets;
     job->n_budgets = n_budgets;
-    job->least = least;
+    job->fit_flags = fit_flags;
     *budgets = NULL;
   }
   snprintf(job->key, sizeof(job->key), "%s", key);
@@ -866,7 +866,7 @@ int srv_jobs_submit_plan(srv_jobs_t *jobs, const srv_plan_params_t *p, const cha
 }
 
 int srv_jobs_submit_frontier(srv_jobs_t *jobs, const srv_plan_params_t *fp, const char *key,
-                             uint64_t **budgets, size_t n_budgets, int least, mp_graph_t **graph,
+                             uint64_t **budgets, size_t n_budgets, int fit_flags, mp_graph_t **graph,
                              srv_job_t **job, char **result, size_t *result_len) {
   srv_plan_params_t p;
   memset(&p, 0, sizeof(p));
@@ -882,7 +882,7 @@ int srv_jobs_submit_frontier(srv_jobs_t *jobs, const srv_plan_params_t *fp, cons
   /* A frontier's graph is already in the store when it came by hash; a
    * graph sent inline is stored by the caller (routes.c). */
   return srv__submit(jobs, SRV_JOB_FRONTIER, 1, &p, key, graph, NULL, 0, job, result, result_len, NULL, budgets,
-                     n_budgets, least);
+                     n_budgets, fit_flags);
 }
 
 /* ---- recording a plan's state in the store (embedded store) ----
@@ -1170,6 +1170,29 @@ static srv_job_status_t srv__run(srv_jobs_t *jobs, srv_job_t *job, char **text, 
     rc = mp_plan(g, &o, &r, &err);
     if (rc == 0) out = mp_plan_result_to_json_ex(g, &r, job->p.graph_hash, &job->p.device, 1, 1);
     mp_plan_result_free(&r);
+  } else if (job->budgets && job->p.maximize[0] && (job->fit_flags & SRV_FIT_EACH)) {
+    /* a maximize at each budget (the devices' usable bytes): a fit's
+     * entries, rendered per device by mp_fit_answer */
+    json_t *arr = json_array();
+    size_t k;
+    mp_binding_t none;
+    mp_binding_init(&none, "$.dims");
+    out = json_pack("{s:s,s:s,s:s}", "graph_hash", job->p.graph_hash, "solver", mp_solver_name(o.solver),
+                    "maximize", job->p.maximize);
+    if (out == NULL || arr == NULL || json_object_set(out, "budgets", arr) != 0) rc = MP_ENOMEM;
+    for (k = 0; rc == 0 && k < job->n_budgets; k++) {
+      mp_maximize_t m;
+      memset(&m, 0, sizeof(m));
+      o.budget = job->budgets[k];
+      rc = mp_maximize(g, &none, job->p.maximize, job->p.max_value, &o, &jobs->cfg.limits, &m, &err);
+      if (rc == 0 && json_array_append_new(arr, mp_maximize_entry_to_json(&m, o.budget)) != 0) rc = MP_ENOMEM;
+      mp_maximize_free(&m);
+    }
+    json_decref(arr);
+    if (rc != 0) {
+      json_decref(out);
+      out = NULL;
+    }
   } else if (job->budgets && job->p.maximize[0]) {
     /* the graph is bound at the request's other dimensions already */
     mp_maximize_t m;
@@ -1188,7 +1211,7 @@ static srv_job_status_t srv__run(srv_jobs_t *jobs, srv_job_t *job, char **text, 
       out = NULL;
     }
     mp_fit_free(&f);
-    if (rc == 0 && out && job->least) {
+    if (rc == 0 && out && (job->fit_flags & SRV_FIT_LEAST)) {
       /* "least": the plan at the least budget that fits, and that budget */
       rc = mp_fit_least(g, &o, &f, &err);
       if (rc == 0) rc = mp_fit_least_to_json(out, &f);

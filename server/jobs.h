@@ -121,13 +121,19 @@ int srv_jobs_submit_plan(srv_jobs_t *jobs, const srv_plan_params_t *p, const cha
  * device under `key`, which must be srv_keys_frontier(p); or, with budgets
  * (*budgets taken over and set to NULL when a job is created), a fit: the
  * plans at those budgets (mp_fit) under the fit's key (frontiers.c), and
- * with `least` the plan at the least budget that fits (mp_fit_least, as
- * "least" and "min_feasible_budget" in the result). Either
+ * with SRV_FIT_LEAST in `fit_flags` the plan at the least budget that fits
+ * (mp_fit_least, as "least" and "min_feasible_budget" in the result); a
+ * maximize (p->maximize) with SRV_FIT_EACH answers each budget with its
+ * maximize (mp_maximize_entry_to_json) as a fit's entries. Either
  * runs on behalf of p->client (its turn in the ring and its
  * --max-queued-per-client share, as for a plan). The same outcomes (no job
  * row). */
+/* A fit's flags: also the least budget that fits; maximize at each budget
+ * (rather than the one budget's Maximize answer). */
+enum { SRV_FIT_LEAST = 1, SRV_FIT_EACH = 2 };
+
 int srv_jobs_submit_frontier(srv_jobs_t *jobs, const srv_plan_params_t *p, const char *key,
-                             uint64_t **budgets, size_t n_budgets, int least, mp_graph_t **graph,
+                             uint64_t **budgets, size_t n_budgets, int fit_flags, mp_graph_t **graph,
                              srv_job_t **job, char **result, size_t *result_len);
 
 /* An active (queued or running) plan by id, or NULL. New reference. */

@@ -305,6 +305,13 @@ class ContractTest(unittest.TestCase):
         self.assertEqual(got["maximize"], "batch")
         d.call("POST", "/v1/plans", {"graph": SYM_MLP, "budget": 1, "dims": {"batch": 0}}, expect=400)
         d.call("POST", "/v1/fit", {"graph": SYM_MLP, "budgets": [1, 2], "maximize": "batch"}, expect=400)
+        # the largest batch on each GPU of the catalogue
+        _, _, per = d.call("POST", "/v1/fit", {"graph": SYM_MLP, "maximize": "batch",
+                                               "devices": ["t4-16gb", "a100-80gb"]}, expect=200)
+        self.assertEqual(per["maximize"], "batch")
+        self.assertTrue(0 < per["devices"][0]["value"] < per["devices"][1]["value"])
+        d.call("POST", "/v1/fit", {"graph": SYM_MLP, "maximize": "batch", "devices": ["t4-16gb"], "budgets": [1]},
+               expect=400)
 
         # what the spec does not route
         d.call("GET", "/v1/nothing", expect=404)

@@ -1,6 +1,7 @@
 /* test_server_fit.c - POST /v1/fit against the real daemon, as a
  * scheduler calls it: fit across the GPUs of a device catalogue
- * (--devices), the least budget that fits, the async form (202, then
+ * (--devices), each GPU's largest batch of a symbolic graph ("maximize"),
+ * the least budget that fits, the async form (202, then
  * GET /v1/fit/{id}), and the cache: the order and repeats of the budgets
  * never compute again, and the same request again is answered from the
  * bytes rendered the first time (the answer's "cache" and the cache-hit
@@ -283,6 +284,41 @@ START_TEST(test_fit_async) {
 }
 END_TEST
 
+/* "maximize" with "devices": each device's largest batch at its usable
+ * bytes, the same value and plan as a maximize asked at that one budget;
+ * a larger GPU takes a larger batch. */
+START_TEST(test_fit_devices_maximize) {
+  mp_test_daemon_t s;
+  json_t *o = NULL, *one = NULL, *d;
+  char *g = mp_test_read_file("tests/graphs/sym_mlp.json", NULL), body[8192];
+  size_t i;
+  ck_assert_ptr_nonnull(g);
+  mp_test_daemon_start(&s, "", 0);
+  snprintf(body, sizeof(body), "{\"graph\": %s, \"maximize\": \"batch\", \"devices\": [\"t4-16gb\", \"h100-80gb\"]}",
+           g);
+  ck_assert_int_eq(fit(&s, body, &o), 200);
+  ck_assert_str_eq(jstr(o, "maximize"), "batch");
+  d = json_object_get(o, "devices");
+  ck_assert_uint_eq(json_array_size(d), 2);
+  ck_assert_uint_gt(ju(json_array_get(d, 0), "value"), 0);
+  ck_assert_uint_gt(ju(json_array_get(d, 1), "value"), ju(json_array_get(d, 0), "value"));
+  for (i = 0; i < 2; i++) {
+    json_t *e = json_array_get(d, i);
+    snprintf(body, sizeof(body), "{\"graph\": %s, \"maximize\": \"batch\", \"budgets\": [%llu]}", g,
+             (unsigned long long)ju(e, "usable_bytes"));
+    ck_assert_int_eq(fit(&s, body, &one), 200);
+    ck_assert_uint_eq(ju(e, "value"), ju(one, "value"));
+    ck_assert_uint_eq(ju(e, "peak_bytes"), ju(json_object_get(one, "plan"), "peak_bytes"));
+    ck_assert_uint_le(ju(e, "peak_bytes"), ju(e, "usable_bytes"));
+    ck_assert_uint_gt(ju(json_object_get(e, "next"), "min_feasible_budget"), ju(e, "usable_bytes"));
+    json_decref(one);
+  }
+  json_decref(o);
+  free(g);
+  mp_test_daemon_cleanup(&s);
+}
+END_TEST
+
 Suite *suite_server_fit(void) {
   Suite *su = suite_create("server_fit");
   TCase *tc = tcase_create("fit");
@@ -291,6 +327,7 @@ Suite *suite_server_fit(void) {
   tcase_add_test(tc, test_fit_devices);
   tcase_add_test(tc, test_fit_least);
   tcase_add_test(tc, test_fit_async);
+  tcase_add_test(tc, test_fit_devices_maximize);
   suite_add_tcase(su, tc);
   return su;
 }
