@@ -334,7 +334,8 @@ static int srv__plan_row(srv_server_t *s, const char *id, const srv_viewer_t *wh
 }
 
 /* Whether `who` may see plan `id`, from the cache's "own|<id>" (a plan's
- * owner never changes) or the store: 0, SRV_ENOTFOUND or SRV_ESTORE. */
+ * owner never changes) or the store: 0, SRV_ENOTFOUND (not there, or not
+ * `who`'s) or SRV_ESTORE. */
 static int srv__may_see(srv_server_t *s, const char *id, const srv_viewer_t *who) {
   char key[80], *text = NULL;
   size_t len;
@@ -347,7 +348,7 @@ static int srv__may_see(srv_server_t *s, const char *id, const srv_viewer_t *who
     free(text);
     return same ? 0 : SRV_ENOTFOUND;
   }
-  if (srv_store_get_plan(s->store, id, &row) != 0) return SRV_ENOTFOUND;
+  if ((same = srv_store_get_plan(s->store, id, &row)) != 0) return same == SRV_ENOTFOUND ? same : SRV_ESTORE;
   srv_cache_put_tagged(s->cache, key, id, row.owner, strlen(row.owner)); /* best effort */
   same = strcmp(row.owner, who->owner) == 0;
   srv_job_row_clear(&row);
@@ -366,13 +367,13 @@ int srv_plans_view(srv_server_t *s, const char *id, const srv_viewer_t *who, int
   const char *h;
   srv_job_row_t row;
   memset(v, 0, sizeof(*v));
-  if (srv__may_see(s, id, who) != 0) return SRV_ENOTFOUND;
+  if ((rc = srv__may_see(s, id, who)) != 0) return rc;
   snprintf(key, sizeof(key), "view|%s|%d", id, timeline);
   if (srv_cache_get_blob(s->cache, key, &v->blob) == 0) {
     srv__hash_from_text(v->blob->data, graph_hash);
     return 0;
   }
-  if ((rc = srv__plan_row(s, id, who, &row)) != 0) return rc == SRV_ENOMEM ? rc : SRV_ENOTFOUND;
+  if ((rc = srv__plan_row(s, id, who, &row)) != 0) return rc;
   view = srv__plan_view(s, &row, timeline, &final, &keep);
   srv_job_row_clear(&row);
   if (view == NULL) return SRV_ENOMEM;

@@ -77,7 +77,7 @@ typedef struct srv_plan_view_s {
 } srv_plan_view_t;
 
 /* The view of plan `id` as `who` may see it, with the result's timeline
- * when `timeline`. 0, SRV_ENOTFOUND or SRV_ENOMEM. graph_hash receives the
+ * when `timeline`. 0, SRV_ENOTFOUND, SRV_ESTORE or SRV_ENOMEM. graph_hash receives the
  * graph the view names, for the request log (left alone when it names
  * none). */
 int srv_plans_view(srv_server_t *s, const char *id, const srv_viewer_t *who, int timeline, srv_plan_view_t *v,

@@ -274,7 +274,7 @@ static enum MHD_Result srv__answer_plan(srv_req_t *r, const char *id, int with_t
   srv_plan_view_t v;
   srv_viewer_t who = srv__viewer(r);
   int rc = srv_plans_view(r->srv, id, &who, with_timeline, &v, r->graph_hash);
-  if (rc == SRV_ENOMEM) return srv_respond_error(r, 500, "internal", "", "out of memory");
+  if (rc == SRV_ENOMEM || rc == SRV_ESTORE) return srv__failed(r, rc, NULL);
   if (rc != 0) return srv_respond_error(r, 404, "not_found", "$.id", "no plan with id %s", id);
   if (v.blob) return srv_respond_blob(r, 200, v.blob);
   if (v.pending) return srv_respond_json(r, pending, v.pending);
