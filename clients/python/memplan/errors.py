@@ -46,7 +46,9 @@ class RequestError(MemplanError):
 
 
 class AuthError(MemplanError):
-    """401: the route needs ``Authorization: Bearer <token>`` (the daemon's --token-file)."""
+    """401: the route needs ``Authorization: Bearer <token>`` of a principal
+    of the daemon's --token-file; 403: that principal's role may not do this
+    (a read or read-all principal starting work)."""
 
 
 class NotFoundError(MemplanError):
@@ -91,7 +93,7 @@ class PlanTimeout(MemplanError):
 
 def error_for_status(status):
     """The MemplanError subclass for an HTTP status."""
-    if status == 401:
+    if status in (401, 403):
         return AuthError
     if status == 404:
         return NotFoundError

@@ -42,5 +42,24 @@ class ClientAuthTest(harness.DaemonTestCase):
         self.assertTrue(client.frontier(res["graph_hash"])["points"])
 
 
+class ClientPrincipalsTest(harness.DaemonTestCase):
+    """A token file of named principals: a read principal's attempt to
+    start work is AuthError 403 forbidden; each principal sees its own plans."""
+    DAEMON_ARGS = {"token": "alice work alice-token-0123456789\nreader read reader-token-0123456789"}
+
+    def test_roles_and_ownership(self):
+        alice = memplan.Client(self.url, token="alice-token-0123456789")
+        reader = memplan.Client(self.url, token="reader-token-0123456789")
+        with self.assertRaises(memplan.AuthError) as cm:
+            reader.submit_plan(harness.VGG19, "2GiB")
+        self.assertEqual((cm.exception.status, cm.exception.code), (403, "forbidden"))
+        view = alice.submit_plan(harness.VGG19, "2GiB", wait=60)
+        self.assertEqual(view["owner"], "alice")
+        self.assertEqual([p["id"] for p in alice.list_plans()["plans"]], [view["id"]])
+        self.assertEqual(reader.list_plans()["plans"], [])
+        with self.assertRaises(memplan.NotFoundError):
+            reader.get_plan(view["id"])
+
+
 if __name__ == "__main__":
     unittest.main()
