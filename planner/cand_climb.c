@@ -7,13 +7,12 @@
  * Why: the window family misses lower sets the exact DP's plans use, so at
  * a budget where exact's answer is its DP's own plan the fallback can pay
  * more. Near plain backpropagation's peak that shows most: the plans
- * recompute a few units there, so one unit is a tenth (a 130-node layered
- * DAG of the bench at 678.9 MB, 91% of that peak: 22 against exact's 18).
+ * recompute a few units there, so one unit is a large share of the cost
+ * (test_fallback_climbs, tests/unit/test_wide.c, has such budgets).
  * The DP's model is also conservative, so its plans often peak well below
  * the budget they were solved at; the recomputation search (cand_refine.c,
  * mp__cand_lower) spends that room, moving activations across segment
- * boundaries while the simulated peak stays within the cap. There the
- * climb's plan recomputes 16.
+ * boundaries while the simulated peak stays within the cap.
  *
  * Why a chain and not a search from the answer at the budget: a search
  * capped by the budget could find less at a smaller budget than at a
@@ -31,12 +30,11 @@
  * the searches depend on their start and cap alone), and a frontier's or a
  * fit's plans share both through the reuse book.
  *
- * What it costs: the DP solves, not the searches (perf on a 250-node DAG:
- * three quarters of the time in the DP's forward passes). Hence the top
- * quarter only (about ten rungs, three DP solves, each near the peak where
- * the DP is quick) and a DP solve on every fourth rung (each 1.13 times
- * the last). Over the whole range from the DP's least budget, with a solve
- * on every eighth rung, a single plan on that DAG took 3 s instead of 1.
+ * What it costs: the DP solves, not the searches (the DP's forward passes
+ * take most of the time). Hence the top quarter only (about ten rungs,
+ * three DP solves, each near the peak where the DP is quick) and a DP
+ * solve on every fourth rung (each 1.13 times the last); the whole range
+ * from the DP's least budget would cost several times as much.
  */
 #include "plan_internal.h"
 

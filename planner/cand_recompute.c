@@ -204,9 +204,9 @@ static int mp__offer_dp(const mp_graph_t *g, mp_dp_result_t *dr, const char *sou
  *
  * Which model budgets must not depend on B except through where they start
  * and through the plans' own peaks, or a larger budget could miss a plan a
- * smaller one found and cost more. (An earlier search jumped by B's
- * simulated headroom: U-Net's recomputation then rose with the budget at 55
- * of 201 budgets, by up to 40%.) They are the rungs of one fixed ladder,
+ * smaller one found and cost more (a search that jumped by B's simulated
+ * headroom would ask different model budgets at nearby B and let the
+ * recomputation rise with the budget). They are the rungs of one fixed ladder,
  * each 1/32 above the last (integers: x + x/32, from 1). From the first
  * rung above the model budget the DP solved at (`solved`: B, or the DP's
  * least budget when B is below it), the walk asks consecutive rungs while

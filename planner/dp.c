@@ -423,9 +423,8 @@ int mp__dp_session_optima(mp_dp_session_t *s, double deadline_ms, mp_dp_point_t 
                           size_t *n_points, mp_error_t *err) {
   /* The default limit (12 times the reverse walk's steps, at least 64
    * million) weighs one staircase against one solve; here it replaces the
-   * failed passes of many solves. On a 100-node layered DAG of the bench
-   * (seed 3) it gave up, projected past 64 million candidates; it needs 61
-   * million and 0.4 s, where the failed passes of its frontier took 5 s. */
+   * failed passes of many solves, which cost far more, so it may look at
+   * 256 million candidates at least before it gives up. */
   return mp__session_staircase(s, UINT64_MAX, 0, (size_t)256 << 20, deadline_ms, points,
                                n_points, err);
 }

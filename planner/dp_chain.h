@@ -52,11 +52,11 @@ int mp__chain_solve(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
 
 /* An exact pass that holds more pairs than this stops as at the work limit
  * (the work limit alone allows 100 million, 4 GB): a pair and its score
- * take 40 bytes, so this is about 670 MB. The 100,000-node chain of `make
- * bench` at 70% held 50 million pairs (2 GB) in each exact pass of its
- * slack walk, which then stopped at the work limit anyway; with this limit
- * the plan peaks at 0.7 GB. Proofs that fit keep it: a 30,000-node chain at
- * 74% proves every rung of its walk exact with at most 9.3 million pairs. */
+ * take 40 bytes, so this is about 670 MB. A pass that needs more is on a
+ * chain too long for a proof within the work limit anyway (the 100,000-node
+ * chain of `make bench` at 70%), so stopping it early changes no answer
+ * and saves the memory; proofs that fit keep it (a 30,000-node chain at 74%
+ * proves every rung of its walk exact well under it). */
 #define MP__CHAIN_PAIR_LIMIT ((size_t)1 << 24)
 
 /* What a solve did, for the tests. */

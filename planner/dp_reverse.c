@@ -324,7 +324,7 @@ static int mp__par_walkers(mp__dp_t *c, size_t threads) {
  * family, and for families with too few sets, or sets per size, to gain
  * from more (each size costs a barrier or two, and a thread start costs
  * about as much as a small family's whole pass: DenseNet, one set per size,
- * 50 ms on one thread, 109 ms on two). Fewer still if a thread's walk
+ * runs its pass slower on two threads than on one). Fewer still if a thread's walk
  * state or start fails (mp__par_pass). */
 size_t mp__par_threads(const mp__dp_t *c, size_t want) {
   size_t ns = c->fam.n_sets, nlvl = (size_t)c->fam.card[ns - 1] + 1;

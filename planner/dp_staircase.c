@@ -12,8 +12,8 @@
  * is the least c with q <= B. The sets are two-dimensional (the forward
  * frontier pass needs three) but not cut by any budget, so this pass costs
  * about a forward pass above the optimum: on the shipped graphs about one
- * solve at the graph's hardest budget (GoogLeNet: 6-9 s, where exact solves take
- * 0.1-10 s), but it has no bound of its own; hence the work limit. Nine steps
+ * solve at the graph's hardest budget, but it has no bound of its own;
+ * hence the work limit. Nine steps
  * in ten add nothing to H(L_i), and the pass is bound by the cache misses
  * of reaching H(L_i) to find that out: see mp__cqh_t.
  *
@@ -409,9 +409,9 @@ int mp__staircase_points(mp__dp_t *c, uint64_t cst, uint64_t max_budget, size_t 
     if (w < (double)min_work) w = (double)min_work;
     max_work = w > 1e9 ? (size_t)1e9 : (size_t)w;
   }
-  /* The pass costs more the larger cmax is (GoogLeNet: 8 s at 107, 12 at
-   * 428, the least-peak plan's charged time here, where the staircase's
-   * largest is 85). So unless the time bound at the least peak (the
+  /* The pass costs more the larger cmax is, and the least-peak plan's
+   * charged time (cmax here) can be several times the staircase's largest
+   * point (on GoogLeNet five times). So unless the time bound at the least peak (the
    * reverse pass's) rules it out, try a quarter of it first: the points
    * are exact up to that time, and all of them are there when the one at
    * the least peak is (the others need less recomputation). Otherwise,

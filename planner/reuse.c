@@ -9,10 +9,9 @@
  * solves are pure (dp.h: the answer at a budget depends on the budget
  * alone), so an answer, once found, is kept and given again. The plans of a
  * fit or a frontier ask the same model budgets many times, since every slack
- * walk climbs the same fixed ladder: GoogLeNet's frontier asked 104 budgets
- * in 378 solves, and takes 20 s instead of 54. Sharing changes no answer.
- * (Sessions once bounded each solve by their earlier answers, which broke
- * ties differently: fit and plan differed on 53 of 410 ResNet-50 budgets.)
+ * walk climbs the same fixed ladder. Sharing changes no answer: a session
+ * never bounds a solve by its earlier answers, which would break ties
+ * differently from a fresh solve.
  *
  * A session is one thread's at a time (its search scratch is in it), so
  * plans on parallel threads (plan_many.c) each have a record of their own,
@@ -27,28 +26,23 @@
  * the session's. A session the deadline has moved to the
  * fallback (mp__dp_session_timed_out) answers the solve that moved it and
  * is dropped, its answer not kept; the next solve makes a new session, as a
- * fresh mp_dp_solve would have. (Before, a deadline turned all sharing off:
- * GoogLeNet's frontier under one took 178 s instead of 13, as `make
- * bench`'s table of the shipped graphs, which sets one, reported.)
+ * fresh mp_dp_solve would have.
  *
  * The book also keeps the local searches' answers (cand_refine.c), by
  * start and goal: a search depends on them and the device alone, and the
  * plans of a frontier or a fit below the DP's least budget search from the
- * same few starts (the DP's least plans, Chen's least-peak one). On
- * ResNet-50's frontier these searches' moves were 2,435 of its 2,849
- * simulations; kept, each runs once and the frontier takes 43 ms instead
- * of 70-80 (one thread, same points).
+ * same few starts (the DP's least plans, Chen's least-peak one), so each
+ * search runs once.
  *
  * A record for many plans (mp__reuse_use_staircases: a frontier's, a fit's
  * of several budgets) also shares each family's staircase: the least
  * charged time at every budget, in one reverse pass (dp_staircase.c),
  * computed by the first session that needs it and lent to every session of
  * the book. A solve then starts its search at the optimum and answers in
- * one forward pass, where it climbed to it in several that failed (on a
- * 100-node layered DAG of the bench, 72% of its frontier's time). The
+ * one forward pass, instead of climbing to it in several that fail. The
  * answers are the same: the search's cut moves, not what it finds. When the
  * staircase passes its work limit or the caller's deadline, the solves
- * climb as before.
+ * climb from below.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -274,9 +268,9 @@ out:
 /* Lend session s (family k, made under d) the book's staircase of the
  * family, computing it first when no session has tried. A thread that
  * finds another computing it waits: the staircase's reverse pass runs on
- * the session's threads, and solving beside it without the staircase took
- * longer (GoogLeNet's 24-budget fit on two threads: the staircase took
- * 8.5 s, against 4.0 s when the other thread waits). 0, or the error that stops the plan (cancel); a
+ * the session's threads, and a solve beside it, without the staircase,
+ * would compete for them and climb the long way. 0, or the error that
+ * stops the plan (cancel); a
  * staircase that fails otherwise (its work limit, the caller's deadline,
  * out of memory) is not used, and the solves climb as they would without.
  * (Under a deadline the staircase's time counts against it like a solve's:

@@ -149,27 +149,512 @@ static void mp__p1_want(void *arg, uint32_t u) {
   }
 }
 
+/* The builder's state, from the checked arguments to the emitted schedule:
+ * each step below fills some of it for the next. */
+typedef struct {
+  const mp_graph_t *g;
+  const uint8_t *dec;
+  const mp_residency_options_t *o;
+  const mp_device_t *dev;
+  size_t n, n_act;
+  /* per node */
+  uint32_t *bord;       /* backward ordinal (UINT32_MAX: not an activation) */
+  uint32_t *lfr;        /* last forward reader (itself when none) */
+  uint8_t *eff;         /* effective decision (after pass 1) */
+  size_t *rec1, *rec2;  /* pass-1 index of its first and second recompute */
+  /* values re-materialised from backward step a on: sp[sp_off[a] .. sp_off[a+1]) */
+  size_t *sp_off;
+  uint32_t *sp;
+  /* pass 1: the backward sequence, len steps, blk[a] the first of step a's */
+  mp__p1_t p1;
+  uint8_t *seq_op;
+  uint32_t *seq_node, *seq_ord;
+  size_t len, cap_seq, *blk;
+  double *tb;           /* estimated start of each pass-1 step, and the end */
+  /* pass 2: the swap-ins, sorted by where they are issued */
+  mp__swin_t *sw;
+  size_t n_sw;
+  /* pass 3: swap-outs by last forward reader, waits by the step they precede */
+  size_t *bucket_off, *wb_off;
+  uint32_t *bucket, *wb;
+  size_t *m_of;         /* pass-1 index -> step of the emitted schedule */
+  size_t fwd_len;       /* emitted steps of the forward part */
+} mp__rb_t;
+
+/* The arguments a schedule can be built from: known decisions, and no
+ * recomputation of a recompute:false node. */
+static int mp__rb_check(const mp_graph_t *g, const uint8_t *decision, const mp_residency_options_t *o,
+                        mp_error_t *err) {
+  size_t v;
+  for (v = 0; v < g->n_nodes; v++) {
+    if (!mp__is_act(g, (uint32_t)v)) continue;
+    if (decision[v] > MP_RES_RECOMPUTE)
+      return mp_error_set(err, MP_EINVAL, "", "$.decisions[%zu]: unknown decision %u", v,
+                          (unsigned)decision[v]);
+    if ((decision[v] == MP_RES_RECOMPUTE || (o->remat_from && o->remat_from[v] != 0)) &&
+        !g->nodes[v].recompute)
+      return mp_error_set(err, MP_EINVAL, "",
+                          "$.decisions[%zu]: node '%.200s' is recompute:false and cannot be "
+                          "recomputed",
+                          v, g->nodes[v].id);
+  }
+  return 0;
+}
+
+static void mp__rb_free(mp__rb_t *b) {
+  free(b->bord);
+  free(b->lfr);
+  free(b->eff);
+  free(b->p1.present);
+  free(b->p1.split);
+  free(b->p1.swneed);
+  free(b->p1.rd_node);
+  free(b->p1.rd_pos);
+  free(b->rec1);
+  free(b->rec2);
+  free(b->sp_off);
+  free(b->sp);
+  free(b->p1.first);
+  free(b->p1.last);
+  free(b->p1.stack);
+  free(b->p1.list);
+  free(b->seq_op);
+  free(b->seq_node);
+  free(b->seq_ord);
+  free(b->blk);
+  free(b->tb);
+  free(b->sw);
+  free(b->bucket_off);
+  free(b->bucket);
+  free(b->wb_off);
+  free(b->wb);
+  free(b->m_of);
+}
+
+/* Every array the passes use. 0 or MP_ENOMEM. */
+static int mp__rb_alloc(mp__rb_t *b) {
+  size_t n = b->n, n_act = b->n_act;
+  /* A value is recomputed at most twice: once as RECOMPUTE, once past its
+   * remat_from point. */
+  b->cap_seq = 3 * n_act + 1;
+  b->bord = malloc(n * sizeof(uint32_t));
+  b->lfr = malloc(n * sizeof(uint32_t));
+  b->eff = calloc(n, 1);
+  b->p1.present = calloc(n, 1);
+  b->p1.split = calloc(n, 1);
+  b->p1.swneed = malloc(n * sizeof(size_t));
+  b->rec1 = malloc(n * sizeof(size_t));
+  b->rec2 = malloc(n * sizeof(size_t));
+  b->sp_off = calloc(n_act + 2, sizeof(size_t));
+  b->sp = malloc((n ? n : 1) * sizeof(uint32_t));
+  b->p1.first = malloc(n * sizeof(size_t));
+  b->p1.last = malloc(n * sizeof(size_t));
+  b->p1.stack = malloc(n * sizeof(uint32_t));
+  b->p1.list = malloc(n * sizeof(uint32_t));
+  b->seq_op = malloc(b->cap_seq);
+  b->seq_node = malloc(b->cap_seq * sizeof(uint32_t));
+  b->seq_ord = malloc(b->cap_seq * sizeof(uint32_t));
+  b->blk = malloc((n_act + 1) * sizeof(size_t));
+  b->tb = malloc((b->cap_seq + 1) * sizeof(double));
+  b->sw = malloc((n_act ? n_act : 1) * sizeof(mp__swin_t));
+  b->bucket_off = calloc(n + 1, sizeof(size_t));
+  b->bucket = malloc((n ? n : 1) * sizeof(uint32_t));
+  b->wb_off = calloc(n + n_act + 1, sizeof(size_t));
+  b->wb = malloc((n ? n : 1) * sizeof(uint32_t));
+  b->m_of = malloc(b->cap_seq * sizeof(size_t));
+  if (!b->bord || !b->lfr || !b->eff || !b->p1.present || !b->p1.first || !b->p1.last || !b->p1.stack ||
+      !b->p1.list || !b->seq_op || !b->seq_node || !b->seq_ord || !b->blk || !b->tb || !b->sw ||
+      !b->bucket_off || !b->bucket || !b->m_of || !b->wb_off || !b->wb || !b->p1.split || !b->p1.swneed ||
+      !b->rec1 || !b->rec2 || !b->sp_off || !b->sp)
+    return MP_ENOMEM;
+  b->p1.g = b->g;
+  b->p1.dec = b->dec;
+  return 0;
+}
+
+/* Backward ordinals, last forward readers, what is on the device when the
+ * backward pass starts, and the values re-materialised from each backward
+ * step on (remat_from), bucketed by that step. 0 or MP_ENOMEM. */
+static int mp__rb_prepare(mp__rb_t *b) {
+  const mp_graph_t *g = b->g;
+  size_t n = b->n, n_act = b->n_act, v, k;
+  uint32_t ordc = 0;
+  for (v = n; v > 0; v--) {
+    uint32_t w = (uint32_t)(v - 1);
+    b->bord[w] = mp__is_act(g, w) ? ordc++ : UINT32_MAX;
+  }
+  for (v = 0; v < n; v++) {
+    uint32_t last = (uint32_t)v;
+    for (k = g->succ_off[v]; k < g->succ_off[v + 1]; k++)
+      if (mp__is_act(g, g->succ[k]) && g->succ[k] > last) last = g->succ[k];
+    b->lfr[v] = last;
+    b->p1.first[v] = b->p1.last[v] = b->p1.swneed[v] = b->rec1[v] = b->rec2[v] = NONE;
+    if (mp__is_act(g, (uint32_t)v) && b->dec[v] == MP_RES_KEEP) b->p1.present[v] = 1;
+  }
+  if (b->o->remat_from) {
+    const uint32_t *rf = b->o->remat_from;
+    size_t *fill = calloc(n_act + 1, sizeof(size_t));
+    if (fill == NULL) return MP_ENOMEM;
+    for (v = 0; v < n; v++)
+      if (mp__is_act(g, (uint32_t)v) && rf[v] != 0 && rf[v] < n_act) b->sp_off[rf[v] + 1]++;
+    for (k = 0; k < n_act; k++) b->sp_off[k + 1] += b->sp_off[k];
+    for (v = 0; v < n; v++)
+      if (mp__is_act(g, (uint32_t)v) && rf[v] != 0 && rf[v] < n_act)
+        b->sp[b->sp_off[rf[v]] + fill[rf[v]]++] = (uint32_t)v;
+    free(fill);
+  }
+  return 0;
+}
+
+/* Pass 1: the backward sequence without swap-ins. Per backward step, in the
+ * order they run, the recomputations it needs (ascending, so each after the
+ * values it reads) and then the step; every backward-time read is noted.
+ * 0 or MP_ENOMEM. */
+static int mp__rb_pass1(mp__rb_t *b) {
+  const mp_graph_t *g = b->g;
+  mp__p1_t *p1 = &b->p1;
+  size_t v, k, q;
+  for (v = b->n; v > 0; v--) {
+    uint32_t w = (uint32_t)(v - 1), ordw;
+    if (!mp__is_act(g, w)) continue;
+    ordw = b->bord[w];
+    b->blk[ordw] = b->len;
+    for (k = b->sp_off[ordw]; k < b->sp_off[ordw + 1]; k++) {
+      p1->split[b->sp[k]] = 1;
+      p1->present[b->sp[k]] = 0;
+    }
+    p1->n_stack = p1->n_list = 0;
+    mp__bwd_reads_each(g, w, mp__p1_want, p1);
+    while (p1->n_stack > 0) {
+      uint32_t x = p1->stack[--p1->n_stack];
+      p1->list[p1->n_list++] = x;
+      for (k = g->pred_off[x]; k < g->pred_off[x + 1]; k++)
+        if (mp__is_act(g, g->pred[k])) mp__p1_want(p1, g->pred[k]);
+    }
+    /* Inputs have smaller indices: ascending order recomputes each value
+     * after everything it reads. */
+    if (p1->n_list > 1) qsort(p1->list, p1->n_list, sizeof(uint32_t), mp__u32_cmp);
+    for (q = 0; q < p1->n_list; q++) {
+      uint32_t x = p1->list[q];
+      p1->pos = b->len;
+      for (k = g->pred_off[x]; k < g->pred_off[x + 1]; k++)
+        if (mp__is_act(g, g->pred[k])) mp__p1_note(p1, g->pred[k]);
+      if (b->rec1[x] == NONE) b->rec1[x] = b->len;
+      else b->rec2[x] = b->len;
+      b->seq_op[b->len] = MP_STEP_RECOMPUTE;
+      b->seq_node[b->len] = x;
+      b->seq_ord[b->len++] = ordw;
+    }
+    p1->pos = b->len;
+    mp__bwd_reads_each(g, w, mp__p1_note, p1);
+    b->seq_op[b->len] = MP_STEP_BACKWARD;
+    b->seq_node[b->len] = w;
+    b->seq_ord[b->len++] = ordw;
+  }
+  b->blk[b->n_act] = b->len;
+  return p1->nomem ? MP_ENOMEM : 0;
+}
+
+/* The effective decisions (moving a value nothing reads later is
+ * pointless) and the estimated start times of the pass-1 steps, after the
+ * forward pass. */
+static void mp__rb_effective(mp__rb_t *b) {
+  const mp_graph_t *g = b->g;
+  size_t v, i;
+  double t = 0;
+  for (v = 0; v < b->n; v++)
+    if (mp__is_act(g, (uint32_t)v))
+      b->eff[v] = b->p1.swneed[v] != NONE ? MP_RES_SWAP
+                  : b->rec1[v] != NONE    ? MP_RES_RECOMPUTE
+                                          : MP_RES_KEEP;
+  for (v = 0; v < b->n; v++)
+    if (mp__is_act(g, (uint32_t)v)) t += g->nodes[v].time;
+  for (i = 0; i < b->len; i++) {
+    b->tb[i] = t;
+    t += mp__step_dur(g, b->seq_op[i], b->seq_node[i]);
+  }
+  b->tb[b->len] = t;
+}
+
+/* Pass 2, just in time: latest first, each copy ends by its reader's start
+ * and before the next copy (in time) starts, i.e. an as-late-as-possible
+ * FIFO; each swap-in is issued at the last pass-1 step that starts by then. */
+static void mp__rb_place_jit(mp__rb_t *b) {
+  double qfree = INFINITY;
+  size_t j;
+  qsort(b->sw, b->n_sw, sizeof(*b->sw), mp__swin_by_need_desc);
+  for (j = 0; j < b->n_sw; j++) {
+    mp__swin_t *x = &b->sw[j];
+    double fin = b->tb[x->need] < qfree ? b->tb[x->need] : qfree;
+    double st = fin - mp_device_copy_time(b->dev, b->g, b->g->nodes[x->node].bytes, 1);
+    size_t lo = 0, hi = x->need; /* largest i in [0, need] with tb[i] <= st */
+    qfree = st;
+    if (b->tb[0] > st) {
+      x->pos = 0;
+      continue;
+    }
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo + 1) / 2;
+      if (b->tb[mid] <= st) lo = mid;
+      else hi = mid - 1;
+    }
+    x->pos = lo;
+  }
+}
+
+/* Pass 2: where each swap-in is issued (at a fixed lookahead, or just in
+ * time), no earlier than swap_in_after allows; sorted by that place. */
+static void mp__rb_pass2(mp__rb_t *b) {
+  const mp_residency_options_t *o = b->o;
+  size_t v, j;
+  for (v = 0; v < b->n; v++)
+    if (mp__is_act(b->g, (uint32_t)v) && b->eff[v] == MP_RES_SWAP) {
+      b->sw[b->n_sw].node = (uint32_t)v;
+      b->sw[b->n_sw].need = b->p1.swneed[v];
+      b->sw[b->n_sw++].pos = 0;
+    }
+  if (b->n_sw == 0) return;
+  if (o->lookahead > 0) {
+    for (j = 0; j < b->n_sw; j++) {
+      uint32_t on = b->seq_ord[b->sw[j].need];
+      b->sw[j].pos = b->blk[on >= o->lookahead ? on - o->lookahead : 0];
+    }
+  } else {
+    mp__rb_place_jit(b);
+  }
+  if (o->swap_in_after)
+    for (j = 0; j < b->n_sw; j++) {
+      uint32_t a = o->swap_in_after[b->sw[j].node];
+      size_t ap;
+      if (a == 0) continue;
+      ap = a >= b->n_act ? b->sw[j].need : b->blk[a];
+      if (ap > b->sw[j].pos) b->sw[j].pos = ap;
+      if (b->sw[j].pos > b->sw[j].need) b->sw[j].pos = b->sw[j].need;
+    }
+  qsort(b->sw, b->n_sw, sizeof(*b->sw), mp__swin_by_pos);
+}
+
+/* Does v swap out, and does wait_before anchor its wait after its swap-out
+ * (in bucket wb_off[w], w as in wait_before)? */
+static int mp__rb_waits_later(const mp__rb_t *b, size_t v, size_t nk) {
+  const uint32_t *wbf = b->o->wait_before;
+  return mp__is_act(b->g, (uint32_t)v) && b->eff[v] == MP_RES_SWAP && wbf[v] > b->lfr[v] + 1 && wbf[v] <= nk;
+}
+
+/* The swap-outs bucketed by their last forward reader, and the waits by the
+ * step they precede (a sync_swap_out wait, or one anchored at or before its
+ * own swap-out, goes right after the swap-out instead). Wait keys: w for
+ * the compute of node w, n + k for backward step k. 0 or MP_ENOMEM. */
+static int mp__rb_buckets(mp__rb_t *b) {
+  size_t n = b->n, nk = n + b->n_act, v, k, *fill;
+  for (v = 0; v < n; v++)
+    if (mp__is_act(b->g, (uint32_t)v) && b->eff[v] == MP_RES_SWAP) b->bucket_off[b->lfr[v] + 1]++;
+  for (v = 0; v < n; v++) b->bucket_off[v + 1] += b->bucket_off[v];
+  fill = calloc(nk + 1, sizeof(size_t));
+  if (fill == NULL) return MP_ENOMEM;
+  for (v = 0; v < n; v++)
+    if (mp__is_act(b->g, (uint32_t)v) && b->eff[v] == MP_RES_SWAP)
+      b->bucket[b->bucket_off[b->lfr[v]] + fill[b->lfr[v]]++] = (uint32_t)v;
+  if (b->o->wait_before) {
+    for (v = 0; v < n; v++)
+      if (mp__rb_waits_later(b, v, nk)) b->wb_off[b->o->wait_before[v] - 1 + 1]++;
+    for (k = 0; k < nk; k++) b->wb_off[k + 1] += b->wb_off[k];
+    memset(fill, 0, (nk + 1) * sizeof(size_t));
+    for (v = 0; v < n; v++)
+      if (mp__rb_waits_later(b, v, nk)) {
+        size_t w = b->o->wait_before[v] - 1;
+        b->wb[b->wb_off[w] + fill[w]++] = (uint32_t)v;
+      }
+  }
+  free(fill);
+  return 0;
+}
+
+/* The per-node positions *inf records while the schedule is emitted,
+ * unset. 0 or MP_ENOMEM. */
+static int mp__rb_info_alloc(const mp__rb_t *b, mp__res_info_t *inf) {
+  size_t n = b->n, v;
+  inf->n_ord = b->n_act;
+  inf->pos_compute = malloc(n * sizeof(size_t));
+  inf->pos_last_fwd = malloc(n * sizeof(size_t));
+  inf->pos_swap_out = malloc(n * sizeof(size_t));
+  inf->pos_swap_in = malloc(n * sizeof(size_t));
+  inf->pos_first_bwd = malloc(n * sizeof(size_t));
+  inf->pos_last_bwd = malloc(n * sizeof(size_t));
+  inf->d2h_end = calloc(n, sizeof(double));
+  inf->d2h_free = calloc(n, sizeof(double));
+  inf->h2d_end = calloc(n, sizeof(double));
+  inf->block_start = malloc((b->n_act + 1) * sizeof(size_t));
+  if (!inf->pos_compute || !inf->pos_last_fwd || !inf->pos_swap_out || !inf->pos_swap_in ||
+      !inf->pos_first_bwd || !inf->pos_last_bwd || !inf->d2h_end || !inf->d2h_free || !inf->h2d_end ||
+      !inf->block_start)
+    return MP_ENOMEM;
+  for (v = 0; v < n; v++)
+    inf->pos_compute[v] = inf->pos_last_fwd[v] = inf->pos_swap_out[v] = inf->pos_swap_in[v] =
+        inf->pos_first_bwd[v] = inf->pos_last_bwd[v] = NONE;
+  return 0;
+}
+
+/* Pass 3: emit into s the forward part (per activation its waits, its
+ * compute, the swap-outs it ends, and their waits when they come right
+ * after) and the backward part (pass 1's sequence with each block's waits
+ * and the swap-ins merged in); inf (NULL: none) gets where each step went.
+ * 0 or the push's error. */
+static int mp__rb_emit(mp__rb_t *b, mp_schedule_t *s, mp__res_info_t *inf) {
+  const mp_residency_options_t *o = b->o;
+  size_t n = b->n, v, k, i, j;
+  int rc = 0;
+  for (v = 0; v < n && rc == 0; v++) {
+    if (!mp__is_act(b->g, (uint32_t)v)) continue;
+    for (k = b->wb_off[v]; k < b->wb_off[v + 1] && rc == 0; k++) rc = mp_schedule_push(s, MP_STEP_WAIT, b->wb[k]);
+    if (inf) inf->pos_compute[v] = s->n_steps;
+    if (rc == 0) rc = mp_schedule_push(s, MP_STEP_COMPUTE, (uint32_t)v);
+    for (k = b->bucket_off[v]; k < b->bucket_off[v + 1] && rc == 0; k++) {
+      if (inf) inf->pos_swap_out[b->bucket[k]] = s->n_steps;
+      rc = mp_schedule_push(s, MP_STEP_SWAP_OUT, b->bucket[k]);
+    }
+    for (k = b->bucket_off[v]; k < b->bucket_off[v + 1] && rc == 0; k++)
+      if (o->sync_swap_out ||
+          (o->wait_before && o->wait_before[b->bucket[k]] != 0 && o->wait_before[b->bucket[k]] <= v + 1))
+        rc = mp_schedule_push(s, MP_STEP_WAIT, b->bucket[k]);
+  }
+  b->fwd_len = s->n_steps;
+  for (i = 0, j = 0; i < b->len && rc == 0; i++) {
+    if (i == 0 || b->seq_ord[i] != b->seq_ord[i - 1]) {
+      if (inf) inf->block_start[b->seq_ord[i]] = s->n_steps;
+      for (k = b->wb_off[n + b->seq_ord[i]]; k < b->wb_off[n + b->seq_ord[i] + 1] && rc == 0; k++)
+        rc = mp_schedule_push(s, MP_STEP_WAIT, b->wb[k]);
+    }
+    for (; j < b->n_sw && b->sw[j].pos == i && rc == 0; j++) {
+      if (inf) inf->pos_swap_in[b->sw[j].node] = s->n_steps;
+      rc = mp_schedule_push(s, MP_STEP_SWAP_IN, b->sw[j].node);
+    }
+    b->m_of[i] = s->n_steps;
+    if (rc == 0) rc = mp_schedule_push(s, (mp_step_op_t)b->seq_op[i], b->seq_node[i]);
+  }
+  return rc;
+}
+
+/* The emitted steps' positions of each node's recomputes, last forward
+ * reader and backward-time reads. 0 or MP_ENOMEM. */
+static int mp__rb_info_positions(const mp__rb_t *b, mp__res_info_t *inf) {
+  const mp__p1_t *p1 = &b->p1;
+  size_t n = b->n, v, k, *fill;
+  inf->pos_rec1 = malloc(n * sizeof(size_t));
+  inf->pos_rec2 = malloc(n * sizeof(size_t));
+  inf->rd_off = calloc(n + 1, sizeof(size_t));
+  inf->rd = malloc((p1->n_rd ? p1->n_rd : 1) * sizeof(size_t));
+  if (!inf->pos_rec1 || !inf->pos_rec2 || !inf->rd_off || !inf->rd) return MP_ENOMEM;
+  for (v = 0; v < n; v++) {
+    inf->pos_rec1[v] = b->rec1[v] == NONE ? NONE : b->m_of[b->rec1[v]];
+    inf->pos_rec2[v] = b->rec2[v] == NONE ? NONE : b->m_of[b->rec2[v]];
+    if (mp__is_act(b->g, (uint32_t)v)) {
+      inf->pos_last_fwd[v] = inf->pos_compute[b->lfr[v]];
+      if (p1->first[v] != NONE) {
+        inf->pos_first_bwd[v] = b->m_of[p1->first[v]];
+        inf->pos_last_bwd[v] = b->m_of[p1->last[v]];
+      }
+    }
+  }
+  /* Reads per node, in step order (the pairs are in step order). */
+  for (k = 0; k < p1->n_rd; k++) inf->rd_off[p1->rd_node[k] + 1]++;
+  for (v = 0; v < n; v++) inf->rd_off[v + 1] += inf->rd_off[v];
+  fill = calloc(n + 1, sizeof(size_t));
+  if (fill == NULL) return MP_ENOMEM;
+  for (k = 0; k < p1->n_rd; k++) inf->rd[inf->rd_off[p1->rd_node[k]] + fill[p1->rd_node[k]]++] = b->m_of[p1->rd_pos[k]];
+  free(fill);
+  return 0;
+}
+
+/* The estimated start of every emitted step, the backward block it belongs
+ * to, the copies' ends on their queues and the H2D queue's busy time, all
+ * along the schedule s without stalls. 0 or MP_ENOMEM. */
+static int mp__rb_info_times(const mp__rb_t *b, const mp_schedule_t *s, mp__res_info_t *inf) {
+  const mp_graph_t *g = b->g;
+  const mp_device_t *dev = b->dev;
+  size_t ns = s->n_steps, c = 0, i, p = 0, n_iv = 0;
+  uint32_t last_c = 0;
+  double t = 0, qd = 0, qh = 0, acc = 0;
+  int shared = dev->copy_engines == 1;
+  double *is, *ie;
+  inf->n_steps = ns;
+  inf->n_fwd = b->fwd_len;
+  inf->block_start[b->n_act] = ns;
+  inf->t_start = malloc((ns + 1) * sizeof(double));
+  inf->ord = malloc((ns ? ns : 1) * sizeof(uint32_t));
+  inf->h2d_busy = malloc((ns + 1) * sizeof(double));
+  is = malloc((b->n_sw ? b->n_sw : 1) * sizeof(double));
+  ie = malloc((b->n_sw ? b->n_sw : 1) * sizeof(double));
+  if (!inf->t_start || !inf->ord || !inf->h2d_busy || !is || !ie) {
+    free(is);
+    free(ie);
+    return MP_ENOMEM;
+  }
+  for (i = 0; i < ns; i++) {
+    const mp_step_t *st = &s->steps[i];
+    inf->t_start[i] = t;
+    if (i < b->fwd_len) {
+      inf->ord[i] = UINT32_MAX;
+    } else {
+      while (c < b->len && b->m_of[c] < i) c++;
+      inf->ord[i] = b->seq_ord[c < b->len ? c : b->len - 1];
+    }
+    if (st->op == MP_STEP_SWAP_OUT) {
+      double q = shared ? (qd > qh ? qd : qh) : qd;
+      double bg = t > q ? t : q;
+      qd = bg + mp_device_copy_time(dev, g, g->nodes[st->node].bytes, 0);
+      if (shared) qh = qd;
+      inf->d2h_end[st->node] = qd;
+    } else if (st->op == MP_STEP_SWAP_IN) {
+      double q = shared ? (qd > qh ? qd : qh) : qh;
+      double bg = t > q ? t : q;
+      if (inf->d2h_end[st->node] > bg) bg = inf->d2h_end[st->node];
+      qh = bg + mp_device_copy_time(dev, g, g->nodes[st->node].bytes, 1);
+      if (shared) qd = qh;
+      inf->h2d_end[st->node] = qh;
+      is[n_iv] = bg;
+      ie[n_iv++] = qh;
+    }
+    t += mp__step_dur(g, st->op, st->node);
+    /* The D2H queue as a forward step's trailing swap-outs leave it. */
+    if (i < b->fwd_len) {
+      if (st->op == MP_STEP_COMPUTE) last_c = st->node;
+      inf->d2h_free[last_c] = shared ? (qd > qh ? qd : qh) : qd;
+    }
+  }
+  inf->t_start[ns] = t;
+  inf->t_end = t;
+  /* H2D busy time before each step's start: the intervals are disjoint and
+   * in time order (one FIFO queue). */
+  for (i = 0; i <= ns; i++) {
+    double ti = inf->t_start[i];
+    while (p < n_iv && ie[p] <= ti) {
+      acc += ie[p] - is[p];
+      p++;
+    }
+    inf->h2d_busy[i] = acc + (p < n_iv && is[p] < ti ? ti - is[p] : 0);
+  }
+  free(is);
+  free(ie);
+  return 0;
+}
+
+/* The steps in order: check, lay out the backward pass (pass 1), decide
+ * what really moves and estimate times, place the swap-ins (pass 2), bucket
+ * the swap-outs and waits, emit (pass 3), then, asked for, the estimates.
+ * Every failure past the check is out of memory. */
 int mp__schedule_from_residency(const mp_graph_t *g, const uint8_t *decision,
                                 const mp_residency_options_t *o, mp_schedule_t **out,
                                 mp__res_info_t *info, mp_error_t *err) {
   mp_device_t defdev;
-  const mp_device_t *dev;
   mp_residency_options_t defopt;
-  size_t n, n_act, v, k, i, j, len = 0, n_sw = 0, fwd_len, cap_seq;
-  uint8_t *seq_op = NULL, *eff = NULL;
-  uint32_t *seq_node = NULL, *seq_ord = NULL, *bord = NULL, *lfr = NULL, *bucket = NULL;
-  size_t *blk = NULL, *bucket_off = NULL, *m_of = NULL, *wb_off = NULL, *sp_off = NULL;
-  size_t *rec1 = NULL, *rec2 = NULL;
-  uint32_t *wb = NULL, *sp = NULL;
-  double *tb = NULL;
-  mp__swin_t *sw = NULL;
-  mp__p1_t p1;
+  mp__rb_t b;
   mp_schedule_t *s = NULL;
   mp__res_info_t inf;
-  int rc = MP_ENOMEM;
+  int rc;
 
   *out = NULL;
-  memset(&p1, 0, sizeof(p1));
+  memset(&b, 0, sizeof(b));
   memset(&inf, 0, sizeof(inf));
   if (info) memset(info, 0, sizeof(*info));
   if (g == NULL || !g->finalized || decision == NULL)
@@ -178,444 +663,53 @@ int mp__schedule_from_residency(const mp_graph_t *g, const uint8_t *decision,
     mp_residency_options_init(&defopt);
     o = &defopt;
   }
-  if (o->device == NULL) {
-    mp_device_init(&defdev);
-    dev = &defdev;
+  if (o->device == NULL) mp_device_init(&defdev);
+  if ((rc = mp__rb_check(g, decision, o, err)) != 0) return rc;
+  b.g = g;
+  b.dec = decision;
+  b.o = o;
+  b.dev = o->device ? o->device : &defdev;
+  b.n = g->n_nodes;
+  b.n_act = g->n_activations;
+
+  rc = mp__rb_alloc(&b);
+  if (rc == 0 && (s = mp_schedule_new()) == NULL) rc = MP_ENOMEM;
+  if (rc == 0) rc = mp__rb_prepare(&b);
+  if (rc == 0) rc = mp__rb_pass1(&b);
+  if (rc == 0) {
+    mp__rb_effective(&b);
+    mp__rb_pass2(&b);
+    rc = mp__rb_buckets(&b);
+  }
+  if (rc == 0 && info) {
+    rc = mp__rb_info_alloc(&b, &inf);
+    /* the estimates own the ordinals and effective decisions */
+    inf.bord = b.bord;
+    inf.eff = b.eff;
+    b.bord = NULL;
+    b.eff = NULL;
+  }
+  if (rc == 0) rc = mp__rb_emit(&b, s, info ? &inf : NULL);
+  if (rc == 0 && info) rc = mp__rb_info_positions(&b, &inf);
+  if (rc == 0 && info) rc = mp__rb_info_times(&b, s, &inf);
+  if (rc == 0) {
+    if (o->auto_free) s->auto_free = 1;
+    else if (mp_schedule_insert_frees(g, s) != 0) rc = MP_ENOMEM;
+  }
+  if (rc == 0) {
+    *out = s;
+    s = NULL;
+    if (info) {
+      *info = inf;
+      memset(&inf, 0, sizeof(inf));
+    }
   } else {
-    dev = o->device;
+    mp_error_set(err, MP_ENOMEM, "", "out of memory");
+    rc = MP_ENOMEM;
   }
-  n = g->n_nodes;
-  n_act = g->n_activations;
-  for (v = 0; v < n; v++) {
-    if (!mp__is_act(g, (uint32_t)v)) continue;
-    if (decision[v] > MP_RES_RECOMPUTE)
-      return mp_error_set(err, MP_EINVAL, "", "$.decisions[%zu]: unknown decision %u", v,
-                          (unsigned)decision[v]);
-    if ((decision[v] == MP_RES_RECOMPUTE ||
-         (o && o->remat_from && o->remat_from[v] != 0)) &&
-        !g->nodes[v].recompute)
-      return mp_error_set(err, MP_EINVAL, "",
-                          "$.decisions[%zu]: node '%.200s' is recompute:false and cannot be "
-                          "recomputed",
-                          v, g->nodes[v].id);
-  }
-
-  /* A value is recomputed at most twice: once as RECOMPUTE, once past its
-   * remat_from point. */
-  cap_seq = 3 * n_act + 1;
-  bord = malloc(n * sizeof(uint32_t));
-  lfr = malloc(n * sizeof(uint32_t));
-  eff = calloc(n, 1);
-  p1.present = calloc(n, 1);
-  p1.split = calloc(n, 1);
-  p1.swneed = malloc(n * sizeof(size_t));
-  rec1 = malloc(n * sizeof(size_t));
-  rec2 = malloc(n * sizeof(size_t));
-  sp_off = calloc(n_act + 2, sizeof(size_t));
-  sp = malloc((n ? n : 1) * sizeof(uint32_t));
-  p1.first = malloc(n * sizeof(size_t));
-  p1.last = malloc(n * sizeof(size_t));
-  p1.stack = malloc(n * sizeof(uint32_t));
-  p1.list = malloc(n * sizeof(uint32_t));
-  seq_op = malloc(cap_seq);
-  seq_node = malloc(cap_seq * sizeof(uint32_t));
-  seq_ord = malloc(cap_seq * sizeof(uint32_t));
-  blk = malloc((n_act + 1) * sizeof(size_t));
-  tb = malloc((cap_seq + 1) * sizeof(double));
-  sw = malloc((n_act ? n_act : 1) * sizeof(mp__swin_t));
-  bucket_off = calloc(n + 1, sizeof(size_t));
-  bucket = malloc((n ? n : 1) * sizeof(uint32_t));
-  wb_off = calloc(n + n_act + 1, sizeof(size_t));
-  wb = malloc((n ? n : 1) * sizeof(uint32_t));
-  m_of = malloc(cap_seq * sizeof(size_t));
-  s = mp_schedule_new();
-  if (!bord || !lfr || !eff || !p1.present || !p1.first || !p1.last || !p1.stack || !p1.list ||
-      !seq_op || !seq_node || !seq_ord || !blk || !tb || !sw || !bucket_off || !bucket || !m_of ||
-      !wb_off || !wb || !s || !p1.split || !p1.swneed || !rec1 || !rec2 || !sp_off || !sp)
-    goto fail;
-  p1.g = g;
-  p1.dec = decision;
-
-  /* Backward ordinals and last forward readers. */
-  {
-    uint32_t ordc = 0;
-    for (v = n; v > 0; v--) {
-      uint32_t w = (uint32_t)(v - 1);
-      bord[w] = mp__is_act(g, w) ? ordc++ : UINT32_MAX;
-    }
-  }
-  for (v = 0; v < n; v++) {
-    uint32_t last = (uint32_t)v;
-    for (k = g->succ_off[v]; k < g->succ_off[v + 1]; k++)
-      if (mp__is_act(g, g->succ[k]) && g->succ[k] > last) last = g->succ[k];
-    lfr[v] = last;
-    p1.first[v] = p1.last[v] = p1.swneed[v] = rec1[v] = rec2[v] = NONE;
-    if (mp__is_act(g, (uint32_t)v) && decision[v] == MP_RES_KEEP) p1.present[v] = 1;
-  }
-  /* Values re-materialised by recompute from backward step a on, bucketed
-   * by a. */
-  if (o->remat_from) {
-    size_t *fill = calloc(n_act + 1, sizeof(size_t));
-    if (fill == NULL) goto fail;
-    for (v = 0; v < n; v++)
-      if (mp__is_act(g, (uint32_t)v) && o->remat_from[v] != 0 && o->remat_from[v] < n_act)
-        sp_off[o->remat_from[v] + 1]++;
-    for (k = 0; k < n_act; k++) sp_off[k + 1] += sp_off[k];
-    for (v = 0; v < n; v++)
-      if (mp__is_act(g, (uint32_t)v) && o->remat_from[v] != 0 && o->remat_from[v] < n_act)
-        sp[sp_off[o->remat_from[v]] + fill[o->remat_from[v]]++] = (uint32_t)v;
-    free(fill);
-  }
-
-  /* Pass 1: the backward sequence. */
-  for (v = n; v > 0; v--) {
-    uint32_t w = (uint32_t)(v - 1), ordw;
-    size_t q;
-    if (!mp__is_act(g, w)) continue;
-    ordw = bord[w];
-    blk[ordw] = len;
-    for (k = sp_off[ordw]; k < sp_off[ordw + 1]; k++) {
-      p1.split[sp[k]] = 1;
-      p1.present[sp[k]] = 0;
-    }
-    p1.n_stack = p1.n_list = 0;
-    mp__bwd_reads_each(g, w, mp__p1_want, &p1);
-    while (p1.n_stack > 0) {
-      uint32_t x = p1.stack[--p1.n_stack];
-      p1.list[p1.n_list++] = x;
-      for (k = g->pred_off[x]; k < g->pred_off[x + 1]; k++)
-        if (mp__is_act(g, g->pred[k])) mp__p1_want(&p1, g->pred[k]);
-    }
-    /* Inputs have smaller indices: ascending order recomputes each value
-     * after everything it reads. */
-    if (p1.n_list > 1) qsort(p1.list, p1.n_list, sizeof(uint32_t), mp__u32_cmp);
-    for (q = 0; q < p1.n_list; q++) {
-      uint32_t x = p1.list[q];
-      p1.pos = len;
-      for (k = g->pred_off[x]; k < g->pred_off[x + 1]; k++)
-        if (mp__is_act(g, g->pred[k])) mp__p1_note(&p1, g->pred[k]);
-      if (rec1[x] == NONE) rec1[x] = len;
-      else rec2[x] = len;
-      seq_op[len] = MP_STEP_RECOMPUTE;
-      seq_node[len] = x;
-      seq_ord[len++] = ordw;
-    }
-    p1.pos = len;
-    mp__bwd_reads_each(g, w, mp__p1_note, &p1);
-    seq_op[len] = MP_STEP_BACKWARD;
-    seq_node[len] = w;
-    seq_ord[len++] = ordw;
-  }
-  blk[n_act] = len;
-  if (p1.nomem) goto fail;
-
-  /* Effective decisions: moving a value nothing reads later is pointless. */
-  for (v = 0; v < n; v++)
-    if (mp__is_act(g, (uint32_t)v))
-      eff[v] = p1.swneed[v] != NONE ? MP_RES_SWAP
-               : rec1[v] != NONE    ? MP_RES_RECOMPUTE
-                                    : MP_RES_KEEP;
-
-  /* Estimated start times of the pass-1 steps (after the forward pass). */
-  {
-    double t = 0;
-    for (v = 0; v < n; v++)
-      if (mp__is_act(g, (uint32_t)v)) t += g->nodes[v].time;
-    for (i = 0; i < len; i++) {
-      tb[i] = t;
-      t += mp__step_dur(g, seq_op[i], seq_node[i]);
-    }
-    tb[len] = t;
-  }
-
-  /* Pass 2: where each swap-in is issued. */
-  for (v = 0; v < n; v++)
-    if (mp__is_act(g, (uint32_t)v) && eff[v] == MP_RES_SWAP) {
-      sw[n_sw].node = (uint32_t)v;
-      sw[n_sw].need = p1.swneed[v];
-      sw[n_sw++].pos = 0;
-    }
-  if (n_sw > 0) {
-    if (o->lookahead > 0) {
-      for (j = 0; j < n_sw; j++) {
-        uint32_t on = seq_ord[sw[j].need];
-        sw[j].pos = blk[on >= o->lookahead ? on - o->lookahead : 0];
-      }
-    } else {
-      /* Latest first: each copy ends by its reader's start and before the
-       * next copy (in time) starts, i.e. an as-late-as-possible FIFO. */
-      double qfree = INFINITY;
-      qsort(sw, n_sw, sizeof(*sw), mp__swin_by_need_desc);
-      for (j = 0; j < n_sw; j++) {
-        double fin = tb[sw[j].need] < qfree ? tb[sw[j].need] : qfree;
-        double st = fin - mp_device_copy_time(dev, g, g->nodes[sw[j].node].bytes, 1);
-        size_t lo = 0, hi = sw[j].need; /* largest i in [0, need] with tb[i] <= st */
-        qfree = st;
-        if (tb[0] > st) {
-          sw[j].pos = 0;
-        } else {
-          while (lo < hi) {
-            size_t mid = lo + (hi - lo + 1) / 2;
-            if (tb[mid] <= st) lo = mid;
-            else hi = mid - 1;
-          }
-          sw[j].pos = lo;
-        }
-      }
-    }
-    if (o->swap_in_after)
-      for (j = 0; j < n_sw; j++) {
-        uint32_t a = o->swap_in_after[sw[j].node];
-        size_t ap;
-        if (a == 0) continue;
-        ap = a >= n_act ? sw[j].need : blk[a];
-        if (ap > sw[j].pos) sw[j].pos = ap;
-        if (sw[j].pos > sw[j].need) sw[j].pos = sw[j].need;
-      }
-    qsort(sw, n_sw, sizeof(*sw), mp__swin_by_pos);
-  }
-
-  /* Pass 3: emit. Swap-outs bucketed by the last forward reader. */
-  for (v = 0; v < n; v++)
-    if (mp__is_act(g, (uint32_t)v) && eff[v] == MP_RES_SWAP) bucket_off[lfr[v] + 1]++;
-  for (v = 0; v < n; v++) bucket_off[v + 1] += bucket_off[v];
-  /* Waits bucketed by the compute they precede (sync_swap_out, or a wait
-   * anchored at or before its own swap-out, goes right after the swap-out).
-   * Keys: w for the compute of node w, n + k for backward step k. */
-  {
-    size_t nk = n + n_act, *fill = calloc(nk + 1, sizeof(size_t));
-    if (fill == NULL) goto fail;
-    for (v = 0; v < n; v++)
-      if (mp__is_act(g, (uint32_t)v) && eff[v] == MP_RES_SWAP)
-        bucket[bucket_off[lfr[v]] + fill[lfr[v]]++] = (uint32_t)v;
-    if (o->wait_before) {
-      for (v = 0; v < n; v++)
-        if (mp__is_act(g, (uint32_t)v) && eff[v] == MP_RES_SWAP && o->wait_before[v] > lfr[v] + 1 &&
-            o->wait_before[v] <= nk)
-          wb_off[o->wait_before[v] - 1 + 1]++;
-      for (k = 0; k < nk; k++) wb_off[k + 1] += wb_off[k];
-      memset(fill, 0, (nk + 1) * sizeof(size_t));
-      for (v = 0; v < n; v++)
-        if (mp__is_act(g, (uint32_t)v) && eff[v] == MP_RES_SWAP && o->wait_before[v] > lfr[v] + 1 &&
-            o->wait_before[v] <= nk) {
-          size_t w = o->wait_before[v] - 1;
-          wb[wb_off[w] + fill[w]++] = (uint32_t)v;
-        }
-    }
-    free(fill);
-  }
-  if (info) {
-    inf.n_ord = n_act;
-    inf.bord = bord;
-    inf.eff = eff;
-    bord = NULL;
-    eff = NULL;
-    inf.pos_compute = malloc(n * sizeof(size_t));
-    inf.pos_last_fwd = malloc(n * sizeof(size_t));
-    inf.pos_swap_out = malloc(n * sizeof(size_t));
-    inf.pos_swap_in = malloc(n * sizeof(size_t));
-    inf.pos_first_bwd = malloc(n * sizeof(size_t));
-    inf.pos_last_bwd = malloc(n * sizeof(size_t));
-    inf.d2h_end = calloc(n, sizeof(double));
-    inf.d2h_free = calloc(n, sizeof(double));
-    inf.h2d_end = calloc(n, sizeof(double));
-    inf.block_start = malloc((n_act + 1) * sizeof(size_t));
-    if (!inf.pos_compute || !inf.pos_last_fwd || !inf.pos_swap_out || !inf.pos_swap_in ||
-        !inf.pos_first_bwd || !inf.pos_last_bwd || !inf.d2h_end || !inf.d2h_free ||
-        !inf.h2d_end || !inf.block_start)
-      goto fail;
-    for (v = 0; v < n; v++)
-      inf.pos_compute[v] = inf.pos_last_fwd[v] = inf.pos_swap_out[v] = inf.pos_swap_in[v] =
-          inf.pos_first_bwd[v] = inf.pos_last_bwd[v] = NONE;
-  }
-  rc = 0;
-  for (v = 0; v < n && rc == 0; v++) {
-    if (!mp__is_act(g, (uint32_t)v)) continue;
-    for (k = wb_off[v]; k < wb_off[v + 1] && rc == 0; k++)
-      rc = mp_schedule_push(s, MP_STEP_WAIT, wb[k]);
-    if (info) inf.pos_compute[v] = s->n_steps;
-    if (rc == 0) rc = mp_schedule_push(s, MP_STEP_COMPUTE, (uint32_t)v);
-    for (k = bucket_off[v]; k < bucket_off[v + 1] && rc == 0; k++) {
-      if (info) inf.pos_swap_out[bucket[k]] = s->n_steps;
-      rc = mp_schedule_push(s, MP_STEP_SWAP_OUT, bucket[k]);
-    }
-    for (k = bucket_off[v]; k < bucket_off[v + 1] && rc == 0; k++)
-      if (o->sync_swap_out ||
-          (o->wait_before && o->wait_before[bucket[k]] != 0 && o->wait_before[bucket[k]] <= v + 1))
-        rc = mp_schedule_push(s, MP_STEP_WAIT, bucket[k]);
-  }
-  fwd_len = s->n_steps;
-  for (i = 0, j = 0; i < len && rc == 0; i++) {
-    if (i == 0 || seq_ord[i] != seq_ord[i - 1]) {
-      if (info) inf.block_start[seq_ord[i]] = s->n_steps;
-      for (k = wb_off[n + seq_ord[i]]; k < wb_off[n + seq_ord[i] + 1] && rc == 0; k++)
-        rc = mp_schedule_push(s, MP_STEP_WAIT, wb[k]);
-    }
-    for (; j < n_sw && sw[j].pos == i && rc == 0; j++) {
-      if (info) inf.pos_swap_in[sw[j].node] = s->n_steps;
-      rc = mp_schedule_push(s, MP_STEP_SWAP_IN, sw[j].node);
-    }
-    m_of[i] = s->n_steps;
-    if (rc == 0) rc = mp_schedule_push(s, (mp_step_op_t)seq_op[i], seq_node[i]);
-  }
-  if (rc != 0) goto fail;
-  rc = MP_ENOMEM;
-
-  if (info) {
-    size_t ns = s->n_steps, c;
-    uint32_t last_c = 0;
-    double t = 0, qd = 0, qh = 0;
-    int shared = dev->copy_engines == 1;
-    double *is = NULL, *ie = NULL;
-    size_t n_iv = 0;
-    inf.n_steps = ns;
-    inf.n_fwd = fwd_len;
-    inf.block_start[n_act] = ns;
-    inf.t_start = malloc((ns + 1) * sizeof(double));
-    inf.ord = malloc((ns ? ns : 1) * sizeof(uint32_t));
-    inf.h2d_busy = malloc((ns + 1) * sizeof(double));
-    is = malloc((n_sw ? n_sw : 1) * sizeof(double));
-    ie = malloc((n_sw ? n_sw : 1) * sizeof(double));
-    if (!inf.t_start || !inf.ord || !inf.h2d_busy || !is || !ie) {
-      free(is);
-      free(ie);
-      goto fail;
-    }
-    inf.pos_rec1 = malloc(n * sizeof(size_t));
-    inf.pos_rec2 = malloc(n * sizeof(size_t));
-    inf.rd_off = calloc(n + 1, sizeof(size_t));
-    inf.rd = malloc((p1.n_rd ? p1.n_rd : 1) * sizeof(size_t));
-    if (!inf.pos_rec1 || !inf.pos_rec2 || !inf.rd_off || !inf.rd) {
-      free(is);
-      free(ie);
-      goto fail;
-    }
-    for (v = 0; v < n; v++) {
-      inf.pos_rec1[v] = rec1[v] == NONE ? NONE : m_of[rec1[v]];
-      inf.pos_rec2[v] = rec2[v] == NONE ? NONE : m_of[rec2[v]];
-      if (mp__is_act(g, (uint32_t)v)) {
-        inf.pos_last_fwd[v] = inf.pos_compute[lfr[v]];
-        if (p1.first[v] != NONE) {
-          inf.pos_first_bwd[v] = m_of[p1.first[v]];
-          inf.pos_last_bwd[v] = m_of[p1.last[v]];
-        }
-      }
-    }
-    /* Reads per node, in step order (the pairs are in step order). */
-    for (k = 0; k < p1.n_rd; k++) inf.rd_off[p1.rd_node[k] + 1]++;
-    for (v = 0; v < n; v++) inf.rd_off[v + 1] += inf.rd_off[v];
-    {
-      size_t *fill = calloc(n + 1, sizeof(size_t));
-      if (fill == NULL) {
-        free(is);
-        free(ie);
-        goto fail;
-      }
-      for (k = 0; k < p1.n_rd; k++)
-        inf.rd[inf.rd_off[p1.rd_node[k]] + fill[p1.rd_node[k]]++] = m_of[p1.rd_pos[k]];
-      free(fill);
-    }
-    /* Times and queues along the merged schedule, without stalls. */
-    c = 0;
-    for (i = 0; i < ns; i++) {
-      const mp_step_t *st = &s->steps[i];
-      inf.t_start[i] = t;
-      if (i < fwd_len) {
-        inf.ord[i] = UINT32_MAX;
-      } else {
-        while (c < len && m_of[c] < i) c++;
-        inf.ord[i] = seq_ord[c < len ? c : len - 1];
-      }
-      if (st->op == MP_STEP_SWAP_OUT) {
-        double q = shared ? (qd > qh ? qd : qh) : qd;
-        double b = t > q ? t : q;
-        qd = b + mp_device_copy_time(dev, g, g->nodes[st->node].bytes, 0);
-        if (shared) qh = qd;
-        inf.d2h_end[st->node] = qd;
-      } else if (st->op == MP_STEP_SWAP_IN) {
-        double q = shared ? (qd > qh ? qd : qh) : qh;
-        double b = t > q ? t : q;
-        if (inf.d2h_end[st->node] > b) b = inf.d2h_end[st->node];
-        qh = b + mp_device_copy_time(dev, g, g->nodes[st->node].bytes, 1);
-        if (shared) qd = qh;
-        inf.h2d_end[st->node] = qh;
-        is[n_iv] = b;
-        ie[n_iv++] = qh;
-      }
-      t += mp__step_dur(g, st->op, st->node);
-      /* The D2H queue as a forward step's trailing swap-outs leave it. */
-      if (i < fwd_len) {
-        if (st->op == MP_STEP_COMPUTE) last_c = st->node;
-        inf.d2h_free[last_c] = shared ? (qd > qh ? qd : qh) : qd;
-      }
-    }
-    inf.t_start[ns] = t;
-    inf.t_end = t;
-    /* H2D busy time before each step's start: the intervals are disjoint
-     * and in time order (one FIFO queue). */
-    {
-      size_t p = 0;
-      double acc = 0;
-      for (i = 0; i <= ns; i++) {
-        double ti = inf.t_start[i];
-        while (p < n_iv && ie[p] <= ti) {
-          acc += ie[p] - is[p];
-          p++;
-        }
-        inf.h2d_busy[i] = acc + (p < n_iv && is[p] < ti ? ti - is[p] : 0);
-      }
-    }
-    free(is);
-    free(ie);
-  }
-
-  if (o->auto_free) {
-    s->auto_free = 1;
-  } else if (mp_schedule_insert_frees(g, s) != 0) {
-    goto fail;
-  }
-  *out = s;
-  s = NULL;
-  if (info) {
-    *info = inf;
-    memset(&inf, 0, sizeof(inf));
-  }
-  rc = 0;
-  goto done;
-
-fail:
-  mp_error_set(err, MP_ENOMEM, "", "out of memory");
-  rc = MP_ENOMEM;
-done:
   mp__res_info_free(&inf);
   mp_schedule_free(s);
-  free(bord);
-  free(lfr);
-  free(eff);
-  free(p1.present);
-  free(p1.split);
-  free(p1.swneed);
-  free(p1.rd_node);
-  free(p1.rd_pos);
-  free(rec1);
-  free(rec2);
-  free(sp_off);
-  free(sp);
-  free(p1.first);
-  free(p1.last);
-  free(p1.stack);
-  free(p1.list);
-  free(seq_op);
-  free(seq_node);
-  free(seq_ord);
-  free(blk);
-  free(tb);
-  free(sw);
-  free(bucket_off);
-  free(bucket);
-  free(wb_off);
-  free(wb);
-  free(m_of);
+  mp__rb_free(&b);
   return rc;
 }
 

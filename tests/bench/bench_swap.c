@@ -1,4 +1,4 @@
-/* bench_swap.c - the data-migration table of `make bench` (issue 5): per
+/* bench_swap.c - the data-migration table of `make bench`: per
  * shipped graph and three budgets (60% and 40% of plain backpropagation's
  * peak, and one below the least budget of recompute-only plans, halfway to
  * the lower bound mp_min_budget), the simulated peak and predicted time of

@@ -1,10 +1,10 @@
-/* bench_wide.c - the wide-graph table of `make bench` (issue 12, part 3):
+/* bench_wide.c - the wide-graph table of `make bench`:
  * how close the fallback that answers when the exact DP cannot enumerate
  * its lower sets comes to the exact answer. Per graph (GoogLeNet, ResNet-50
  * and random layered DAGs of tests/layered_dag.h), at budgets evenly spaced
  * from the exact solver's least feasible budget to plain backpropagation's
  * peak: the exact solver's simulated recomputation, the fallback's (the
- * exact solver with a lower-set limit of 1, which forces it) and today's
+ * exact solver with a lower-set limit of 1, which forces it) and the
  * approx solver's, the worst ratio to exact, the budgets where a plan is
  * missing, and the times of one exact solve and of the fallback's frontier.
  * The random DAGs' rows hold the fallback to a quarter of the lower sets, a

@@ -2,8 +2,11 @@
 """A bounded chaos test of memplan-server (run by `make test`, about 30 s).
 
 While hostile clients run against a real daemon on loopback, a well-behaved
-client must keep getting correct answers within a stated latency, and after
-the daemon is killed (-9) and restarted every plan it accepted must finish.
+client must keep getting correct answers, none refused, and after the
+daemon is killed (-9) and restarted every plan it accepted must finish.
+How fast the good client is answered is a figure, printed, not a verdict:
+`--bench` (run by `make bench`) compares its p99 with the target,
+CHAOS_P99_TARGET seconds (2.0).
 
 The hostile clients, each a process of its own from its own loopback
 address (127.0.0.x, so that --max-connections-per-ip does not hide one
@@ -29,17 +32,18 @@ behind another):
 The well-behaved client (127.0.0.1, the principal "good") submits a small
 plan (202), reads it back, asks /healthz, /readyz and /v1/status, in a
 loop, a plan every half second, which its turn of the fair queue keeps up
-with; every answer is checked and timed, and none may be refused: the
-flooding principal never fills the queue, nor turns /readyz unready. The
+with; every answer is checked (and timed, for the summary), and none may
+be refused: the flooding principal never fills the queue, nor turns
+/readyz unready. The
 daemon runs with a token file of named principals; the other attackers
 use a principal of their own ("bulk"). The daemon holds each job 300 ms
 (MEMPLAN_TEST_PLAN_DELAY_MS), so plans (the plan flood's at least) are
 still queued or running when it is killed; every plan accepted, the good
 client's and the flood's, must finish after the restart.
 
-Usage: test_chaos.py SERVER_BINARY   (standard library only; loopback only;
-every loop is bounded by a deadline). One summary line at the end; exit
-status 0 when every check held.
+Usage: test_chaos.py [--bench] SERVER_BINARY   (standard library only;
+loopback only; every loop is bounded by a deadline). One summary line at
+the end; exit status 0 when every check held.
 """
 
 import http.client
@@ -59,7 +63,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import memplan_daemon  # noqa: E402
 
 ATTACK_SECONDS = 12.0
-P99_BOUND_S = float(os.environ.get("CHAOS_P99_BOUND", "2.0"))
+P99_TARGET_S = float(os.environ.get("CHAOS_P99_TARGET", "2.0"))  # --bench only
 # Two workers drain about 6.7 plans a second; the fair queue gives the good
 # client half of that against the plan flood, which is capped at 8 queued.
 GOOD_PLAN_PERIOD_S = 0.5
@@ -438,10 +442,11 @@ def main():
     if len(sys.argv) == 5 and sys.argv[1] == "--attack":
         print(json.dumps(ATTACKS[sys.argv[2]](int(sys.argv[3]), float(sys.argv[4]))))
         return 0
-    if len(sys.argv) != 2:
+    bench = len(sys.argv) == 3 and sys.argv[1] == "--bench"
+    if len(sys.argv) != 2 and not bench:
         print(__doc__, file=sys.stderr)
         return 2
-    binary = os.path.abspath(sys.argv[1])
+    binary = os.path.abspath(sys.argv[-1])
     workdir = tempfile.mkdtemp(prefix="mp-chaos-")
     problems = []
     with open(os.path.join(workdir, "tokens"), "w") as f:
@@ -468,8 +473,8 @@ def main():
         p50, p99, worst = percentile(latencies, 0.5), percentile(latencies, 0.99), max(latencies or [0])
         if failures:
             problems.append("%d wrong answers, first: %s" % (len(failures), failures[:3]))
-        if not latencies or p99 >= P99_BOUND_S:
-            problems.append("p99 latency %.3f s (bound %.1f s)" % (p99, P99_BOUND_S))
+        if not latencies:
+            problems.append("the good client got no answer")
         if reports.get("slow-heads", {}).get("closed_by_server", 0) < 200:
             problems.append("slow heads were not shed: %s" % reports.get("slow-heads"))
         if reports.get("slow-bodies", {}).get("closed_by_server", 0) < 20:
@@ -522,11 +527,14 @@ def main():
                 problems.append("a sanitizer report in %s/stderr" % workdir)
 
         plan_flood.pop("accepted", None)
-        summary = ("chaos: %d answers to the good client, p50 %.3f s, p99 %.3f s, worst %.3f s (bound %.1f s); "
+        summary = ("chaos: %d answers to the good client, p50 %.3f s, p99 %.3f s, worst %.3f s; "
                    "%d plans accepted, %d pending at kill -9, all finished after the restart: %s; attacks %s"
-                   % (len(latencies), p50, p99, worst, P99_BOUND_S, len(accepted), pending,
+                   % (len(latencies), p50, p99, worst, len(accepted), pending,
                       "yes" if not unfinished else "no", json.dumps(reports, sort_keys=True)))
         print(summary)
+        if bench:
+            print("chaos bench: the good client's p99 under the attacks %.3f s, target %.1f s: %s"
+                  % (p99, P99_TARGET_S, "met" if p99 < P99_TARGET_S else "MISSED"))
     except Exception as e:  # noqa: BLE001 - a harness failure is a failed test
         problems.append("harness: %r at %s" % (e, traceback.format_exc()[-1500:]))
     finally:

@@ -7,8 +7,8 @@
  * Content-Lengths, transfer codings, garbage, HEAD, OPTIONS) and CORS.
  *
  * Where a test bounds a time, the bound is a few times what the daemon is
- * configured for and far below what the old behaviour took (libmicrohttpd's
- * 30 s idle timeout, or never): a behaviour check, not a speed one. */
+ * configured for and far below libmicrohttpd's own defaults (a 30 s idle
+ * timeout, or none): a behaviour check, not a speed one. */
 #include <check.h>
 #include <jansson.h>
 #include <poll.h>

@@ -420,6 +420,9 @@ END_TEST
 Suite *suite_saved_bytes(void) {
   Suite *s = suite_create("saved_bytes");
   TCase *tc = tcase_create("core");
+  /* the random sweep plans at many budgets: a minute each on a quiet machine
+   * at most, scaled by CK_TIMEOUT_MULTIPLIER (check_all.c) */
+  tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_plain_holds_saved);
   tcase_add_test(tc, test_recompute_holds_last);
   tcase_add_test(tc, test_transient_not_held);

@@ -4,8 +4,8 @@
  * plans on a hand-checked chain (a swap the compute hides, a recompute
  * cheaper than an exposed copy, a recompute:false value swapped with a stall,
  * a host budget too small, hybrid, the prefetch under each solver, Layrub's
- * fixed policy), and issue 5's bars on the seven shipped graphs (every plan
- * re-simulated). */
+ * fixed policy), and the data-migration solvers' promises on the seven
+ * shipped graphs (every plan re-simulated). */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -557,7 +557,7 @@ START_TEST(test_cancel) {
 }
 END_TEST
 
-/* ---- Issue 5's bars on the shipped graphs --------------------------------- */
+/* ---- The data-migration promises on the shipped graphs -------------------- */
 
 static const char *const shipped[] = {"vgg19", "unet", "resnet50", "resnet152",
                                       "googlenet", "pspnet", "densenet"};

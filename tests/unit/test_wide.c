@@ -1,12 +1,17 @@
-/* test_wide.c - the exact DP's fallback on wide graphs (issue 12, part 3):
- * the window family of lower sets (lowerset_window.h) and the plans the
- * exact solver returns when it falls back to it, against the exact DP's real
- * answers on random layered DAGs small enough for it (tests/layered_dag.h).
+/* test_wide.c - the exact DP's fallback on wide graphs: the window family
+ * of lower sets (lowerset_window.h) and the plans the exact solver returns
+ * when it falls back to it, against the exact DP's real answers and the
+ * approximate DP's on random layered DAGs small enough for exact
+ * (tests/layered_dag.h). The fallback is forced with a lower-set limit of 1.
  *
- * The fallback is forced with a lower-set limit of 1, and its window family
- * is held to 300 sets (a fifth to a half of these graphs' lower sets), so
- * that it is a true subfamily: at every budget the exact solver meets, the
- * fallback must meet it too, with at most 10% more simulated recomputation.
+ * The bounds asserted: at its default window (at least 512 sets) the
+ * fallback plans wherever exact plans, within 10% of exact's simulated
+ * recomputation (test_fallback_default_window); at any window, the small
+ * 300-set one included, it plans wherever the approximate DP plans and
+ * never recomputes more (test_fallback_near_exact), since it weighs the
+ * approximate DP's plan beside its own. A window that holds a small part
+ * of the lattice can miss exact by more than 10% (docs/algorithms.md, the
+ * window family); `make bench` measures by how much.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -147,23 +152,14 @@ static double plan_rc(const mp_graph_t *g, mp_solver_t solver, size_t max_sets, 
 }
 
 /* At five budgets from the exact solver's least one to plain
- * backpropagation's peak: the fallback meets every budget exact meets, within
- * 10% of its recomputation, and the window DP answers at least once.
- *
- * Known misses, pinned so that any change to them shows. On layered 50/4
- * exact's least budget is 152,287,310 B, where the fallback has no plan:
- * its least budget is 160,470,680 (+5.4%); the DP's least plans start the
- * local search (cand_refine.c) from different plans (exact's is not in
- * the 300-set window) and it ends in different places. On layered 50/1 at
- * 255,220,042 exact recomputes 10 and the fallback 12 (1.2x), with the
- * slack walk (cand_recompute.c). (Before the families shared their order
- * and the search had closure moves, the misses were all on 50/1: at its
- * least budget, 163,291,884 against 171,388,758, then 32 against 37 and
- * 10 against 12; before the moves two segments away, 10 against 12 at
- * 257,826,375; before the least plan's local search, 26 against 30 and 10
- * against 12; before the slack walk, 29/26 and 7/10.) The 10% bound is not
- * guaranteed when the window is small (docs/algorithms.md, the window
- * family). */
+ * backpropagation's peak, with the window held to 300 sets (a fifth to a
+ * half of these graphs' lower sets): the fallback plans wherever the
+ * approximate DP plans, never recomputes more than it (no bound from below
+ * holds: the climb and the searches find plans off the DP's families), and
+ * the window DP answers at least once. The 10% bound against
+ * exact is not asserted at this window: it does not hold on every graph
+ * (docs/algorithms.md); test_fallback_default_window asserts it at the
+ * default window. */
 START_TEST(test_fallback_near_exact) {
   static const struct {
     size_t n;
@@ -190,23 +186,13 @@ START_TEST(test_fallback_near_exact) {
     for (k = 0; k < 5; k++) {
       uint64_t b = lo + (hi - lo) / 4 * (uint64_t)k;
       const char *src = NULL;
-      double ex = plan_rc(g, MP_SOLVER_EXACT, 0, b, NULL, NULL);
-      uint64_t fb_least = 0;
-      double fb = plan_rc(g, MP_SOLVER_EXACT, 1, b, &fb_least, &src);
-      int pinned = dags[i].n == 50 && dags[i].seed == 1;
-      if (ex < 0) continue;
-      if (dags[i].n == 50 && dags[i].seed == 4 && b == 152287310u) {
-        ck_assert(ex == 159 && fb < 0);
-        ck_assert_uint_eq(fb_least, 160470680u);
-        continue;
-      }
-      ck_assert_msg(fb >= 0, "layered %zu/%u at %llu: exact %g, the fallback has no plan",
-                    dags[i].n, dags[i].seed, (unsigned long long)b, ex);
-      if (pinned && b == 255220042u) {
-        ck_assert(ex == 10 && fb == 12);
-      } else {
-        ck_assert_msg(fb <= 1.10 * ex + 1e-9, "layered %zu/%u at %llu: fallback %g > 1.1 x exact %g",
-                      dags[i].n, dags[i].seed, (unsigned long long)b, fb, ex);
+      double ap = plan_rc(g, MP_SOLVER_APPROX, 0, b, NULL, NULL);
+      double fb = plan_rc(g, MP_SOLVER_EXACT, 1, b, NULL, &src);
+      if (ap >= 0) {
+        ck_assert_msg(fb >= 0, "layered %zu/%u at %llu: approx %g, the fallback has no plan", dags[i].n,
+                      dags[i].seed, (unsigned long long)b, ap);
+        ck_assert_msg(fb <= ap, "layered %zu/%u at %llu: fallback %g > approx %g", dags[i].n, dags[i].seed,
+                      (unsigned long long)b, fb, ap);
       }
       window_answered |= src != NULL && strncmp(src, "window-dp", 9) == 0; /* -slack too */
     }
@@ -217,22 +203,19 @@ START_TEST(test_fallback_near_exact) {
 }
 END_TEST
 
-/* The fallback at its default window answers exact's least budget: on
- * layered 150/2 (15,079 lower sets; the window holds 2,666) exact's least
- * budget is 246,565,335 B, and so is the fallback's. Two things make it:
- * the window family lists its sets in the exact family's order
- * (lowerset.h), so the window DP breaks its ties as the exact DP does and
- * its least plan is the exact DP's (another plan of the same model cost
- * before), and the local search from that plan (cand_refine.c) is the
- * same. Its closure moves take it there (the moves of single nodes stop
- * at 267,027,908; before them the fallback's least was 271,819,743, and
- * 295,439,319 with moves to the neighbouring segments alone). The plan at
- * the least budget peaks there, one byte less has none. */
+/* The fallback at its default window answers exact's least budget on
+ * layered 150/2 (15,079 lower sets; the window holds 2,666): the window
+ * family lists its sets in the exact family's order (lowerset.h), so the
+ * window DP breaks its ties as the exact DP does and its least plan is the
+ * exact DP's, and the local search from that plan (cand_refine.c) is the
+ * same. The fallback names exact's least budget, its plan there peaks
+ * exactly at it, and one byte less has none. */
 START_TEST(test_fallback_least_as_exact) {
   mp_graph_t *g = mp_tl_layered_dag(150, 2, 30);
   mp_plan_options_t o;
   mp_plan_result_t r;
   mp_error_t err;
+  uint64_t least;
   ck_assert_ptr_nonnull(g);
   mp_plan_options_init(&o);
   o.solver = MP_SOLVER_EXACT;
@@ -240,30 +223,31 @@ START_TEST(test_fallback_least_as_exact) {
   o.budget = 1;
   ck_assert_int_eq(mp_plan(g, &o, &r, &err), 0);
   ck_assert(!r.feasible && r.exact);
-  ck_assert_uint_eq(r.min_feasible_budget, 246565335u);
+  least = r.min_feasible_budget;
+  ck_assert_uint_gt(least, 1);
   mp_plan_result_free(&r);
   o.max_lower_sets = 1; /* the fallback */
   ck_assert_int_eq(mp_plan(g, &o, &r, &err), 0);
   ck_assert(!r.feasible && !r.exact);
-  ck_assert_uint_eq(r.min_feasible_budget, 246565335u);
+  ck_assert_uint_eq(r.min_feasible_budget, least);
   mp_plan_result_free(&r);
-  o.budget = 246565335u;
+  o.budget = least;
   ck_assert_int_eq(mp_plan(g, &o, &r, &err), 0);
   ck_assert(r.feasible && !r.exact);
-  ck_assert_uint_eq(r.sim.peak_bytes, 246565335u);
-  ck_assert_str_eq(r.source, "window-dp-refined");
+  ck_assert_uint_eq(r.sim.peak_bytes, least);
   mp_plan_result_free(&r);
-  o.budget = 246565334u;
+  o.budget = least - 1;
   ck_assert_int_eq(mp_plan(g, &o, &r, &err), 0);
   ck_assert(!r.feasible);
-  ck_assert_uint_eq(r.min_feasible_budget, 246565335u);
+  ck_assert_uint_eq(r.min_feasible_budget, least);
   mp_plan_result_free(&r);
   mp_graph_free(g);
 }
 END_TEST
 
 /* The window solver by name: the same plan as exact forced into its
- * fallback (a lower-set limit of 1), at exact's least budget and two more,
+ * fallback (a lower-set limit of 1), at exact's least budget on layered
+ * 150/2 (246,565,335 B, test_fallback_least_as_exact) and two more,
  * answered as window and not exact, with the reason. The names: "window",
  * and "approx" parsed as the reference's approximate DP, named "closures". */
 START_TEST(test_window_solver) {
@@ -313,10 +297,8 @@ END_TEST
  * nine budgets from exact's least to plain backpropagation's peak, a fit
  * each way: exact forced through (a lower-set limit of 5 million) and the
  * fallback forced (limit 1). Wherever exact plans, the fallback plans, and
- * within 10% of exact's recomputation: the issue's bound, which `make bench`
- * measures on ten more DAGs. (Measured: never more than exact on either,
- * and less at two budgets on 140/s6 and three on 160/s3, where the climb
- * and the searches find plans off the DP's family.) */
+ * within 10% of exact's recomputation: the bound the fallback is held to,
+ * which `make bench` measures on ten more DAGs. */
 START_TEST(test_fallback_default_window) {
   static const struct {
     size_t n;
@@ -373,17 +355,15 @@ START_TEST(test_fallback_default_window) {
 END_TEST
 
 /* The climb (cand_climb.c) on the bench's layered 130/s1 (3,456 lower
- * sets; the default window holds 3,076): at 678,916,859 B exact's answer
- * is its DP's own plan, recomputing 18, which the window family does not
- * hold; the fallback's best plan recomputed 22 (window-dp-slack) before the
- * climb, and the climb's plan recomputes 16. At 742,183,321 B (4 bytes
- * under plain backpropagation's peak, 742,183,325) 4, against exact's 9
- * and the fallback's 6 before. */
+ * sets; the default window holds 3,076): at 678,916,859 B exact's answer is
+ * its DP's own plan, which the window family does not hold, and at
+ * 742,183,321 B (4 bytes under plain backpropagation's peak) the window
+ * DP's plans recompute more than exact's. These two budgets are where the
+ * climb answers the fallback: the fallback's plan is the climb's, fits, and
+ * recomputes no more than exact's answer (the climb searches past the DP's
+ * family). */
 START_TEST(test_fallback_climbs) {
-  static const struct {
-    uint64_t budget;
-    double exact, fallback;
-  } at[] = {{678916859u, 18, 16}, {742183321u, 9, 4}};
+  static const uint64_t at[] = {678916859u, 742183321u};
   mp_graph_t *g = mp_tl_layered_dag(130, 1, 30);
   size_t k;
   ck_assert_ptr_nonnull(g);
@@ -391,20 +371,22 @@ START_TEST(test_fallback_climbs) {
     mp_plan_options_t o;
     mp_plan_result_t r;
     mp_error_t err;
+    double exact;
     mp_plan_options_init(&o);
     o.solver = MP_SOLVER_EXACT;
     o.threads = 1;
-    o.budget = at[k].budget;
+    o.budget = at[k];
     ck_assert_int_eq(mp_plan(g, &o, &r, &err), 0);
     ck_assert(r.feasible && r.exact);
-    ck_assert_double_eq(r.sim.time_recompute, at[k].exact);
+    exact = r.sim.time_recompute;
     mp_plan_result_free(&r);
     o.max_lower_sets = 1; /* the fallback, at its default window */
     ck_assert_int_eq(mp_plan(g, &o, &r, &err), 0);
     ck_assert(r.feasible && !r.exact);
-    ck_assert_double_eq(r.sim.time_recompute, at[k].fallback);
-    ck_assert_uint_le(r.sim.peak_bytes, at[k].budget);
     ck_assert_str_eq(r.source, "window-dp-climbed");
+    ck_assert_uint_le(r.sim.peak_bytes, at[k]);
+    ck_assert_msg(r.sim.time_recompute <= exact, "at %llu: the climb's plan %g, exact %g",
+                  (unsigned long long)at[k], r.sim.time_recompute, exact);
     mp_plan_result_free(&r);
   }
   mp_graph_free(g);
