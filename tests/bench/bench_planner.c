@@ -212,6 +212,8 @@ static void bench_layered(void) {
 __attribute__((weak)) void mp_bench_swap_table(void);
 /* The large generated graphs and their generator (tests/bench/bench_large.c). */
 __attribute__((weak)) void mp_bench_large_table(void);
+__attribute__((weak)) void mp_bench_moccasin_table(int argc, char **argv);
+__attribute__((weak)) void mp_bench_chains_table(size_t only_n);
 __attribute__((weak)) int mp_bench_gen(int argc, char **argv);
 
 /* The consistency table (tests/bench/bench_consist.c), when linked in. */
@@ -327,6 +329,24 @@ int main(int argc, char **argv) {
     fflush(stdout);
     if (fork() == 0) {
       mp_bench_consistency_table();
+      fflush(stdout);
+      _exit(0);
+    }
+    wait(NULL);
+  }
+  if ((argc <= 1 || strcmp(argv[1], "moccasin") == 0) && mp_bench_moccasin_table) {
+    fflush(stdout);
+    if (fork() == 0) {
+      mp_bench_moccasin_table(argc > 2 ? argc - 2 : 0, argv + 2);
+      fflush(stdout);
+      _exit(0);
+    }
+    wait(NULL);
+  }
+  if ((argc <= 1 || strcmp(argv[1], "chains") == 0) && mp_bench_chains_table) {
+    fflush(stdout);
+    if (fork() == 0) {
+      mp_bench_chains_table(argc > 2 ? (size_t)strtoull(argv[2], NULL, 10) : 0);
       fflush(stdout);
       _exit(0);
     }

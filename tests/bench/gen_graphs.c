@@ -52,6 +52,48 @@ mp_graph_t *mp_gen_chain(size_t n, uint64_t seed) {
   return gen_finish(g, ok);
 }
 
+const char *mp_gen_chain_shape_name(mp_gen_chain_shape_t shape) {
+  static const char *const names[MP_GEN_CHAIN_SHAPES] = {"uniform", "heavy", "stages", "coupled"};
+  return (unsigned)shape < MP_GEN_CHAIN_SHAPES ? names[shape] : "?";
+}
+
+mp_graph_t *mp_gen_chain_random(size_t n, uint64_t seed, mp_gen_chain_shape_t shape) {
+  mp_graph_t *g = n ? mp_graph_new() : NULL;
+  char id[32], prev[32];
+  uint64_t s = seed * 0x9e3779b97f4a7c15ULL + 0x2545f4914f6cdd1dULL;
+  size_t i;
+  int ok = g != NULL;
+  for (i = 0; ok && i < n; i++) {
+    const char *in[1] = {prev};
+    uint64_t r = gen_next(&s), bytes;
+    double time, stage = (double)i / (double)n; /* 0 .. 1 along the chain */
+    switch (shape) {
+      case MP_GEN_CHAIN_HEAVY:
+        bytes = (uint64_t)1 << (r % 27);
+        time = (double)(1 + (r >> 8) % 100);
+        break;
+      case MP_GEN_CHAIN_STAGES:
+        bytes = (uint64_t)((double)(64u << 20) / (1.0 + 63.0 * stage) *
+                           (0.5 + (double)((r >> 8) % 1000) / 1000.0)) + 1;
+        time = (1.0 + 15.0 * stage) * (double)(1 + (r >> 24) % 10);
+        break;
+      case MP_GEN_CHAIN_COUPLED:
+        bytes = ((uint64_t)1 << 20) + (r % 63) * ((uint64_t)1 << 20);
+        time = (double)(bytes >> 20) * (0.9 + (double)((r >> 32) % 200) / 1000.0);
+        break;
+      default:
+        bytes = (1 + r % 64) << 20;
+        time = (double)(1 + (r >> 8) % 100);
+        break;
+    }
+    snprintf(id, sizeof(id), "a%zu", i);
+    ok = gen_add(g, id, in, i ? 1 : 0, bytes, time,
+                 (r >> 48) % 3 == 0 ? MP_BWD_READS_OUTPUT : MP_BWD_READS_INPUTS) == 0;
+    snprintf(prev, sizeof(prev), "%s", id);
+  }
+  return gen_finish(g, ok);
+}
+
 /* One node of a transformer block: its name, its inputs (indices into the
  * block's own nodes, -1 for the block's input), its size in units of the
  * hidden state (1 MiB) and its time. */
