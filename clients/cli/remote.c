@@ -32,8 +32,13 @@ int mp_cli_server_open(const mp_cli_opts_t *o, mp_cli_server_t *s, int *on) {
     }
     while (len > 0 && (s->token[len - 1] == '\n' || s->token[len - 1] == '\r' || s->token[len - 1] == ' '))
       s->token[--len] = '\0';
-    if (len == 0 || strpbrk(s->token, "\r\n") != NULL) {
-      fprintf(stderr, "memplan: --token-file %s: the token must be one non-empty line\n", tf);
+    /* One token alone: the daemon's own file of "NAME ROLE TOKEN" lines is
+     * not a client's token. */
+    if (len == 0 || strpbrk(s->token, "\r\n\t ") != NULL) {
+      fprintf(stderr,
+              "memplan: --token-file %s: the file must hold your principal's token alone, on one line "
+              "(not the daemon's NAME ROLE TOKEN lines)\n",
+              tf);
       mp_cli_server_close(s);
       return MP_CLI_EXIT_USAGE;
     }

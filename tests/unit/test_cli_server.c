@@ -224,6 +224,17 @@ START_TEST(test_refusals) {
   ck_assert_int_eq(cli(NULL, "plan " VGG " --budget 2GiB --server http://127.0.0.1:1 --token-file /nonexistent", NULL,
                        NULL),
                    2);
+  {
+    /* the daemon's file of principals is not a client's token */
+    char principals[128], pargs[300];
+    snprintf(principals, sizeof(principals), "/tmp/mp-cli-principals-%d", (int)getpid());
+    mp_test_write_file(principals, "alice work alice-token-0123456789\n");
+    snprintf(pargs, sizeof(pargs), "plan " VGG " --budget 2GiB --server http://127.0.0.1:1 --token-file %s", principals);
+    ck_assert_int_eq(cli(NULL, pargs, NULL, &err), 2);
+    ck_assert_ptr_nonnull(strstr(err, "token alone"));
+    free(err);
+    remove(principals);
+  }
 }
 END_TEST
 
