@@ -8,6 +8,23 @@ higher peak).
   /usr/bin/python3 clients/python/bench_fidelity.py [--json OUT] [--markdown]
                                                     [--models a,b] [--reps N]
                                                     [--mode recompute|checkpoint]
+                                                    [--forecast [--export-batch K]
+                                                     [--batch N] [--fractions F,..]]
+                                                    [--device cuda]
+
+--forecast gives the forecast rows: each model exported at batches no
+larger than K (default 4: at 2, 3, 4; memplan.graph/2, laws in the batch)
+and planned at N (default 16) from the laws, then measured at N; the batch
+column reads "16<2-4". The three models beyond the five above
+(squeezenet1_1, mnasnet0_5, regnet_x_400mf) are in the default set of
+--forecast. On one CPU thread torch 1.13 runs 1x1 convolutions with another kernel
+from batch 16 on (more workspace) than below it, so a forecast from
+batches 2-4 to 16 would compare two different programs: the forecast
+rows run on 2 threads (--threads), where torch uses one kernel at every
+batch (the export warns about it on one thread). --device cuda runs everything on the GPU and adds, per row,
+what the caching allocator reserved at its peak (max_memory_reserved)
+against the same prediction ("res MB", "res%"); without CUDA it says so
+and exits 0.
 
 The planner is $MEMPLAN_CLI (default build/memplan). Budgets are constant
 memory + F x the dynamic part of plain backpropagation's predicted peak
@@ -38,6 +55,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import torch  # noqa: E402
 
+from memplan.torch._forecast import forecast_fidelity  # noqa: E402
 from memplan.torch.fidelity import fidelity_many  # noqa: E402
 from memplan.torch.models import torchvision_model, transformer  # noqa: E402
 
@@ -47,6 +65,12 @@ MODELS = {
     "transformer": (lambda b: transformer(b, seq=64, dim=128, layers=4), 16),
     "densenet121": (lambda b: torchvision_model("densenet121", b), 8),
     "efficientnet_b0": (lambda b: torchvision_model("efficientnet_b0", b), 16),
+}
+# more models for the forecast rows
+MORE = {
+    "squeezenet1_1": (lambda b: torchvision_model("squeezenet1_1", b), 16),
+    "mnasnet0_5": (lambda b: torchvision_model("mnasnet0_5", b), 16),
+    "regnet_x_400mf": (lambda b: torchvision_model("regnet_x_400mf", b), 16),
 }
 FRACTIONS = (0.4, 0.6, 0.8)
 TARGET_PCT = 3.0
@@ -77,7 +101,8 @@ def _rows_of(name, batch, recs):
             mono = q["measured_peak_bytes"] <= last[kind]
             last[kind] = q["measured_peak_bytes"]
             grads = r["grads_match"] if kind == "fitted" else r["grads_match_direct"]
-            rows.append(dict(q, model=name, batch=batch, tag=tag, mono=mono, grads=grads))
+            rows.append(dict(q, model=name, batch=batch, tag=tag, mono=mono, grads=grads,
+                             limit=r["budget"]))
         if r.get("at_min") is not None:
             q = r["at_min"]
             mono = q["measured_peak_bytes"] <= last["direct"]
@@ -85,7 +110,7 @@ def _rows_of(name, batch, recs):
             const, pk = r["const_bytes"], p["predicted_peak_bytes"]
             tag = "min %d%%" % round(100.0 * (r["min_feasible_budget"] - const) / (pk - const))
             rows.append(dict(q, model=name, batch=batch, tag=tag, mono=mono,
-                             grads=r["grads_match_at_min"]))
+                             grads=r["grads_match_at_min"], limit=q["plan_budget"]))
     return rows
 
 
@@ -95,16 +120,20 @@ def _miss(row):
 
 def _text(row):
     if "infeasible" in row:
-        return ("%-16s %5d %7s infeasible: the least feasible budget is %s MB"
+        return ("%-16s %8s %7s infeasible: the least feasible budget is %s MB"
                 % (row["model"], row["batch"], row["tag"], _mb(row["infeasible"])))
     plain = row["tag"] == "plain"
-    return ("%-16s %5d %7s %8s %8s %8s %7.3f %7.3f %7s %8.1f %8.1f %5s %4s %s"
+    res = ""
+    if "measured_reserved_bytes" in row:
+        res = " res %s MB (%.3f%%)" % (_mb(row["measured_reserved_bytes"]),
+                                       row["reserved_error_pct"])
+    return ("%-16s %8s %7s %8s %8s %8s %7.3f %7.3f %7s %8.1f %8.1f %5s %4s %s%s"
             % (row["model"], row["batch"], row["tag"],
                "-" if plain else _mb(row["plan_peak_bytes"]), _mb(row["predicted_peak_bytes"]),
                _mb(row["measured_peak_bytes"]), row["error_pct"], row["dynamic_error_pct"],
                "-" if plain else "%.2f" % row["plan_error_pct"], row["predicted_time_ms"],
                row["measured_time_ms"], "-" if plain else ("equal" if row["grads"] else "DIFF"),
-               "-" if plain else ("yes" if row["mono"] else "NO"), "MISS" if _miss(row) else ""))
+               "-" if plain else ("yes" if row["mono"] else "NO"), "MISS" if _miss(row) else "", res))
 
 
 def _markdown(row):
@@ -125,26 +154,60 @@ def _markdown(row):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--models", default=None,
+                    help="default: the five (and with --forecast the three more)")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--json", default=None)
     ap.add_argument("--markdown", action="store_true", help="print the table in Markdown")
     ap.add_argument("--mode", default="recompute", choices=("recompute", "checkpoint"))
+    ap.add_argument("--forecast", action="store_true",
+                    help="export at batches up to --export-batch, plan and measure at --batch")
+    ap.add_argument("--export-batch", type=int, default=4)
+    ap.add_argument("--batch", type=int, default=16, help="the forecast's batch")
+    ap.add_argument("--fractions", default=None, help="budget fractions (default 0.4,0.6,0.8)")
+    ap.add_argument("--device", default="cpu", help="cpu or cuda")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="torch's CPU threads (default 1; 2 with --forecast, see above)")
     args = ap.parse_args()
-    torch.set_num_threads(1)
+    if args.device.startswith("cuda") and not torch.cuda.is_available():
+        print("bench_fidelity: --device %s: CUDA is not available here (torch %s, built %s); "
+              "nothing run" % (args.device, torch.__version__,
+                               "with CUDA " + torch.version.cuda if torch.version.cuda
+                               else "without CUDA"))
+        return 0
+    fractions = FRACTIONS if args.fractions is None else \
+        tuple(float(f) for f in args.fractions.split(","))
+    if args.models is None:
+        args.models = ",".join(list(MODELS) + (list(MORE) if args.forecast else []))
+    models = dict(MODELS, **MORE)
+    if args.device == "cpu":
+        torch.set_num_threads(args.threads or (2 if args.forecast else 1))
     recs_all, rows = [], []
-    hdr = ("%-16s %5s %7s %8s %8s %8s %7s %7s %7s %8s %8s %5s %4s %s" % COLS)
-    print("applier mode: %s" % args.mode)
+    hdr = ("%-16s %8s %7s %8s %8s %8s %7s %7s %7s %8s %8s %5s %4s %s" % COLS)
+    fc = (", forecast at batch %d from an export at batches up to %d"
+          % (args.batch, args.export_batch) if args.forecast else "")
+    print("applier mode: %s, device: %s (%d threads)%s"
+          % (args.mode, args.device, torch.get_num_threads(), fc))
     print(hdr)
     print("-" * len(hdr))
     for name in args.models.split(","):
-        make, batch = MODELS[name]
+        make, batch = models[name]
+        batch = args.batch if args.forecast else batch
         model, inputs = make(batch)
+        if args.device != "cpu":
+            model = model.to(args.device)
+            inputs = tuple(t.to(args.device) for t in inputs)
         t0 = time.time()
-        recs = fidelity_many(model, inputs, FRACTIONS, name=name, batch=batch, reps=args.reps,
-                             mode=args.mode)
+        if args.forecast:
+            recs = forecast_fidelity(model, inputs, batch, args.export_batch, fractions,
+                                     name=name, reps=args.reps, mode=args.mode)
+            shown = "%d<%d-%d" % (batch, recs[0]["exported_at"][0], recs[0]["exported_at"][-1])
+        else:
+            recs = fidelity_many(model, inputs, fractions, name=name, batch=batch,
+                                 reps=args.reps, mode=args.mode)
+            shown = batch
         recs_all.extend(recs)
-        mrows = _rows_of(name, batch, recs)
+        mrows = _rows_of(name, shown, recs)
         rows.extend(mrows)
         for row in mrows:
             print(_text(row))
@@ -156,11 +219,14 @@ def main():
     worst_dyn = max(abs(r["dynamic_error_pct"]) for r in done)
     mono = {k: all(r["mono"] for r in applied if r["tag"].endswith("f") == (k == "fitted"))
             for k in ("direct", "fitted")}
+    over = [r for r in applied if r["measured_peak_bytes"] > r["limit"]]
     print("worst |err%%| %.3f, worst |dyn%%| %.3f (target %.0f%%); rows missing it: %d; "
           "gradients equal on every applied row: %s; monotone: direct plans %s, fitted plans %s"
           % (worst, worst_dyn, TARGET_PCT, sum(_miss(r) for r in done),
              "yes" if all(r["grads"] for r in applied) else "NO",
              "yes" if mono["direct"] else "NO", "yes" if mono["fitted"] else "NO"))
+    print("applied rows measured above their budget: %d%s"
+          % (len(over), "".join(" (%s %s %s)" % (r["model"], r["batch"], r["tag"]) for r in over)))
     if args.markdown:
         print()
         print("| " + " | ".join(MD_COLS) + " |")

@@ -114,6 +114,22 @@ class LawsTest(unittest.TestCase):
             self.assertGreaterEqual(_laws.value(law, (x,)),
                                     max(_laws.value(a2, (x,)), _laws.value(c, (x,))))
 
+    def test_time_law(self):
+        proxy = [(1000, (1,)), (0, (0,))]  # the node reads and writes 1000 B per sample
+        pts = [(2,), (3,), (4,)]
+        law, slow = _laws.fit_time(self.SPEC, pts, [0.2 + 0.01 * 2, 0.2 + 0.01 * 3,
+                                                    0.2 + 0.01 * 4], proxy)
+        self.assertIsNone(slow)
+        self.assertAlmostEqual(_laws.value(law, (16,)), 0.36)
+        # noise that falls with the batch gives no negative slope
+        law, slow = _laws.fit_time(self.SPEC, pts, [0.5, 0.3, 0.1], proxy)
+        self.assertGreaterEqual(min(_laws.value(law, (x,)) for x in (1, 100, 10**6)), 0)
+        # a point far above the law: the law is raised to cover it, a bound
+        law, slow = _laws.fit_time(self.SPEC, pts, [0.1, 0.1, 0.9], proxy)
+        self.assertEqual(slow[0], (4,))
+        for p, y in zip(pts, [0.1, 0.1, 0.9]):
+            self.assertGreaterEqual(_laws.value(law, p) + 1e-12, y)
+
     def test_search_max(self):
         _need_torch(self)
         self.assertEqual(_forecast.search_max(lambda b: b <= 37), 37)
@@ -200,6 +216,28 @@ class SymbolicExportTest(unittest.TestCase):
         self.assertGreaterEqual(info["forecast"]["bounded_nodes"], 1)
         self.assertTrue(info["forecast"]["extrapolated"])
 
+    def test_seq_quadratic(self):
+        """Batch and a sequence length (its values give degree 2): the
+        attention scores' bytes are a law in batch * seq^2; every node's
+        bytes at an unseen (batch, seq) equal a replay's there. The model's
+        mask buffer is sized by the sequence, so make= builds each replay."""
+        def make(b, s):
+            return transformer(b, seq=s, dim=16, heads=2, layers=1)
+        g = mt.export(None, None, dims={"batch": [2, 3, 4], "seq": [4, 8, 12, 16]},
+                      make=lambda d: make(d["batch"], d["seq"]), measure=False)
+        self.assertEqual(list(g["dims"]), ["batch", "seq"])
+        soft = next(n for n in g["nodes"] if n["id"] == "softmax")
+        self.assertEqual(soft["bytes"], {"terms": [{"c": 8, "batch": 1, "seq": 2}]})
+        m, i = make(5, 20)
+        replay = mt.export(m, i, measure=False)
+        bound = _dims.bind(g, {"batch": 5, "seq": 20})
+        self.assertEqual(bound["param_bytes"], replay["param_bytes"])
+        for a, b in zip(bound["nodes"], replay["nodes"]):
+            for f in SIZES:
+                self.assertEqual(a.get(f, 0), b.get(f, 0), "%s %s" % (a["id"], f))
+        with self.assertRaisesRegex(_laws.DimsError, "name the input axis of dim 'seq'"):
+            mt.export(m, i, dims={"batch": [2, 3, 4], "seq": [4, 8, 12]})
+
     def test_bind_errors(self):
         g = {"format": "memplan.graph/2", "dims": {"batch": {"exported_at": [2, 3, 4],
                                                              "default": 4, "min": 1}},
@@ -277,6 +315,18 @@ class MaxBatchTest(unittest.TestCase):
             self.assertIn("--budget 'lots' is not a size", p.stderr)
 
 
+class CudaCommandTest(unittest.TestCase):
+    def test_skips_without_cuda(self):
+        _need_torch(self)
+        if torch.cuda.is_available():
+            self.skipTest("CUDA is here: the command would run the whole table")
+        bench = os.path.join(os.path.dirname(HERE), "bench_fidelity.py")
+        p = subprocess.run([sys.executable, bench, "--forecast", "--device", "cuda"],
+                           capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("CUDA is not available here", p.stdout)
+
+
 class ForecastFidelityTest(unittest.TestCase):
     def setUp(self):
         _need_torch(self)
@@ -292,6 +342,8 @@ class ForecastFidelityTest(unittest.TestCase):
         self.assertIsNotNone(rec["planned"])
         self.assertLess(abs(rec["planned"]["error_pct"]), 3.0)
         self.assertLessEqual(rec["planned"]["measured_peak_bytes"], rec["budget"])
+        if torch.get_num_threads() == 1:  # MobileNet-V2's pointwise convolutions
+            self.assertTrue(any("1x1 convolutions" in w for w in rec["forecast"]["warnings"]))
 
 
 if __name__ == "__main__":

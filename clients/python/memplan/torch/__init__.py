@@ -6,7 +6,9 @@ recomputing exactly the plan's nodes when its schedule says (or, with
 mode="checkpoint", with torch.utils.checkpoint); fit_plan() picks the plan to apply at a budget by
 memplan's prediction of what torch will run; measure_peak() measures the
 real peak of one training step, counting the same things the prediction
-counts.
+counts. export(..., dims="batch") writes a memplan.graph/2 whose sizes
+and times are laws in the batch (docs/forecast.md); bind() turns it into
+the memplan.graph/1 at a batch.
 """
 
 from ._trace import TraceError, trace
@@ -16,7 +18,10 @@ from ._apply import (Applied, AppliedRecompute, PlanError, apply, honest_schedul
 from ._recompute import RecomputeError
 from ._measure import measure, measure_peak
 from ._fit import fit_plan
+from ._dims import bind
+from ._laws import DimsError
 
 __all__ = ["TraceError", "trace", "export", "export_full", "default_loss", "step_peak", "Applied",
            "AppliedRecompute", "PlanError", "RecomputeError", "apply", "fit_plan",
-           "honest_schedule", "plan_mapping", "recompute_mapping", "measure", "measure_peak"]
+           "honest_schedule", "plan_mapping", "recompute_mapping", "measure", "measure_peak",
+           "bind", "DimsError"]

@@ -126,10 +126,12 @@ def symbolic_graph(spec, replays, default=None, name=None, parts=None):
         _same_graph(names, ref_pt, ref, p, replays[p])
     warnings = []
 
-    def size_law(what, ys):
+    def size_law(what, ys, keep=None):
         law, broken = _laws.fit_size(spec, fit_pts, check_pts, ys)
         if broken:
             warnings.append(_broken_msg(names, what, broken))
+        if keep is not None:
+            keep.extend(law)
         return _laws.to_json(law, names, bound=broken is not None, integer=True)
 
     def workspace_law(what, split):
@@ -149,16 +151,19 @@ def symbolic_graph(spec, replays, default=None, name=None, parts=None):
                                                        _laws.text(laws[1], names)))
         return _laws.to_json(law, names, bound=crossed, integer=True)
 
-    def time_law(what, ys):
-        law, broken = _laws.fit_time(spec, pts, ys)
+    slow = []
+
+    def time_law(what, ys, proxy):
+        law, broken = _laws.fit_time(spec, pts, ys, proxy)
         if broken:
-            warnings.append(_broken_msg(names, what, broken, "ms"))
+            slow.append((what, broken))
         return _laws.to_json(law, names, bound=broken is not None, integer=False)
 
-    out_nodes = []
+    out_nodes, byte_laws = [], {}
     for i, n in enumerate(ref["nodes"]):
         at = [replays[p]["nodes"][i] for p in pts]
         d = {k: v for k, v in n.items() if k not in SIZE_FIELDS + TIME_FIELDS}
+        byte_laws[n["id"]] = []
         for f in SIZE_FIELDS:
             ys = [int(m.get(f, 0)) for m in at]
             if not any(ys):
@@ -169,10 +174,15 @@ def symbolic_graph(spec, replays, default=None, name=None, parts=None):
             if split and all(split):
                 d[f] = workspace_law(what, split)
             else:
-                d[f] = size_law(what, ys)
+                d[f] = size_law(what, ys, byte_laws[n["id"]] if f == "bytes" else None)
+        # what the node reads and writes, the measure of its work
+        proxy = list(byte_laws[n["id"]])
+        for u in n.get("inputs", ()):
+            proxy += byte_laws.get(u, [])
         for f in TIME_FIELDS:
             if any(f in m for m in at):
-                d[f] = time_law("node '%s': %s" % (n["id"], f), [float(m.get(f, 0.0)) for m in at])
+                d[f] = time_law("node '%s' %s" % (n["id"], f), [float(m.get(f, 0.0)) for m in at],
+                                proxy)
         reads = {m.get("bwd_reads") for m in at if "bwd_reads" in m}
         if len(reads) > 1:
             o = any(_READS[r][0] for r in reads)
@@ -191,6 +201,11 @@ def symbolic_graph(spec, replays, default=None, name=None, parts=None):
     g["dims"] = {nm: {"exported_at": list(spec[nm]), "default": int(default.get(nm) or spec[nm][-1]),
                       "min": 1} for nm in names}
     g["nodes"] = out_nodes
+    if slow:
+        warnings.append("times of %d nodes took longer at some point than their laws (%s); "
+                        "bounds used" % (len(slow), "; ".join(
+                            "%s %.4g ms at %s, law %.4g" % (w, b[1], _label(names, b[0]), b[2])
+                            for w, b in slow)))
     if warnings:
         g["warnings"] = warnings
     return g
@@ -299,6 +314,34 @@ def forecast_info(graph, values=None):
     return {"dims": b, "forecast": {"bounded_nodes": bounded, "extrapolated": extra}}
 
 
+# On the CPU, torch 1.13 runs a convolution with 1x1 filters, stride 1 and
+# no dilation with its own kernel when it computes on one thread and the
+# batch is below this, and with MKLDNN (more workspace) from it on.
+CPU_CONV1X1_SWITCH = 16
+
+
+def _warn_conv_switch(g, exp, batches):
+    gm = exp.gm
+    dev = next((p.device for p in gm.parameters()), torch.device("cpu"))
+    if dev.type != "cpu" or torch.get_num_threads() > 1 or max(batches) >= CPU_CONV1X1_SWITCH:
+        return
+    names = []
+    for n in gm.graph.nodes:
+        if n.op != "call_module":
+            continue
+        m = gm.get_submodule(n.target)
+        if isinstance(m, torch.nn.Conv2d) and tuple(m.kernel_size) == (1, 1) and \
+                tuple(m.stride) == (1, 1) and tuple(m.dilation) == (1, 1):
+            names.append(exp.group_of.get(n.name, n.name))
+    if names:
+        g.setdefault("warnings", []).append(
+            "batch: on one CPU thread torch runs the 1x1 convolutions (%s) with another kernel "
+            "from batch %d on, which needs more workspace than these laws from batches %s "
+            "say: export at batches from %d or with more threads (torch.set_num_threads)"
+            % (", ".join(sorted(set(names))[:20]) + (", ..." if len(set(names)) > 20 else ""),
+               CPU_CONV1X1_SWITCH, batches, CPU_CONV1X1_SWITCH))
+
+
 def export_full_dims(model, example_inputs, loss_fn=None, optimizer=None, *, dims, axes=None,
                      make=None, name=None, **kw):
     """export_full with dims: the Export of the last replay (the default
@@ -322,6 +365,8 @@ def export_full_dims(model, example_inputs, loss_fn=None, optimizer=None, *, dim
         return export_full(m, ins, loss_fn, optimizer, name=name, **kw)
 
     g, exp, replays = export_symbolic(one, spec, default, name)
+    if "batch" in spec:
+        _warn_conv_switch(g, exp, spec["batch"])
     exp.graph = g
     exp.replays = replays
     exp.binding = binding_of(g)

@@ -602,8 +602,10 @@ def export_full(model, example_inputs, loss_fn=None, optimizer=None, *, name=Non
     exp.gm = gm
     was_training = gm.training
     gm.train()
+    dev = next((t.device for t in list(_mem.tensors_in(inputs)) + list(gm.parameters())),
+               torch.device("cpu"))
     try:
-        with preserved(gm, optimizer):
+        with preserved(gm, optimizer), _mem.traced_device(dev):
             warm_step(gm, inputs, loss_fn, optimizer)
             exp.state_bytes, exp.input_bytes = _mem.resident_bytes(gm, optimizer, inputs)
             if optimizer is not None:

@@ -4,8 +4,7 @@ checked at the values the fit did not use, and evaluated at a binding.
 
 A law is a list of (coefficient, exponents) pairs, the exponents one per
 dimension in the graph's order; on the wire it is
-{"terms": [{"c": 802816, "batch": 1}, {"c": 512}]} (docs/formats: the
-memplan.graph/2 section).
+{"terms": [{"c": 802816, "batch": 1}, {"c": 512}]} (docs/forecast.md).
 
 Which points. Each dimension d runs at values v_0 < v_1 < ...; its degree
 is len(values) - 2 (at most 2): the law's terms are every product of
@@ -16,17 +15,19 @@ of a dimension with the others at their largest fitted value.
 Sizes are exact: the fit solves the grid in rational numbers, and the law
 holds when every coefficient is an integer, every check point gives the
 measured bytes exactly and the law is not negative at any
-binding. Times are noisy: the law is the least-squares fit over all the
-points, and holds when no point is off by more than TIME_TOL of its value
-(and TIME_ABS_MS). Either kind must also stay >= 0 at every binding (a
-time falling with the batch is noise: it gets a bound too).
+binding. Times are noisy: a node's time is a * P + b with a, b >= 0 where P
+is the bytes it reads and writes, fitted by least squares over all the
+points (fit_time).
 
-Where a law does not hold, bound() writes one that lies at or above every
+Where a size law does not hold, bound() writes one that lies at or above every
 measurement and grows at least as fast as the measurements did: for one
 dimension of degree 1 the line of the steepest chord between neighbouring
 points through the highest point; otherwise the fitted law with its
 negative growth terms dropped, scaled until it covers every point. It is
 marked "bound" and the export names the node in the graph's warnings.
+A node's workspace is the larger of its forward's and its backward's
+(each a law of its own): larger() picks the one that is larger at every
+binding, or writes a bound above both where they cross.
 """
 
 import itertools
@@ -133,7 +134,7 @@ def to_json(law, names, bound=False, integer=True):
         return int(c) if integer else round(float(c), 6)
     out = []
     for c, e in terms:
-        t = {"c": int(c) if integer else round(float(c), 9)}
+        t = {"c": int(c) if integer else float("%.12g" % c)}
         t.update({n: k for n, k in zip(names, e) if k})
         out.append(t)
     if not out:
@@ -287,19 +288,34 @@ def fit_size(spec, fit_pts, check_pts, ys):
     return bound(spec, fit_pts + check_pts, ys, law, True), broken
 
 
-def fit_time(spec, pts, ys):
+def fit_time(spec, pts, ys, proxy):
     """(law, None) or (bound law, the worst point as (point, measured,
-    law's value)): a least-squares law over every point."""
-    exps = exponents(spec)
-    coef = _lstsq([[_mono(e, p) for e in exps] for p in pts], ys)
-    law = list(zip(coef, exps))
+    law's value)). A node's time is fitted as a * P + b with a, b >= 0,
+    where P is `proxy`, a law of the bytes the node reads and writes (its
+    output and inputs): two numbers, so that a few noisy timings of a small
+    op cannot give a wild polynomial, and the law follows the node's own
+    growth (batch * seq^2 for attention scores). Where a point takes
+    longer than the law by more than TIME_TOL (and TIME_ABS_MS), b is
+    raised until the law covers every point: a bound (raising a instead
+    would multiply one slow timing by the forecast's batch)."""
+    ps = [float(value(proxy, p)) for p in pts]
+    a, b = 0.0, max(0.0, sum(ys) / len(ys))
+    if max(ps) > min(ps):
+        a, b = _lstsq([[p, 1.0] for p in ps], ys)
+        if a < 0:
+            a, b = 0.0, max(0.0, sum(ys) / len(ys))
+        elif b < 0:
+            a, b = sum(y * p for y, p in zip(ys, ps)) / sum(p * p for p in ps), 0.0
     worst, off = None, 0.0
-    for p, y in zip(pts, ys):
-        d = abs(value(law, p) - y)
-        if d > max(TIME_TOL * abs(y), TIME_ABS_MS) and d > off:
-            worst, off = (p, y, value(law, p)), d
-    if worst is None and not _at_least(law, []):
-        worst = (None, None, text(law, list(spec)))
-    if worst is None:
-        return law, None
-    return bound(spec, pts, ys, law, False), worst
+    for p, pv, y in zip(pts, ps, ys):
+        over = y - (a * pv + b)
+        if over > max(TIME_TOL * (a * pv + b), TIME_ABS_MS) and over > off:
+            worst, off = (p, y, a * pv + b), over
+    if worst is not None:  # one slow timing is noise, not growth: raise the constant
+        b = max([b] + [y - a * pv for pv, y in zip(ps, ys)])
+    const = (0,) * len(spec)
+    law = {}
+    for c, e in list(proxy) + [(0, const)]:
+        law[e] = law.get(e, 0.0) + a * c
+    law[const] += b
+    return [(c, e) for e, c in law.items()], worst

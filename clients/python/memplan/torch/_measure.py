@@ -39,7 +39,8 @@ def measure(model, example_inputs, loss_fn=None, optimizer=None, device=None, ti
     """Peak and time of one training step, as a dict:
     peak_bytes (resident + dynamic), resident_bytes, state_bytes,
     input_bytes, dynamic_peak_bytes (above resident), time_ms (median of
-    time_reps timed steps; 0 steps: not timed)."""
+    time_reps timed steps; 0 steps: not timed); on CUDA also
+    reserved_peak_bytes (torch.cuda.max_memory_reserved during the step)."""
     inputs = as_tuple(example_inputs)
     loss_fn = loss_fn or default_loss
     dev = torch.device(device) if device is not None else _device_of(model, inputs)
@@ -50,10 +51,11 @@ def measure(model, example_inputs, loss_fn=None, optimizer=None, device=None, ti
             warm_step(model, inputs, loss_fn, optimizer)
             state, inp = _mem.resident_bytes(model, optimizer, inputs)
             gc.collect()
+            reserved = None
             if dev.type == "cuda":
                 with _mem.cuda_peak(dev) as r:
                     _step(model, inputs, loss_fn, optimizer)
-                dyn = r["peak"]
+                dyn, reserved = r["peak"], r["reserved_peak"]
             else:
                 with _mem.AllocTrace() as tr:
                     _step(model, inputs, loss_fn, optimizer)
@@ -67,9 +69,12 @@ def measure(model, example_inputs, loss_fn=None, optimizer=None, device=None, ti
                 zero_grads(model)
     finally:
         model.train(was_training)
-    return {"peak_bytes": state + inp + dyn, "resident_bytes": state + inp, "state_bytes": state,
-            "input_bytes": inp, "dynamic_peak_bytes": dyn,
-            "time_ms": statistics.median(times) * 1000.0 if times else 0.0}
+    out = {"peak_bytes": state + inp + dyn, "resident_bytes": state + inp, "state_bytes": state,
+           "input_bytes": inp, "dynamic_peak_bytes": dyn,
+           "time_ms": statistics.median(times) * 1000.0 if times else 0.0}
+    if reserved is not None:  # CUDA: the caching allocator's reserved peak
+        out["reserved_peak_bytes"] = reserved
+    return out
 
 
 def measure_peak(model, example_inputs, loss_fn=None, optimizer=None, device=None):

@@ -131,15 +131,32 @@ def resident_bytes(model, optimizer, inputs):
     return sb, ib
 
 
+_TRACED = [DeviceType.CPU]  # the device whose allocations AllocTrace counts
+
+
+@contextlib.contextmanager
+def traced_device(device):
+    """AllocTrace counts `device`'s allocations inside the block (export on
+    a CUDA model: the node measurements are of GPU memory)."""
+    kind = DeviceType.CUDA if torch.device(device).type == "cuda" else DeviceType.CPU
+    _TRACED.append(kind)
+    try:
+        yield
+    finally:
+        _TRACED.pop()
+
+
 class AllocTrace:
-    """Allocator events of a region (CPU profiler). After the `with` block:
-    `peak` is the most bytes allocated at once above the start, `net` what
-    is still allocated at the end, `trace` the running sums."""
+    """Allocator events of a region (CPU profiler; CUDA allocations inside
+    traced_device("cuda")). After the `with` block: `peak` is the most
+    bytes allocated at once above the start, `net` what is still allocated
+    at the end, `trace` the running sums."""
 
     def __init__(self):
         self.peak = 0
         self.net = 0
         self.events = []
+        self.kind = _TRACED[-1]
 
     def __enter__(self):
         # kind, record_shapes, profile_memory, with_stack, with_flops,
@@ -147,6 +164,8 @@ class AllocTrace:
         self._config = ProfilerConfig(ProfilerState.KINETO, False, True, False, False, False,
                                       _ExperimentalConfig())
         acts = {ProfilerActivity.CPU}
+        if self.kind == DeviceType.CUDA:
+            acts.add(ProfilerActivity.CUDA)
         _prepare_profiler(self._config, acts)
         _enable_profiler(self._config, acts)
         return self
@@ -154,7 +173,7 @@ class AllocTrace:
     def __exit__(self, *exc):
         res = _disable_profiler()
         ev = [(e.start_us(), i, e.nbytes()) for i, e in enumerate(res.events())
-              if e.name() == "[memory]" and e.device_type() == DeviceType.CPU]
+              if e.name() == "[memory]" and e.device_type() == self.kind]
         ev.sort()
         run = peak = 0
         for _, _, nb in ev:
@@ -178,3 +197,6 @@ def cuda_peak(device):
     torch.cuda.synchronize(device)
     out["peak"] = torch.cuda.max_memory_allocated(device) - start
     out["net"] = torch.cuda.memory_allocated(device) - start
+    # what the caching allocator held from the device at its most, in all
+    # (resident memory's blocks included): allocated plus rounding and cache
+    out["reserved_peak"] = torch.cuda.max_memory_reserved(device)

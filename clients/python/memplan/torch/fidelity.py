@@ -81,7 +81,17 @@ def _row(pred_peak, pred_time, meas, const):
     return {"predicted_peak_bytes": int(pred_peak), "measured_peak_bytes": int(meas["peak_bytes"]),
             "error_pct": _pct(pred_peak, meas["peak_bytes"]),
             "dynamic_error_pct": _pct(dyn_pred, meas["dynamic_peak_bytes"]),
-            "predicted_time_ms": round(pred_time, 3), "measured_time_ms": round(meas["time_ms"], 3)}
+            "predicted_time_ms": round(pred_time, 3), "measured_time_ms": round(meas["time_ms"], 3),
+            **_reserved(pred_peak, meas)}
+
+
+def _reserved(pred_peak, meas):
+    """On CUDA: what the caching allocator reserved at its peak, against the
+    prediction (which counts allocated bytes)."""
+    if "reserved_peak_bytes" not in meas:
+        return {}
+    return {"measured_reserved_bytes": int(meas["reserved_peak_bytes"]),
+            "reserved_error_pct": _pct(pred_peak, meas["reserved_peak_bytes"])}
 
 
 def fidelity_many(model, example_inputs, fractions, *, name=None, batch=None, loss_fn=None,
