@@ -10,8 +10,8 @@ needs two of them and the third checks it.
 
 Binding happens here in Python (_dims.bind), so forecasts work with any
 memplan CLI or daemon; the largest batch is the CLI's `plan --maximize
-batch` where the CLI has it (memplan.graph/2 support), otherwise the same
-search done here: doubling from 1 until a batch does not fit, then
+batch` where the CLI has it, otherwise (a daemon, an older CLI) the same
+search done here over plans of the bound graphs: doubling from 1 until a batch does not fit, then
 bisection (feasibility is monotone in the batch when every law is
 nondecreasing, which the export's laws are for any real model; the search
 relies on it as the CLI's does).
@@ -150,16 +150,17 @@ def cli_reads_graph2():
 
 def cli_supports_dims():
     """Whether the CLI has `plan --maximize` on memplan.graph/2."""
-    return _cli_has("maximize", ["plan", "--budget", "100", "--dim", "batch=2", "--maximize",
-                                 "batch"])
+    return _cli_has("maximize", ["plan", "--budget", "100", "--maximize", "batch",
+                                 "--max-value", "1000"])
 
 
-def _cli_maximize(g2, budget, solver, extra):
+def _cli_maximize(g2, budget, solver, extra, limit=MAX_BATCH):
     """The CLI's `plan --maximize batch` answer, or None when the CLI
-    does not read memplan.graph/2."""
+    does not have it."""
     if not cli_supports_dims():
         return None
-    args = ["plan", "--budget", str(int(budget)), "--solver", solver, "--maximize", "batch"]
+    args = ["plan", "--budget", str(int(budget)), "--solver", solver, "--maximize", "batch",
+            "--max-value", str(int(limit)), "--summary"]
     for k, v in (extra or {}).items():
         args += ["--dim", "%s=%d" % (k, v)]
     return _planner._run_cli(args, g2)
@@ -172,7 +173,7 @@ def max_batch(g2, budget, *, server=None, solver="auto", dims=None, limit=MAX_BA
     batch 1 does not fit. dims: the values of the graph's other dims."""
     extra = {k: int(v) for k, v in (dims or {}).items() if k != "batch"}
     fits = _Fits(g2, budget, server, solver, extra)
-    ans = None if server else _cli_maximize(g2, budget, solver, extra)
+    ans = None if server else _cli_maximize(g2, budget, solver, extra, limit)
     if ans is not None:
         best = int(ans.get("value") or 0)
         how = "memplan plan --maximize batch"
