@@ -136,15 +136,17 @@ static void srv__front_refuse(srv_front_t *f, size_t i, const char *why, size_t 
 }
 
 /* Look at connection i's first bytes; it may be passed on, refused or
- * dropped (then the slot i holds another connection: returns 1). */
-static int srv__front_look(srv_front_t *f, size_t i, double now) {
+ * dropped (then the slot i holds another connection: returns 1). `hup`:
+ * the peer closed its side, or the watchdog shut the socket down (a peek
+ * still sees the bytes that came before, so the end must come from poll). */
+static int srv__front_look(srv_front_t *f, size_t i, double now, int hup) {
   srv__held_t *h = &f->held[i];
   char buf[SRV__FRONT_PEEK];
   ssize_t n;
   size_t start = 0, end;
   if (h->linger_until > 0) {
     n = recv(h->fd, buf, sizeof(buf), MSG_DONTWAIT);
-    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR) || now >= h->linger_until) {
+    if (n == 0 || hup || (n < 0 && errno != EAGAIN && errno != EINTR) || now >= h->linger_until) {
       srv__front_drop(f, i);
       return 1;
     }
@@ -161,6 +163,10 @@ static int srv__front_look(srv_front_t *f, size_t i, double now) {
   for (end = start; end < (size_t)n && buf[end] != '\n'; end++) {
   }
   if (end == (size_t)n) {
+    if (hup) {
+      srv__front_drop(f, i); /* no request line will come */
+      return 1;
+    }
     if ((size_t)n == sizeof(buf)) {
       srv__front_pass(f, i); /* a very long line: libmicrohttpd's limits */
       return 1;
@@ -182,17 +188,24 @@ static int srv__front_look(srv_front_t *f, size_t i, double now) {
   return 1;
 }
 
+/* Whether the open connections (held here and libmicrohttpd's, as the
+ * watchdog counts them) leave room for one more: at the limit new ones wait
+ * in the listen backlog, as they do under libmicrohttpd's own accepts,
+ * rather than being accepted and closed. */
+static int srv__front_room(srv_front_t *f) {
+  size_t open = 0;
+  uint64_t h, b;
+  srv_conns_counts(f->conns, &open, &h, &b);
+  return open < f->max_held && f->n_held < f->max_held;
+}
+
 static void srv__front_accept(srv_front_t *f) {
-  for (;;) {
+  while (srv__front_room(f)) {
     srv__held_t h;
     memset(&h, 0, sizeof(h));
     h.addr_len = sizeof(h.addr);
     h.fd = accept4(f->listen_fd, (struct sockaddr *)&h.addr, &h.addr_len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (h.fd < 0) return; /* EAGAIN, or out of descriptors: poll again */
-    if (f->n_held >= f->max_held) {
-      close(h.fd); /* as libmicrohttpd does past its connection limit */
-      continue;
-    }
     h.rec = srv_conns_opened(f->conns, h.fd);
     f->held[f->n_held++] = h;
   }
@@ -211,9 +224,11 @@ static void *srv__front_run(void *arg) {
   while (!f->stop) {
     double now = srv_mono_ms(), next = now + 1000.0;
     size_t np = 0, i;
-    int timeout;
+    int timeout, room = srv__front_room(f);
     p[np++] = (struct pollfd){f->wake[0], POLLIN, 0};
-    p[np++] = (struct pollfd){f->listen_fd, POLLIN, 0};
+    /* at the limit, look again within a tick for a slot freed elsewhere */
+    p[np++] = (struct pollfd){room ? f->listen_fd : -1, POLLIN, 0};
+    if (!room) next = now + 50.0;
     for (i = 0; i < f->n_held; i++) {
       srv__held_t *h = &f->held[i];
       double until = h->linger_until > 0 ? h->linger_until : h->wake_ms;
@@ -223,7 +238,7 @@ static void *srv__front_run(void *arg) {
         continue;
       }
       slot[np] = i;
-      p[np++] = (struct pollfd){h->fd, POLLIN, 0};
+      p[np++] = (struct pollfd){h->fd, POLLIN | POLLRDHUP, 0};
     }
     timeout = (int)(next - now) + 1;
     if (poll(p, np, timeout < 1 ? 1 : timeout) < 0 && errno != EINTR) break;
@@ -236,7 +251,8 @@ static void *srv__front_run(void *arg) {
     /* from the last slot down, so a dropped slot's replacement (the last)
      * has been looked at already */
     for (i = np; i-- > 2;)
-      if (p[i].revents) (void)srv__front_look(f, slot[i], now);
+      if (p[i].revents)
+        (void)srv__front_look(f, slot[i], now, (p[i].revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0);
     for (i = f->n_held; i-- > 0;) {
       srv__held_t *h = &f->held[i];
       if (h->linger_until > 0 && now >= h->linger_until) srv__front_drop(f, i);
