@@ -39,12 +39,13 @@ SIZES = ("bytes", "saved_bytes")
 
 def _need_torch(tc):
     if torch is None:
-        tc.skipTest("torch/torchvision not importable (%s): use /usr/bin/python3" % _NO_TORCH)
+        tc.fail("torch/torchvision not importable (%s): use /usr/bin/python3 (deploy/deps.sh installs "
+                "python3-torch)" % _NO_TORCH)
 
 
 def _need_cli(tc):
     if not os.path.exists(_planner.cli_path()):
-        tc.skipTest("no memplan CLI at %s (set MEMPLAN_CLI)" % _planner.cli_path())
+        tc.fail("no memplan CLI at %s (set MEMPLAN_CLI)" % _planner.cli_path())
 
 
 class LawsTest(unittest.TestCase):
