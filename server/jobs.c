@@ -1179,7 +1179,7 @@ static srv_job_status_t srv__run(srv_jobs_t *jobs, srv_job_t *job, char **text, 
     mp_binding_init(&none, "$.dims");
     out = json_pack("{s:s,s:s,s:s}", "graph_hash", job->p.graph_hash, "solver", mp_solver_name(o.solver),
                     "maximize", job->p.maximize);
-    if (out == NULL || arr == NULL || json_object_set(out, "budgets", arr) != 0) rc = MP_ENOMEM;
+    rc = out == NULL || arr == NULL || json_object_set(out, "budgets", arr) != 0 ? MP_ENOMEM : 0;
     for (k = 0; rc == 0 && k < job->n_budgets; k++) {
       mp_maximize_t m;
       memset(&m, 0, sizeof(m));
