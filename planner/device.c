@@ -15,6 +15,43 @@ void mp_device_init(mp_device_t *d) {
   d->time_unit_s = 0;
   d->intra_layer_reuse = 0;
   d->prefetch_lookahead = 0; /* just in time */
+  d->allocator = MP_ALLOCATOR_EXACT;
+}
+
+const char *mp_allocator_name(mp_allocator_t a) {
+  return a == MP_ALLOCATOR_PYTORCH_CUDA ? "pytorch-cuda" : "exact";
+}
+
+int mp_allocator_parse(const char *s, mp_allocator_t *out) {
+  if (strcmp(s, "exact") == 0)
+    *out = MP_ALLOCATOR_EXACT;
+  else if (strcmp(s, "pytorch-cuda") == 0)
+    *out = MP_ALLOCATOR_PYTORCH_CUDA;
+  else
+    return MP_EINVAL;
+  return 0;
+}
+
+uint64_t mp_device_alloc_size(const mp_device_t *d, uint64_t bytes) {
+  if (d == NULL || d->allocator != MP_ALLOCATOR_PYTORCH_CUDA || bytes == 0) return bytes;
+  if (bytes > UINT64_MAX - (MP_CUDA_BLOCK_BYTES - 1)) return UINT64_MAX;
+  return (bytes + MP_CUDA_BLOCK_BYTES - 1) / MP_CUDA_BLOCK_BYTES * MP_CUDA_BLOCK_BYTES;
+}
+
+int mp_device_const_bytes(const mp_device_t *d, const mp_graph_t *g, uint64_t *out) {
+  uint64_t c;
+  size_t v;
+  if (d == NULL || d->allocator == MP_ALLOCATOR_EXACT) {
+    *out = g->const_bytes;
+    return 0;
+  }
+  c = mp_device_alloc_size(d, g->param_bytes);
+  for (v = 0; v < g->n_nodes; v++)
+    if (g->nodes[v].kind != MP_KIND_ACTIVATION &&
+        __builtin_add_overflow(c, mp_device_alloc_size(d, g->nodes[v].bytes), &c))
+      return MP_EOVERFLOW;
+  *out = c;
+  return 0;
 }
 
 int mp_device_same(const mp_device_t *a, const mp_device_t *b) {
@@ -22,7 +59,7 @@ int mp_device_same(const mp_device_t *a, const mp_device_t *b) {
          a->latency_s == b->latency_s && a->copy_engines == b->copy_engines &&
          a->host_bytes == b->host_bytes && a->time_unit_s == b->time_unit_s &&
          a->intra_layer_reuse == b->intra_layer_reuse &&
-         a->prefetch_lookahead == b->prefetch_lookahead;
+         a->prefetch_lookahead == b->prefetch_lookahead && a->allocator == b->allocator;
 }
 
 int mp_device_check(const mp_device_t *d, mp_error_t *err) {
@@ -45,6 +82,8 @@ int mp_device_check(const mp_device_t *d, mp_error_t *err) {
     return mp_error_set(err, MP_EINVAL, "$.device.prefetch",
                         "must be \"jit\" (just in time) or a number of backward steps from 1 to %d",
                         MP_DEVICE_MAX_PREFETCH);
+  if (d->allocator != MP_ALLOCATOR_EXACT && d->allocator != MP_ALLOCATOR_PYTORCH_CUDA)
+    return mp_error_set(err, MP_EINVAL, "$.device.allocator", "must be \"exact\" or \"pytorch-cuda\"");
   return 0;
 }
 

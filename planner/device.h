@@ -21,6 +21,19 @@
  * activations already issues every swap-in when the backward pass starts,
  * and the daemon's cache keys have room for four digits (server/jobs.c).
  *
+ * Allocator (allocator): how the device's allocator sizes each tensor.
+ * MP_ALLOCATOR_EXACT, the default, charges a tensor its bytes.
+ * MP_ALLOCATOR_PYTORCH_CUDA charges what PyTorch's CUDA caching allocator
+ * hands out for it: a request of 1 to 511 bytes takes 512, a larger one
+ * its size rounded up to a multiple of 512 (mp_device_alloc_size); an
+ * empty tensor takes nothing. The simulator then charges every allocation
+ * it models (values, gradients, saved bytes, workspaces, each input and
+ * parameter node, and param_bytes as one block) so rounded, which is what
+ * torch.cuda.max_memory_allocated counts. The segments the allocator
+ * reserves from the driver (2 MiB for requests up to 1 MiB, 20 MiB for
+ * those under 10 MiB, larger ones rounded up to 2 MiB: cuda_caching.h) are
+ * not part of the peak.
+ *
  * Every field has a documented default (mp_device_init). Times inside the
  * planner stay in the graph's own time unit: a copy of b bytes lasts
  *     (latency_s + b / bandwidth) / seconds_per_unit
@@ -53,6 +66,15 @@
  * a V100 needs for the batch those graphs were recorded with. */
 #define MP_DEVICE_DEFAULT_UNIT_S 2.5e-4
 
+/* How the device's allocator sizes a tensor (see the top). */
+typedef enum {
+  MP_ALLOCATOR_EXACT = 0,
+  MP_ALLOCATOR_PYTORCH_CUDA = 1
+} mp_allocator_t;
+
+/* PyTorch's CUDA caching allocator's block granularity. */
+#define MP_CUDA_BLOCK_BYTES 512
+
 typedef struct mp_device_s {
   double h2d_bytes_per_s;  /* host-to-device bandwidth, > 0 */
   double d2h_bytes_per_s;  /* device-to-host bandwidth, > 0 */
@@ -67,7 +89,21 @@ typedef struct mp_device_s {
   uint32_t prefetch_lookahead; /* 0: swap-ins just in time (the default);
                                 * k: k backward steps before the first reader
                                 * (see the top); <= MP_DEVICE_MAX_PREFETCH */
+  mp_allocator_t allocator;    /* how tensors are sized (see the top); default exact */
 } mp_device_t;
+
+/* "exact", "pytorch-cuda"; parse: 0 or MP_EINVAL. */
+const char *mp_allocator_name(mp_allocator_t a);
+int mp_allocator_parse(const char *s, mp_allocator_t *out);
+
+/* The bytes d's allocator charges for a tensor of `bytes` (see the top):
+ * `bytes` itself under MP_ALLOCATOR_EXACT. Saturates at UINT64_MAX. */
+uint64_t mp_device_alloc_size(const mp_device_t *d, uint64_t bytes);
+
+/* g's constant memory under d's allocator: g->const_bytes, or with
+ * rounding param_bytes (one block) and each input and parameter node
+ * rounded on its own. 0, or MP_EOVERFLOW when that passes 64 bits. */
+int mp_device_const_bytes(const mp_device_t *d, const mp_graph_t *g, uint64_t *out);
 
 /* The defaults above. */
 void mp_device_init(mp_device_t *d);
@@ -78,7 +114,8 @@ int mp_device_same(const mp_device_t *a, const mp_device_t *b);
 /* Check ranges; 0 or MP_EINVAL with err->path "$.device.<field>" naming the
  * field and why (bandwidth not positive or not finite, negative latency,
  * engines not 1 or 2, negative or non-finite time unit, a prefetch lookahead
- * above MP_DEVICE_MAX_PREFETCH: "$.device.prefetch"). */
+ * above MP_DEVICE_MAX_PREFETCH: "$.device.prefetch", an unknown allocator:
+ * "$.device.allocator"). */
 int mp_device_check(const mp_device_t *d, mp_error_t *err);
 
 /* Seconds per graph time unit for g under d (see the top of this file). */

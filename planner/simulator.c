@@ -183,6 +183,10 @@ typedef struct mp__sim_s {
   size_t *hold_at;
 } mp__sim_t;
 
+/* The device bytes of a tensor of `b` bytes under the device's allocator
+ * (device.h: rounded up to 512-byte blocks under pytorch-cuda). */
+static uint64_t mp__sz(const mp__sim_t *sm, uint64_t b) { return mp_device_alloc_size(sm->dev, b); }
+
 /* Error for step i: "step i (op 'node'): reason" at "$.steps[i]". */
 static int mp__step_error(mp__sim_t *sm, int code, size_t i, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -289,8 +293,8 @@ static int mp__drop_value(mp__sim_t *sm, uint32_t v) {
     return 0;
   }
   if (mp__ready(sm, v) > sm->now) /* a swap-in still writes the buffer */
-    return mp__release_push(sm, sm->ready[v], sm->g->nodes[v].bytes, 0);
-  sm->live -= sm->g->nodes[v].bytes;
+    return mp__release_push(sm, sm->ready[v], mp__sz(sm, sm->g->nodes[v].bytes), 0);
+  sm->live -= mp__sz(sm, sm->g->nodes[v].bytes);
   return 0;
 }
 
@@ -358,15 +362,15 @@ static int mp__do_forward(mp__sim_t *sm, size_t i, uint32_t v, int re, long firs
   }
   if ((rc = mp__inputs_readable(sm, i, v, "", &start)) != 0) return rc;
   mp__begin(sm, start);
-  if ((rc = mp__alloc(sm, i, nd->bytes)) != 0) return rc;
+  if ((rc = mp__alloc(sm, i, mp__sz(sm, nd->bytes))) != 0) return rc;
   if (nd->saved_bytes == 0) {
-    if ((rc = mp__moment(sm, i, nd->workspace_bytes)) != 0) return rc;
+    if ((rc = mp__moment(sm, i, mp__sz(sm, nd->workspace_bytes))) != 0) return rc;
   } else if (sm->hold_at[v] == i + 1) {
-    if ((rc = mp__alloc(sm, i, nd->saved_bytes)) != 0) return rc;
-    if ((rc = mp__moment(sm, i, nd->workspace_bytes)) != 0) return rc;
+    if ((rc = mp__alloc(sm, i, mp__sz(sm, nd->saved_bytes))) != 0) return rc;
+    if ((rc = mp__moment(sm, i, mp__sz(sm, nd->workspace_bytes))) != 0) return rc;
   } else {
     uint64_t extra;
-    if (__builtin_add_overflow(nd->workspace_bytes, nd->saved_bytes, &extra))
+    if (__builtin_add_overflow(mp__sz(sm, nd->workspace_bytes), mp__sz(sm, nd->saved_bytes), &extra))
       return mp__step_error(sm, MP_EOVERFLOW, i, "workspace plus saved bytes overflow 64 bits");
     if ((rc = mp__moment(sm, i, extra)) != 0) return rc;
   }
@@ -415,7 +419,7 @@ static int mp__do_backward(mp__sim_t *sm, size_t i, uint32_t v) {
   /* The seed: only a node without activation successors lacks a gradient
    * here, since each successor's backward created it. */
   if (!(*f & MP__F_GRAD)) {
-    if ((rc = mp__alloc(sm, i, nd->bytes)) != 0) return rc;
+    if ((rc = mp__alloc(sm, i, mp__sz(sm, nd->bytes))) != 0) return rc;
     *f |= MP__F_GRAD;
   }
   for (k = g->pred_off[v]; k < g->pred_off[v + 1]; k++) {
@@ -430,14 +434,14 @@ static int mp__do_backward(mp__sim_t *sm, size_t i, uint32_t v) {
       sm->n_reused++;
       continue;
     }
-    if ((rc = mp__alloc(sm, i, g->nodes[u].bytes)) != 0) return rc;
+    if ((rc = mp__alloc(sm, i, mp__sz(sm, g->nodes[u].bytes))) != 0) return rc;
     *fu |= MP__F_GRAD;
   }
-  if ((rc = mp__moment(sm, i, nd->workspace_bytes)) != 0) return rc;
-  sm->live -= nd->bytes;
+  if ((rc = mp__moment(sm, i, mp__sz(sm, nd->workspace_bytes))) != 0) return rc;
+  sm->live -= mp__sz(sm, nd->bytes);
   /* v is computed (checked above), so its last computation before this step
    * holds the saved bytes. */
-  sm->live -= nd->saved_bytes;
+  sm->live -= mp__sz(sm, nd->saved_bytes);
   *f = (uint8_t)((*f & ~MP__F_GRAD) | MP__F_DONE);
   for (k = g->pred_off[v]; k < g->pred_off[v + 1]; k++) {
     uint32_t u = g->pred[k];
@@ -508,7 +512,7 @@ static int mp__do_swap_out(mp__sim_t *sm, size_t i, uint32_t v) {
   *f = (uint8_t)((*f & ~MP__F_PRESENT) | MP__F_HOST | MP__F_SWAPPED);
   sm->n_out++;
   /* The device bytes stay allocated until the copy ends. */
-  if (mp__release_push(sm, end, nd->bytes, 0) != 0)
+  if (mp__release_push(sm, end, mp__sz(sm, nd->bytes), 0) != 0)
     return mp__step_error(sm, MP_ENOMEM, i, "out of memory");
   return 0;
 }
@@ -526,7 +530,7 @@ static int mp__do_swap_in(mp__sim_t *sm, size_t i, uint32_t v) {
                           "'%.200s' has no host copy (swap_in needs an earlier swap_out)", nd->id);
   if (__builtin_add_overflow(sm->bytes_in, nd->bytes, &sm->bytes_in))
     return mp__step_error(sm, MP_EOVERFLOW, i, "swapped-in bytes overflow 64 bits");
-  if ((rc = mp__alloc(sm, i, nd->bytes)) != 0) return rc;
+  if ((rc = mp__alloc(sm, i, mp__sz(sm, nd->bytes))) != 0) return rc;
   if ((rc = mp__moment(sm, i, 0)) != 0) return rc;
   sm->ready[v] = mp__copy(sm, v, nd->bytes, 1, sm->out_end[v]);
   *f = (uint8_t)((*f & ~MP__F_HOST) | MP__F_PRESENT);
@@ -580,8 +584,9 @@ int mp_simulate_ex(const mp_graph_t *g, const mp_schedule_t *s, const mp_sim_opt
   sm.g = g;
   sm.s = s;
   sm.err = err;
-  sm.live = g->const_bytes;
-  sm.peak = g->const_bytes;
+  if (mp_device_const_bytes(sm.dev, g, &sm.live) != 0)
+    return mp_error_set(err, MP_EOVERFLOW, "", "constant bytes overflow 64 bits under the allocator's rounding");
+  sm.peak = sm.live;
   sm.flags = calloc(n, 1);
   sm.pending = malloc(n * sizeof(uint32_t));
   timeline = malloc((ns ? ns : 1) * sizeof(uint64_t));
@@ -757,7 +762,7 @@ int mp_simulate_ex(const mp_graph_t *g, const mp_schedule_t *s, const mp_sim_opt
 
   out->peak_bytes = sm.peak;
   out->peak_step = sm.peak_step;
-  out->const_bytes = g->const_bytes;
+  mp_device_const_bytes(sm.dev, g, &out->const_bytes); /* checked at the start */
   out->time_forward = t_fwd;
   out->time_backward = t_bwd;
   out->time_recompute = t_rec;

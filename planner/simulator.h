@@ -29,7 +29,7 @@ typedef struct mp_sim_report_s {
    * (the op's output or new gradients plus its workspace). */
   uint64_t peak_bytes;
   size_t peak_step;          /* index of the (first) step where the peak occurs */
-  uint64_t const_bytes;      /* g->const_bytes, live throughout */
+  uint64_t const_bytes;      /* g->const_bytes (each block rounded under the device's allocator, device.h), live throughout */
   double time_forward;       /* sum of time over compute steps */
   double time_backward;      /* sum of bwd_time over backward steps */
   double time_recompute;     /* sum of time over recompute steps */

@@ -32,11 +32,19 @@ json_t *mp_device_to_json(const mp_device_t *d, const mp_graph_t *g) {
       mp_json_set(o, "intra_layer_reuse", json_boolean(d->intra_layer_reuse)) ||
       /* the request's form: "jit", or the lookahead in backward steps */
       mp_json_set(o, "prefetch", d->prefetch_lookahead == 0 ? json_string("jit")
-                                                             : json_integer(d->prefetch_lookahead))) {
+                                                             : json_integer(d->prefetch_lookahead)) ||
+      mp_json_set(o, "allocator", json_string(mp_allocator_name(d->allocator)))) {
     json_decref(o);
     return NULL;
   }
   return o;
+}
+
+/* The constant memory under the device's allocator (saturated: the
+ * simulator refuses a graph whose rounded constant passes 64 bits). */
+static uint64_t mp__const_bytes(const mp_graph_t *g, const mp_device_t *d) {
+  uint64_t c;
+  return mp_device_const_bytes(d, g, &c) == 0 ? c : UINT64_MAX;
 }
 
 /* Does the answer carry the migration fields? For the swap solvers always
@@ -66,7 +74,7 @@ json_t *mp_plan_result_to_json_ex(const mp_graph_t *g, const mp_plan_result_t *r
       mp_json_set(o, "accounting", json_string(mp_accounting_name(r->accounting))) ||
       mp_json_set(o, "exact", json_boolean(r->exact)) ||
       mp_json_set(o, "budget", mp_json_u64(r->budget)) ||
-      mp_json_set(o, "const_bytes", mp_json_u64(g->const_bytes)))
+      mp_json_set(o, "const_bytes", mp_json_u64(mp__const_bytes(g, device))))
     goto fail;
   if (r->exact_reason[0] && mp_json_set(o, "exact_reason", json_string(r->exact_reason))) goto fail;
   if (r->source && mp_json_set(o, "source", json_string(r->source))) goto fail;
@@ -106,7 +114,8 @@ json_t *mp_plan_result_to_json_ex(const mp_graph_t *g, const mp_plan_result_t *r
         goto fail;
     }
   }
-  if ((migrates || device->intra_layer_reuse) && mp_json_set(o, "device", mp_device_to_json(device, g)))
+  if ((migrates || device->intra_layer_reuse || device->allocator != MP_ALLOCATOR_EXACT) &&
+      mp_json_set(o, "device", mp_device_to_json(device, g)))
     goto fail;
   if (r->has_model) {
     t = json_object();

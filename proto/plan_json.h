@@ -42,7 +42,7 @@ json_t *mp_plan_result_to_json(const mp_graph_t *g, const mp_plan_result_t *r,
  * "latency" (s), "copy_engines", "host_budget" (bytes, null: no limit),
  * "time_unit_seconds" (resolved for g: the device's, else the graph's unit,
  * else MP_DEVICE_DEFAULT_UNIT_S), "intra_layer_reuse", "prefetch" ("jit" or
- * the lookahead in backward steps)}. With g NULL,
+ * the lookahead in backward steps), "allocator" ("exact" or "pytorch-cuda")}. With g NULL,
  * time_unit_seconds is the device's own value (0: from the graph). */
 json_t *mp_device_to_json(const mp_device_t *d, const mp_graph_t *g);
 

@@ -189,7 +189,7 @@ int mp_parse_prefetch(const char *s, uint32_t *out, mp_error_t *err) {
 int mp_json_device(const json_t *v, const char *path, mp_device_t *d, mp_error_t *err) {
   static const char *const keys[] = {"h2d_bandwidth", "d2h_bandwidth", "latency", "copy_engines",
                                      "host_budget", "time_unit_seconds", "intra_layer_reuse", "prefetch",
-                                     NULL};
+                                     "allocator", NULL};
   char fp[MP_ERROR_PATH_MAX];
   const char *k;
   json_t *f;
@@ -197,7 +197,7 @@ int mp_json_device(const json_t *v, const char *path, mp_device_t *d, mp_error_t
   if (!json_is_object(v))
     return mp_error_set(err, MP_EINVAL, path,
                         "must be an object with h2d_bandwidth, d2h_bandwidth, latency, copy_engines, "
-                        "host_budget, time_unit_seconds, intra_layer_reuse and prefetch (all optional)");
+                        "host_budget, time_unit_seconds, intra_layer_reuse, prefetch and allocator (all optional)");
   json_object_foreach((json_t *)v, k, f) {
     size_t i;
     int found = 0;
@@ -207,7 +207,7 @@ int mp_json_device(const json_t *v, const char *path, mp_device_t *d, mp_error_t
     if (!found)
       return mp_error_set(err, MP_EINVAL, fp,
                           "unknown field (the device has h2d_bandwidth, d2h_bandwidth, latency, "
-                          "copy_engines, host_budget, time_unit_seconds, intra_layer_reuse and prefetch)");
+                          "copy_engines, host_budget, time_unit_seconds, intra_layer_reuse, prefetch and allocator)");
     if (strcmp(k, "h2d_bandwidth") == 0) {
       rc = mp__json_rate(f, fp, &d->h2d_bytes_per_s, err);
     } else if (strcmp(k, "d2h_bandwidth") == 0) {
@@ -231,6 +231,12 @@ int mp_json_device(const json_t *v, const char *path, mp_device_t *d, mp_error_t
       }
     } else if (strcmp(k, "prefetch") == 0) {
       rc = mp__json_prefetch(f, fp, &d->prefetch_lookahead, err);
+    } else if (strcmp(k, "allocator") == 0) {
+      if (!json_is_string(f) || mp_allocator_parse(json_string_value(f), &d->allocator) != 0)
+        return mp_error_set(err, MP_EINVAL, fp,
+                            "must be \"exact\" (tensors take their bytes) or \"pytorch-cuda\" (rounded up to "
+                            "512-byte blocks as PyTorch's CUDA caching allocator does)");
+      rc = 0;
     } else {
       if (!json_is_boolean(f)) return mp_error_set(err, MP_EINVAL, fp, "must be true or false");
       d->intra_layer_reuse = json_is_true(f);

@@ -19,7 +19,7 @@
  *         device maximized at its usable bytes); never with "least".
  *   device: {"h2d_bandwidth"?, "d2h_bandwidth"?, "latency"?,
  *            "copy_engines"?, "host_budget"?, "time_unit_seconds"?,
- *            "intra_layer_reuse"?, "prefetch"?}   (defaults: planner/device.h)
+ *            "intra_layer_reuse"?, "prefetch"?, "allocator"?}   (defaults: planner/device.h)
  *
  * A budget is a non-negative integer of bytes or a string with a unit
  * ("12GiB", see planner/units.h). A bandwidth is a positive number of bytes

@@ -22,7 +22,9 @@ static void srv__exact_g(char *buf, size_t n, double d) {
 }
 
 /* The migration part of a key: "m<swap>|h2d|d2h|latency|engines|host|unit|
- * reuse", every field exact, then "|<k>" when swap-ins are issued k
+ * reuse", every field exact (reuse is 1 for intra-layer reuse plus 2 for the
+ * pytorch-cuda allocator, so keys from before the allocator keep their
+ * plans), then "|<k>" when swap-ins are issued k
  * backward steps ahead (prefetch_lookahead k > 0; none for just in time, so
  * keys written before the prefetch existed are still the keys of the same
  * plans, and read back as just in time). At most 2+4*24+2+21+2 = 123
@@ -46,7 +48,7 @@ static void srv__device_key(char *buf, size_t n, int swap, const mp_device_t *d)
     snprintf(host, sizeof(host), "%llu", (unsigned long long)d->host_bytes);
   if (d->prefetch_lookahead != 0) snprintf(pf, sizeof(pf), "|%u", (unsigned)d->prefetch_lookahead);
   if (snprintf(buf, n, "m%d|%s|%s|%s|%d|%s|%s|%d%s", swap ? 1 : 0, h2d, d2h, lat, d->copy_engines, host, unit,
-               d->intra_layer_reuse ? 1 : 0, pf) >= (int)n)
+               (d->intra_layer_reuse ? 1 : 0) | (d->allocator == MP_ALLOCATOR_PYTORCH_CUDA ? 2 : 0), pf) >= (int)n)
     buf[0] = '\0'; /* cannot happen with n >= 129 (see above) */
 }
 
@@ -81,8 +83,9 @@ int srv_keys_device(const char *key, int *swap, mp_device_t *d) {
   }
   d->time_unit_s = strtod(tok[12], &end);
   if (*end) return -1;
-  if (strcmp(tok[13], "0") != 0 && strcmp(tok[13], "1") != 0) return -1;
-  d->intra_layer_reuse = tok[13][0] == '1';
+  if (tok[13][0] < '0' || tok[13][0] > '3' || tok[13][1] != '\0') return -1;
+  d->intra_layer_reuse = (tok[13][0] - '0') & 1;
+  d->allocator = ((tok[13][0] - '0') & 2) ? MP_ALLOCATOR_PYTORCH_CUDA : MP_ALLOCATOR_EXACT;
   if (n == 16) {
     /* the writer's form only: 1 to 4 digits, no sign, no leading zero */
     size_t len = strlen(tok[14]), i;

@@ -54,6 +54,7 @@ typedef struct mp_cli_opts_s {
   const char *host_budget;
   const char *time_unit_seconds;
   const char *prefetch; /* jit or a lookahead in backward steps */
+  const char *allocator; /* exact or pytorch-cuda */
   const char *budgets;  /* fit: --budgets B1,B2,... as given */
   const char *device;   /* fit: --device NAME[,NAME...] of the device catalogue */
   const char *devices_file; /* fit: --devices FILE, the catalogue (default: the shipped one) */
@@ -79,7 +80,7 @@ typedef struct mp_cli_opts_s {
  * a given schedule's swap-ins are where its steps put them. */
 #define MP_CLI_DEVICE_OPTS                                                                   \
   "--h2d-bandwidth --d2h-bandwidth --copy-latency --copy-engines --host-budget "            \
-  "--time-unit-seconds --intra-layer-reuse --prefetch"
+  "--time-unit-seconds --intra-layer-reuse --prefetch --allocator"
 
 /* Parse argv (argv[0] is the command name). `allowed` is a string of option
  * names separated by spaces ("--budget --solver"); graph options,

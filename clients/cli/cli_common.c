@@ -188,6 +188,8 @@ int mp_cli_parse(int argc, char **argv, const char *allowed, int min_pos, int ma
       o->time_unit_seconds = val;
     } else if (strcmp(name, "--prefetch") == 0) {
       o->prefetch = val;
+    } else if (strcmp(name, "--allocator") == 0) {
+      o->allocator = val;
     } else if (strcmp(name, "--budgets") == 0) {
       o->budgets = val;
     } else if (strcmp(name, "--device") == 0) {
@@ -241,6 +243,10 @@ int mp_cli_device(const mp_cli_opts_t *o, mp_device_t *d) {
   if (o->prefetch && mp_parse_prefetch(o->prefetch, &d->prefetch_lookahead, &e) != 0)
     return mp__flag_error("--prefetch", &e);
   d->intra_layer_reuse = o->intra_layer_reuse;
+  if (o->allocator && mp_allocator_parse(o->allocator, &d->allocator) != 0) {
+    fprintf(stderr, "memplan: --allocator must be exact or pytorch-cuda, not '%s'\n", o->allocator);
+    return MP_CLI_EXIT_USAGE;
+  }
   if (mp_device_check(d, &e) != 0) {
     fprintf(stderr, "memplan: %s: %s\n", e.path, e.message);
     return MP_CLI_EXIT_USAGE;

@@ -133,7 +133,7 @@ int mp_cli_frontier(int argc, char **argv) {
   if ((rc = mp_cli_device(&o, &po.device)) != 0) return rc;
   if ((rc = mp_cli_server_open(&o, &srv, &online)) != 0) return rc;
   if (online && (o.h2d_bandwidth || o.d2h_bandwidth || o.copy_latency || o.copy_engines || o.host_budget ||
-                 o.time_unit_seconds || o.intra_layer_reuse || o.prefetch)) {
+                 o.time_unit_seconds || o.intra_layer_reuse || o.prefetch || o.allocator)) {
     fprintf(stderr, "memplan frontier: the daemon's frontiers are planned under its default device; drop the "
                     "device options, or plan offline (fit --server takes them)\n");
     rc = MP_CLI_EXIT_USAGE;

@@ -40,7 +40,8 @@
   X(consistency)      \
   X(wide)             \
   X(forecast)         \
-  X(forecast_server)
+  X(forecast_server)   \
+  X(allocator)
 
 #define MP_DECLARE_SUITE(name) __attribute__((weak)) Suite *suite_##name(void);
 MP_SUITES(MP_DECLARE_SUITE)

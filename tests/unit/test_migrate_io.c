@@ -167,7 +167,7 @@ static const struct {
   const char *msg;
 } bad_requests[] = {
   {"\"device\": 5", "$.device", "must be an object with h2d_bandwidth, d2h_bandwidth, latency, copy_engines, "
-                                "host_budget, time_unit_seconds, intra_layer_reuse and prefetch (all optional)"},
+                                "host_budget, time_unit_seconds, intra_layer_reuse, prefetch and allocator (all optional)"},
   {"\"device\": [1]", "$.device", "must be an object"},
   {"\"device\": {\"bandwidth\": 1}", "$.device.bandwidth", "unknown field"},
   {"\"device\": {\"h2d_bandwidth\": 0}", "$.device.h2d_bandwidth", "positive number of bytes per second"},
