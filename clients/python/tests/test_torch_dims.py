@@ -309,6 +309,30 @@ class MaxBatchTest(unittest.TestCase):
             self.assertFalse(out["next"]["feasible"])
             self.assertLessEqual(out["measured"]["measured_peak_bytes"], 6_000_000)
             self.assertTrue(out["measured"]["within_budget"])
+            p = subprocess.run([sys.executable, "-m", "memplan.torch", "fidelity", "--model",
+                                path + ":make", "--batch", "16", "--export-batch", "4",
+                                "--reps", "1"], capture_output=True, text=True, env=env,
+                               timeout=300)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            rec = json.loads(p.stdout)
+            self.assertEqual((rec["exported_at"], rec["forecast_batch"], rec["batch"]),
+                             ([2, 3, 4], 16, 16))
+            self.assertLess(abs(rec["plain"]["error_pct"]), 3.0)
+            self.assertTrue(rec["forecast"]["extrapolated"])
+            out = os.path.join(d, "g.json")
+            p = subprocess.run([sys.executable, "-m", "memplan.torch", "export", "--model",
+                                path + ":make", "--batch", "8", "--dims", "batch", "--reps", "1",
+                                "--out", out], capture_output=True, text=True, env=env,
+                               timeout=300)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(out) as f:
+                g = json.load(f)
+            self.assertEqual(g["dims"]["batch"], {"exported_at": [4, 6, 8], "default": 8,
+                                                  "min": 1})
+            if _forecast.cli_reads_graph2():
+                at = _planner._run_cli(["plan", "--budget", str(1 << 40), "--dim", "batch=64"],
+                                       g)
+                self.assertEqual(at["dims"], {"batch": 64})
             p = subprocess.run([sys.executable, "-m", "memplan.torch", "max-batch", "--model",
                                 path + ":make", "--budget", "lots"],
                                capture_output=True, text=True, env=env, timeout=300)
