@@ -21,10 +21,11 @@ column reads "16<2-4". The three models beyond the five above
 from batch 16 on (more workspace) than below it, so a forecast from
 batches 2-4 to 16 would compare two different programs: the forecast
 rows run on 2 threads (--threads), where torch uses one kernel at every
-batch (the export warns about it on one thread). --device cuda runs everything on the GPU and adds, per row,
-what the caching allocator reserved at its peak (max_memory_reserved)
-against the same prediction ("res MB", "res%"); without CUDA it says so
-and exits 0.
+batch (the export warns about it on one thread). --device cuda runs everything on the GPU, plans and predicts with the
+simulator's pytorch-cuda allocator (allocations rounded to 512-byte
+blocks), and adds, per row, what the caching allocator reserved at its
+peak (max_memory_reserved) against the same prediction ("res MB",
+"res%"); without CUDA it says so and exits 0.
 
 The planner is $MEMPLAN_CLI (default build/memplan). Budgets are constant
 memory + F x the dynamic part of plain backpropagation's predicted peak
@@ -182,6 +183,9 @@ def main():
     models = dict(MODELS, **MORE)
     if args.device == "cpu":
         torch.set_num_threads(args.threads or (2 if args.forecast else 1))
+    else:  # predict what the CUDA caching allocator hands out (512-byte blocks)
+        from memplan.torch import _planner
+        _planner.DEVICE_ARGS[:] = ["--allocator", "pytorch-cuda"]
     recs_all, rows = [], []
     hdr = ("%-16s %8s %7s %8s %8s %8s %7s %7s %7s %8s %8s %5s %4s %s" % COLS)
     fc = (", forecast at batch %d from an export at batches up to %d"

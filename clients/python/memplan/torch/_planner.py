@@ -24,6 +24,12 @@ def cli_path():
     return os.environ.get("MEMPLAN_CLI") or os.path.join(_REPO, "build", "memplan")
 
 
+# Device options the CLI's plan and simulate get too, e.g. ["--allocator",
+# "pytorch-cuda"] to charge what PyTorch's CUDA caching allocator hands out
+# (bench_fidelity.py --device cuda sets it).
+DEVICE_ARGS = []
+
+
 def _run_cli(args, graph, extra_json=None, timeout=600):
     cli = cli_path()
     if not os.path.exists(cli):
@@ -59,8 +65,8 @@ def plan(graph, budget, solver="auto", server=None, timeout=600.0):
         if "feasible" not in res and isinstance(res.get("result"), dict):
             res = res["result"]  # a plan view rather than its result
         return res
-    return _run_cli(["plan", "--budget", str(int(budget)), "--solver", solver], graph,
-                    timeout=timeout)
+    return _run_cli(["plan", "--budget", str(int(budget)), "--solver", solver] + DEVICE_ARGS,
+                    graph, timeout=timeout)
 
 
 def simulate(graph, schedule, timeout=600.0):
@@ -68,7 +74,7 @@ def simulate(graph, schedule, timeout=600.0):
     dict or list of steps) over graph."""
     if isinstance(schedule, list):
         schedule = {"format": "memplan.schedule/1", "steps": schedule}
-    return _run_cli(["simulate"], graph, extra_json=schedule, timeout=timeout)
+    return _run_cli(["simulate"] + DEVICE_ARGS, graph, extra_json=schedule, timeout=timeout)
 
 
 def cli_supports_saved_bytes():
