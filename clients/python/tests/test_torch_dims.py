@@ -239,6 +239,36 @@ class SymbolicExportTest(unittest.TestCase):
         with self.assertRaisesRegex(_laws.DimsError, "name the input axis of dim 'seq'"):
             mt.export(m, i, dims={"batch": [2, 3, 4], "seq": [4, 8, 12]})
 
+    def test_synthetic_replays(self):
+        """symbolic_graph on hand-made replays: a slow timing on many nodes
+        gives one warning within the format's 2,000 bytes, which the CLI
+        reads; replays that differ in a node's inputs are refused."""
+        spec = {"batch": [2, 3, 4]}
+
+        def replays(inputs_at_4=("x",)):
+            out = {}
+            for b in (2, 3, 4):
+                nodes = [{"id": "x", "kind": "input", "bytes": 64 * b}]
+                for i in range(200):
+                    nodes.append({"id": "node_with_a_long_name_%03d" % i, "bytes": 10 * b + 6,
+                                  "inputs": list(inputs_at_4 if b == 4 and i == 7 else ("x",)),
+                                  "time": 5.0 if b == 3 else 0.1})
+                out[(b,)] = {"format": "memplan.graph/1", "param_bytes": 1000, "nodes": nodes}
+            return out
+        g = _dims.symbolic_graph(spec, replays())
+        self.assertEqual(len(g["warnings"]), 1)
+        self.assertLessEqual(len(g["warnings"][0].encode()), 2000)
+        self.assertIn("times of 200 nodes", g["warnings"][0])
+        self.assertEqual(g["nodes"][1]["bytes"], {"terms": [{"c": 10, "batch": 1}, {"c": 6}]})
+        self.assertEqual(g["param_bytes"], 1000)
+        if os.path.exists(_planner.cli_path()) and _forecast.cli_reads_graph2():
+            at = _planner._run_cli(["plan", "--budget", str(1 << 40), "--dim", "batch=50"], g)
+            self.assertTrue(at["feasible"])
+            self.assertEqual(at["warnings"], g["warnings"])
+        with self.assertRaisesRegex(_laws.DimsError, "batch=4 differs from the graph at batch=3 "
+                                    "at node 'node_with_a_long_name_007'"):
+            _dims.symbolic_graph(spec, replays(("x", "node_with_a_long_name_006")))
+
     def test_bind_errors(self):
         g = {"format": "memplan.graph/2", "dims": {"batch": {"exported_at": [2, 3, 4],
                                                              "default": 4, "min": 1}},

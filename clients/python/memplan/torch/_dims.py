@@ -26,6 +26,7 @@ from . import _laws
 from ._laws import DimsError
 
 GRAPH_FORMAT = "memplan.graph/2"
+WARNING_MAX = 2000  # bytes of one warning (the format's limit)
 SIZE_FIELDS = ("bytes", "saved_bytes", "workspace_bytes")
 TIME_FIELDS = ("time", "bwd_time")
 _READS = {"none": (False, False), "output": (True, False), "inputs": (False, True),
@@ -202,12 +203,18 @@ def symbolic_graph(spec, replays, default=None, name=None, parts=None):
                       "min": 1} for nm in names}
     g["nodes"] = out_nodes
     if slow:
-        warnings.append("times of %d nodes took longer at some point than their laws (%s); "
-                        "bounds used" % (len(slow), "; ".join(
-                            "%s %.4g ms at %s, law %.4g" % (w, b[1], _label(names, b[0]), b[2])
-                            for w, b in slow)))
+        items = ["%s %.4g ms at %s, law %.4g" % (w, b[1], _label(names, b[0]), b[2])
+                 for w, b in slow]
+        shown = []
+        while items and sum(len(x) + 2 for x in shown) + len(items[0]) < WARNING_MAX - 200:
+            shown.append(items.pop(0))
+        warnings.append("times of %d nodes took longer at some point than their laws (%s%s); "
+                        "bounds used" % (len(slow), "; ".join(shown),
+                                         "; and %d more" % len(items) if items else ""))
     if warnings:
-        g["warnings"] = warnings
+        g["warnings"] = [w if len(w.encode()) <= WARNING_MAX else
+                         w.encode()[:WARNING_MAX - 3].decode(errors="ignore") + "..."
+                         for w in warnings]
     return g
 
 
