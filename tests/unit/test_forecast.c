@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dims.h"
 #include "dims_json.h"
@@ -541,6 +542,32 @@ START_TEST(test_cli_dim) {
   ck_assert_ptr_nonnull(strstr(text, "--dim batch: a dimension's value must be a whole number from 1"));
   free(text);
   ck_assert_int_eq(cli("inspect tests/graphs/tiny_layered.json --dim batch=2", NULL), 2);
+  /* a plan's schedule replayed by simulate at the same binding peaks where
+   * the plan said; at a larger batch the same schedule peaks higher */
+  {
+    char dir[] = "/tmp/mp-forecast-XXXXXX", args[300];
+    json_int_t peak8;
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(args, sizeof(args), "plan " SYM_MLP " --budget 40MB --dim batch=8 > %s/p.json", dir);
+    ck_assert_int_eq(cli(args, NULL), 0);
+    snprintf(args, sizeof(args), "simulate " SYM_MLP " %s/p.json --dim batch=8", dir);
+    ck_assert_int_eq(cli(args, &o), 0);
+    peak8 = json_integer_value(json_object_get(o, "peak_bytes"));
+    ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(o, "dims"), "batch")), 8);
+    json_decref(o);
+    snprintf(args, sizeof(args), "%s/p.json", dir);
+    o = json_load_file(args, 0, NULL);
+    ck_assert_ptr_nonnull(o);
+    ck_assert_int_eq(json_integer_value(json_object_get(o, "peak_bytes")), peak8);
+    json_decref(o);
+    snprintf(args, sizeof(args), "simulate " SYM_MLP " %s/p.json --dim batch=16", dir);
+    ck_assert_int_eq(cli(args, &o), 0);
+    ck_assert_int_gt(json_integer_value(json_object_get(o, "peak_bytes")), peak8);
+    json_decref(o);
+    snprintf(args, sizeof(args), "%s/p.json", dir);
+    unlink(args);
+    rmdir(dir);
+  }
   /* --maximize: the largest batch, its plan, the next batch's least budget */
   ck_assert_int_eq(cli("plan " SYM_MLP " --budget 15216800 --maximize batch --summary", &o), 0);
   ck_assert_int_eq(json_integer_value(json_object_get(o, "value")), 5);
