@@ -303,6 +303,12 @@ class ContractTest(unittest.TestCase):
                                                "max_value": 1000, "wait": 0}, expect=202)
         _, _, got = d.call("GET", "/v1/fit/%s?wait=60" % acc["id"], expect=200)
         self.assertEqual(got["maximize"], "batch")
+        # an async fit at a binding: the poll answers at that binding
+        _, _, acc = d.call("POST", "/v1/fit", {"graph": SYM_MLP, "budgets": ["1GB"], "dims": {"batch": 32},
+                                               "wait": 0}, expect=202)
+        _, _, got = d.call("GET", "/v1/fit/%s?wait=60" % acc["id"], expect=200)
+        self.assertEqual(got["dims"], {"batch": 32})
+        self.assertTrue(got["budgets"][0]["fits"])
         d.call("POST", "/v1/plans", {"graph": SYM_MLP, "budget": 1, "dims": {"batch": 0}}, expect=400)
         d.call("POST", "/v1/fit", {"graph": SYM_MLP, "budgets": [1, 2], "maximize": "batch"}, expect=400)
         # the largest batch on each GPU of the catalogue
