@@ -41,15 +41,41 @@ struct srv_http_s {
 
 /* ---- responses ---- */
 
-/* Append `s` as a JSON string to out[*n..cap): quotes, backslashes and
- * control characters escaped, bytes past ASCII as \u00XX (a request path
- * need not be UTF-8). Stops short rather than overflow. */
-static void srv__json_str(char *out, size_t cap, size_t *n, const char *s) {
+/* A request's log line being written: out[0..n) of cap bytes. Every
+ * append stops short rather than overflow (the line is then cut, still
+ * JSON once closed: srv__log_request keeps room for its last fields). */
+typedef struct {
+  char *out;
+  size_t n, cap;
+} srv__line_t;
+
+static void srv__lit(srv__line_t *l, const char *s, size_t len) {
+  if (l->n + len > l->cap) return;
+  memcpy(l->out + l->n, s, len);
+  l->n += len;
+}
+#define SRV__LIT(l, s) srv__lit((l), (s), sizeof(s) - 1)
+
+static void srv__u64(srv__line_t *l, unsigned long long v) {
+  char d[24];
+  size_t k = sizeof(d);
+  do {
+    d[--k] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  srv__lit(l, d + k, sizeof(d) - k);
+}
+
+/* `s` as a JSON string: quotes, backslashes and control characters
+ * escaped, bytes past ASCII as \u00XX (a request path need not be UTF-8);
+ * at most `room` bytes of the line (what is left is cut). NULL is "". */
+static void srv__str(srv__line_t *l, const char *s, size_t room) {
   static const char hex[] = "0123456789abcdef";
-  size_t k = *n;
-  if (k + 2 >= cap) return;
+  size_t end = l->n + room < l->cap ? l->n + room : l->cap, k = l->n;
+  char *out = l->out;
+  if (k + 2 > end) return;
   out[k++] = '"';
-  for (; s && *s && k + 8 < cap; s++) {
+  for (; s && *s && k + 7 < end; s++) {
     unsigned char c = (unsigned char)*s;
     if (c == '"' || c == '\\') {
       out[k++] = '\\';
@@ -64,49 +90,49 @@ static void srv__json_str(char *out, size_t cap, size_t *n, const char *s) {
     }
   }
   out[k++] = '"';
-  *n = k;
+  l->n = k;
 }
 
-/* The request's log line, rendered by hand: it is written for every
- * request, and jansson's objects cost more than the answer of a cached
- * GET. */
+/* The request's log line, written by hand: it is written for every
+ * request, and jansson's objects or printf cost more than the answer of a
+ * cached GET. */
 static void srv__log_request(srv_req_t *r, unsigned status) {
   int level = status >= 500 ? SRV_LOG_WARN : SRV_LOG_INFO;
-  char line[1536];
-  size_t n = 0;
-  int k;
+  char buf[1536];
+  srv__line_t l = {buf, 0, sizeof(buf)};
+  double us;
+  unsigned long long whole;
   if (!srv_log_enabled(level)) return;
-  k = snprintf(line, sizeof(line), "\"request_id\":");
-  n = (size_t)k;
-  srv__json_str(line, sizeof(line) - 200, &n, r->request_id);
-  memcpy(line + n, ",\"method\":", 10);
-  n += 10;
-  srv__json_str(line, sizeof(line) - 200, &n, r->method);
-  memcpy(line + n, ",\"path\":", 8);
-  n += 8;
-  srv__json_str(line, sizeof(line) - 200, &n, r->url);
-  memcpy(line + n, ",\"route\":", 9);
-  n += 9;
-  srv__json_str(line, sizeof(line) - 190, &n, r->route);
+  SRV__LIT(&l, "\"request_id\":");
+  srv__str(&l, r->request_id, 200);
+  SRV__LIT(&l, ",\"method\":");
+  srv__str(&l, r->method, 100);
+  SRV__LIT(&l, ",\"path\":");
+  srv__str(&l, r->url, 880);
+  SRV__LIT(&l, ",\"route\":");
+  srv__str(&l, r->route, 80);
+  SRV__LIT(&l, ",\"status\":");
+  srv__u64(&l, status);
+  /* dur_ms with three decimals */
+  us = floor((srv_mono_ms() - r->t0) * 1000.0 + 0.5);
+  whole = us > 0 ? (unsigned long long)us : 0;
+  SRV__LIT(&l, ",\"dur_ms\":");
+  srv__u64(&l, whole / 1000);
   {
-    /* dur_ms with three decimals, written by hand (printf's %f costs more
-     * than the rest of the line) */
-    double us = floor((srv_mono_ms() - r->t0) * 1000.0 + 0.5);
-    unsigned long long whole = us > 0 ? (unsigned long long)us : 0;
-    k = snprintf(line + n, sizeof(line) - n, ",\"status\":%u,\"dur_ms\":%llu.%03u,\"graph_hash\":", status,
-                 whole / 1000, (unsigned)(whole % 1000));
+    char frac[4] = {'.', (char)('0' + whole / 100 % 10), (char)('0' + whole / 10 % 10), (char)('0' + whole % 10)};
+    srv__lit(&l, frac, 4);
   }
-  if (k > 0 && (size_t)k < sizeof(line) - n) n += (size_t)k;
+  SRV__LIT(&l, ",\"graph_hash\":");
   if (r->graph_hash[0])
-    srv__json_str(line, sizeof(line) - 100, &n, r->graph_hash);
+    srv__str(&l, r->graph_hash, 80);
   else
-    n += (size_t)snprintf(line + n, sizeof(line) - n, "null");
-  n += (size_t)snprintf(line + n, sizeof(line) - n, ",\"cache\":");
+    SRV__LIT(&l, "null");
+  SRV__LIT(&l, ",\"cache\":");
   if (r->cache)
-    srv__json_str(line, sizeof(line) - 4, &n, r->cache);
+    srv__str(&l, r->cache, 20);
   else
-    n += (size_t)snprintf(line + n, sizeof(line) - n, "null");
-  srv_log_request_line(level, line, n);
+    SRV__LIT(&l, "null");
+  srv_log_request_line(level, buf, l.n);
 }
 
 static enum MHD_Result srv__queue(srv_req_t *r, unsigned status, struct MHD_Response *resp,
@@ -168,7 +194,19 @@ enum MHD_Result srv_respond_error_hdr(srv_req_t *r, unsigned status, const char 
                                       const char *hname, const char *hvalue, const char *message) {
   json_t *o = json_pack("{s:{s:s,s:s,s:s},s:s}", "error", "code", code, "message", message, "path",
                         path ? path : "", "request_id", r->request_id);
-  char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+  char *text;
+  if (o == NULL) {
+    /* a message quoting the request (its path) that is not UTF-8: the
+     * bytes past ASCII become '?' */
+    char clean[800];
+    size_t i;
+    snprintf(clean, sizeof(clean), "%s", message);
+    for (i = 0; clean[i]; i++)
+      if ((unsigned char)clean[i] >= 0x80) clean[i] = '?';
+    o = json_pack("{s:{s:s,s:s,s:s},s:s}", "error", "code", code, "message", clean, "path", path ? path : "",
+                  "request_id", r->request_id);
+  }
+  text = o ? json_dumps(o, JSON_COMPACT) : NULL;
   struct MHD_Response *resp;
   json_decref(o);
   if (text == NULL) return MHD_NO;

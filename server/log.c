@@ -162,13 +162,17 @@ void srv_log(int level, const char *msg, json_t *fields) {
 
 void srv_log_request_line(int level, const char *fields, size_t len) {
   char ts[32], head[96];
-  size_t hn, need;
-  int n;
+  const char *name = srv__level_names[level & 3];
+  size_t hn, need, k = strlen(name);
   if (level < srv__log_level) return;
   srv__ts(ts);
-  n = snprintf(head, sizeof(head), "{\"ts\":\"%s\",\"level\":\"%s\",\"msg\":\"request\"", ts,
-               srv__level_names[level & 3]);
-  hn = n > 0 && (size_t)n < sizeof(head) ? (size_t)n : 0;
+  /* {"ts":"<ts>","level":"<name>","msg":"request" */
+  memcpy(head, "{\"ts\":\"", 7);
+  memcpy(head + 7, ts, 24);
+  memcpy(head + 31, "\",\"level\":\"", 11);
+  memcpy(head + 42, name, k);
+  memcpy(head + 42 + k, "\",\"msg\":\"request\"", 17);
+  hn = 42 + k + 17;
   need = hn + 1 + len + 2; /* head "," fields "}\n" */
   pthread_mutex_lock(&srv__log_mu);
   if (srv__buf_len + need > sizeof(srv__buf)) srv__flush_locked();

@@ -319,6 +319,57 @@ START_TEST(test_fit_devices_maximize) {
 }
 END_TEST
 
+/* The request lines the daemon writes by hand are JSON with every field,
+ * whatever the path holds (quotes, control bytes, bytes that are not
+ * UTF-8), and a path that is not UTF-8 still gets its 404 with a JSON
+ * body. The log is read once the daemon has exited (request lines are
+ * buffered up to 100 ms). */
+START_TEST(test_request_log_lines) {
+  mp_test_daemon_t s;
+  json_t *o = NULL;
+  char path[256], *log, *line, *next;
+  int seen = 0;
+  mp_test_daemon_start(&s, "", 0);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "GET", "/a%ffb%22c%01d", NULL, NULL, &o, NULL), 404);
+  ck_assert_str_eq(jstr(json_object_get(o, "error"), "code"), "not_found");
+  json_decref(o);
+  ck_assert_int_eq(mp_test_daemon_http(&s, "GET", "/healthz", NULL, "-H 'X-Request-ID: log-line-1'", NULL, NULL),
+                   200);
+  mp_test_daemon_stop(&s, SIGTERM);
+  snprintf(path, sizeof(path), "%s/log", s.dir);
+  log = mp_test_read_file(path, NULL);
+  ck_assert_ptr_nonnull(log);
+  for (line = log; line && *line; line = next) {
+    json_t *l;
+    next = strchr(line, '\n');
+    if (next) *next++ = '\0';
+    l = json_loads(line, 0, NULL);
+    ck_assert_msg(l != NULL, "not JSON: %.300s", line);
+    if (strcmp(jstr(l, "msg"), "request") == 0) {
+      static const char *const keys[] = {"ts", "level", "request_id", "method", "path", "route", "status",
+                                         "dur_ms", "graph_hash", "cache"};
+      size_t k;
+      for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+        ck_assert_msg(json_object_get(l, keys[k]) != NULL, "no %s in %.300s", keys[k], line);
+      if (strcmp(jstr(l, "request_id"), "log-line-1") == 0) {
+        ck_assert_str_eq(jstr(l, "route"), "/healthz");
+        ck_assert_int_eq(json_integer_value(json_object_get(l, "status")), 200);
+        seen |= 1;
+      }
+      if (strcmp(jstr(l, "route"), "unmatched") == 0) {
+        ck_assert_ptr_nonnull(strstr(jstr(l, "path"), "\"c\001d"));
+        ck_assert_int_eq(json_integer_value(json_object_get(l, "status")), 404);
+        seen |= 2;
+      }
+    }
+    json_decref(l);
+  }
+  ck_assert_int_eq(seen, 3);
+  free(log);
+  mp_test_daemon_cleanup(&s);
+}
+END_TEST
+
 Suite *suite_server_fit(void) {
   Suite *su = suite_create("server_fit");
   TCase *tc = tcase_create("fit");
@@ -328,6 +379,7 @@ Suite *suite_server_fit(void) {
   tcase_add_test(tc, test_fit_least);
   tcase_add_test(tc, test_fit_async);
   tcase_add_test(tc, test_fit_devices_maximize);
+  tcase_add_test(tc, test_request_log_lines);
   suite_add_tcase(su, tc);
   return su;
 }
