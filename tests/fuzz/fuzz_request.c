@@ -61,7 +61,11 @@ static void fit_request(json_t *root) {
     mp_fit_request_free(&req);
     return;
   }
-  if (req.n_budgets < 1 || req.n_budgets > MAX_BUDGETS || req.budgets == NULL) abort();
+  /* budgets, or devices, or least: at least one is asked */
+  if (req.n_budgets > MAX_BUDGETS || (req.n_budgets > 0 && req.budgets == NULL)) abort();
+  if (req.n_budgets == 0 && req.n_devices == 0 && !req.least) abort();
+  if (req.n_devices > MAX_BUDGETS || (req.n_devices > 0 && req.devices == NULL)) abort();
+  if (req.wait_given && !(req.wait_s >= 0)) abort();
   if ((req.graph == NULL) == (req.graph_hash[0] == '\0')) abort();
   if (mp_solver_swaps(req.solver) && !req.swap) abort();
   if (mp_device_check(&req.device, &err) != 0) abort();
