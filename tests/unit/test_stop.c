@@ -97,6 +97,7 @@ START_TEST(test_every_phase_stops) {
     }
   }
   ck_assert_int_ge(total, 20);
+  mp_graph_free(g);
 }
 END_TEST
 
