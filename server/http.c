@@ -152,8 +152,7 @@ static enum MHD_Result srv__queue(srv_req_t *r, unsigned status, struct MHD_Resp
   ret = MHD_queue_response(r->conn, status, resp);
   MHD_destroy_response(resp);
   r->state = SRV__REQ_ANSWERED;
-  srv_metrics_request(r->srv->metrics, r->method, r->route, status);
-  srv_metrics_request_seconds(r->srv->metrics, r->route, (srv_mono_ms() - r->t0) / 1000.0);
+  srv_metrics_request_done(r->srv->metrics, r->method, r->route, status, (srv_mono_ms() - r->t0) / 1000.0);
   srv__log_request(r, status);
   return ret;
 }

@@ -88,10 +88,9 @@ static size_t srv__pair_find(const srv_metrics_t *m, const char *method, const c
   return i;
 }
 
-void srv_metrics_request(srv_metrics_t *m, const char *method, const char *route, unsigned status) {
+/* The count of (method, route, status); under m->mu. */
+static void srv__count_request(srv_metrics_t *m, const char *method, const char *route, unsigned status) {
   size_t i;
-  method = srv__method_label(method);
-  pthread_mutex_lock(&m->mu);
   i = srv__pair_find(m, method, route, status);
   if (i == m->n_pairs) {
     if (m->n_pairs == SRV__MAX_PAIRS) {
@@ -106,13 +105,12 @@ void srv_metrics_request(srv_metrics_t *m, const char *method, const char *route
     }
   }
   m->pairs[i].count++;
-  pthread_mutex_unlock(&m->mu);
 }
 
-void srv_metrics_request_seconds(srv_metrics_t *m, const char *route, double seconds) {
+/* The time of a request on `route`; under m->mu. */
+static void srv__time_request(srv_metrics_t *m, const char *route, double seconds) {
   srv__route_time_t *t;
   size_t i, b;
-  pthread_mutex_lock(&m->mu);
   for (i = 0; i < m->n_times; i++)
     if (strcmp(m->times[i].route, route) == 0) break;
   if (i == m->n_times) {
@@ -130,6 +128,14 @@ void srv_metrics_request_seconds(srv_metrics_t *m, const char *route, double sec
     if (seconds <= srv__http_buckets[b]) t->hist[b]++;
   t->count++;
   t->sum += seconds;
+}
+
+void srv_metrics_request_done(srv_metrics_t *m, const char *method, const char *route, unsigned status,
+                              double seconds) {
+  method = srv__method_label(method);
+  pthread_mutex_lock(&m->mu);
+  srv__count_request(m, method, route, status);
+  srv__time_request(m, route, seconds);
   pthread_mutex_unlock(&m->mu);
 }
 

@@ -21,13 +21,13 @@
 srv_metrics_t *srv_metrics_new(void);
 void srv_metrics_free(srv_metrics_t *m);
 
-/* One finished HTTP request. `method` is the request's method (any string;
+/* One finished HTTP request, counted by (method, route, status) and timed
+ * by route, under one lock. `method` is the request's method (any string;
  * the standard ones are labelled as such, others "other"), `route` a route
- * pattern (static string). */
-void srv_metrics_request(srv_metrics_t *m, const char *method, const char *route, unsigned status);
-/* How long a request took, from its first byte to its answer being queued
- * (a long poll's wait included), by route pattern (static string). */
-void srv_metrics_request_seconds(srv_metrics_t *m, const char *route, double seconds);
+ * pattern (static string), `seconds` from its first byte to its answer
+ * being queued (a long poll's wait included). */
+void srv_metrics_request_done(srv_metrics_t *m, const char *method, const char *route, unsigned status,
+                              double seconds);
 /* A result or frontier lookup answered from the cache (hit) or not (miss). */
 void srv_metrics_cache(srv_metrics_t *m, int hit);
 /* A submission joined a computation already queued or running. */
