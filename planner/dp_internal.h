@@ -291,6 +291,9 @@ size_t mp__dp_session_passes(const mp_dp_session_t *s);
 #define MP__WINDOW_WORK 400000
 #define MP__WINDOW_MIN_SETS 512
 #define MP__WINDOW_MAX_SETS 4096
+/* A lattice of at most this many lower sets is taken whole by the default
+ * window (dp_window.c): the window of full width, every lower set. */
+#define MP__WINDOW_WHOLE_SETS 16384
 
 size_t mp__window_sets(size_t n_activations);
 int mp__fallback_family(mp__dp_t *c, const mp_dp_options_t *o);

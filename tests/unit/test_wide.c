@@ -203,8 +203,10 @@ START_TEST(test_fallback_near_exact) {
 }
 END_TEST
 
-/* The fallback at its default window answers exact's least budget on
- * layered 150/2 (15,079 lower sets; the window holds 2,666): the window
+/* The fallback at the default window of a lattice above
+ * MP__WINDOW_WHOLE_SETS answers exact's least budget on layered 150/2
+ * (15,079 lower sets, which the default takes whole; that window holds
+ * 2,666): the window
  * family lists its sets in the exact family's order (lowerset.h), so the
  * window DP breaks its ties as the exact DP does and its least plan is the
  * exact DP's, and the local search from that plan (cand_refine.c) is the
@@ -227,6 +229,7 @@ START_TEST(test_fallback_least_as_exact) {
   ck_assert_uint_gt(least, 1);
   mp_plan_result_free(&r);
   o.max_lower_sets = 1; /* the fallback */
+  o.window_sets = mp__window_sets(g->n_activations); /* not the whole lattice */
   ck_assert_int_eq(mp_plan(g, &o, &r, &err), 0);
   ck_assert(!r.feasible && !r.exact);
   ck_assert_uint_eq(r.min_feasible_budget, least);
@@ -291,6 +294,57 @@ START_TEST(test_window_solver) {
 }
 END_TEST
 
+/* A DAG shaped like Moccasin's random layered graphs (layered_dag.h's
+ * mp_tl_moccasin_dag with the parameters of its 100-node file: 5,931 lower
+ * sets, more than the 4,040 of the window a larger lattice gets): window
+ * takes the lattice whole (MP__WINDOW_WHOLE_SETS), so at exact's least
+ * budget and at a quarter and half of the range it plans what exact plans.
+ * (On Moccasin's own 100-node file, 13,567 lower sets, the partial window
+ * missed exact's least budget by 5.5% and recomputed up to 1.32 times
+ * exact's: docs/benchmarks.md.) */
+START_TEST(test_window_moccasin_shape) {
+  mp_graph_t *g = mp_tl_moccasin_dag(100, 1, 0.27, 0.75, 0.2, 0.14);
+  mp_plan_options_t o;
+  mp_plan_result_t r, w;
+  mp_error_t err;
+  uint64_t lo, hi;
+  size_t nls = 0;
+  int k;
+  ck_assert_ptr_nonnull(g);
+  ck_assert_int_eq(mp_lowerset_count(g, 0, &nls), 0);
+  ck_assert_uint_eq(nls, 5931);
+  ck_assert_uint_gt(nls, mp__window_sets(g->n_activations));
+  mp_plan_options_init(&o);
+  o.solver = MP_SOLVER_NONE;
+  ck_assert_int_eq(mp_plan(g, &o, &r, &err), 0);
+  hi = r.sim.peak_bytes;
+  mp_plan_result_free(&r);
+  mp_plan_options_init(&o);
+  o.threads = 1;
+  o.solver = MP_SOLVER_EXACT;
+  o.budget = 1;
+  ck_assert_int_eq(mp_plan(g, &o, &r, &err), 0);
+  ck_assert(!r.feasible && r.exact);
+  lo = r.min_feasible_budget;
+  mp_plan_result_free(&r);
+  for (k = 0; k < 3; k++) {
+    o.budget = lo + (hi - lo) / 4 * (uint64_t)k;
+    o.solver = MP_SOLVER_EXACT;
+    ck_assert_int_eq(mp_plan(g, &o, &r, &err), 0);
+    o.solver = MP_SOLVER_WINDOW;
+    ck_assert_int_eq(mp_plan(g, &o, &w, &err), 0);
+    ck_assert(r.feasible && r.exact);
+    ck_assert_msg(w.feasible, "at %llu exact plans, window does not", (unsigned long long)o.budget);
+    ck_assert_msg(w.sim.time_recompute <= r.sim.time_recompute,
+                  "at %llu: window %g, exact %g", (unsigned long long)o.budget,
+                  w.sim.time_recompute, r.sim.time_recompute);
+    mp_plan_result_free(&r);
+    mp_plan_result_free(&w);
+  }
+  mp_graph_free(g);
+}
+END_TEST
+
 /* The fallback as it answers, at its default window (dp_window.c, at least
  * 512 sets), on two DAGs whose lattices are larger than it: layered 140/s6
  * (4,444 lower sets; the window holds 2,857) and 160/s3 (5,240; 2,500). At
@@ -335,6 +389,9 @@ START_TEST(test_fallback_default_window) {
     for (k = 0; k < 9; k++) b[k] = lo + (hi - lo) / 8 * k;
     ck_assert_int_eq(mp_fit(g, &o, b, 9, &fe, &err), 0);
     o.max_lower_sets = 1;
+    /* the default window of a lattice above MP__WINDOW_WHOLE_SETS (this one,
+     * smaller, would be taken whole) */
+    o.window_sets = mp__window_sets(g->n_activations);
     ck_assert_int_eq(mp_fit(g, &o, b, 9, &ff, &err), 0);
     for (k = 0; k < 9; k++) {
       const mp_fit_answer_t *e = &fe.answers[k], *f = &ff.answers[k];
@@ -380,7 +437,8 @@ START_TEST(test_fallback_climbs) {
     ck_assert(r.feasible && r.exact);
     exact = r.sim.time_recompute;
     mp_plan_result_free(&r);
-    o.max_lower_sets = 1; /* the fallback, at its default window */
+    o.max_lower_sets = 1; /* the fallback, at the default window of a larger lattice */
+    o.window_sets = mp__window_sets(g->n_activations);
     ck_assert_int_eq(mp_plan(g, &o, &r, &err), 0);
     ck_assert(r.feasible && !r.exact);
     ck_assert_str_eq(r.source, "window-dp-climbed");
@@ -415,6 +473,7 @@ START_TEST(test_lower_chain_memo) {
   o.solver = MP_SOLVER_EXACT;
   o.threads = 1;
   o.max_lower_sets = 1;
+  o.window_sets = mp__window_sets(g->n_activations); /* not the whole lattice */
   ck_assert_int_eq(mp__cand_dp_least(g, &o, mp__now_ms(), MP__FAMILY_EXACT, rung, &start, &figs, &err), 0);
   ck_assert(start.schedule != NULL && figs.window_width > 0);
   mp_dp_result_free(&figs);
@@ -459,6 +518,7 @@ Suite *suite_wide(void) {
   tcase_add_test(tc, test_fallback_near_exact);
   tcase_add_test(tc, test_fallback_least_as_exact);
   tcase_add_test(tc, test_window_solver);
+  tcase_add_test(tc, test_window_moccasin_shape);
   tcase_add_test(tc, test_fallback_default_window);
   tcase_add_test(tc, test_fallback_climbs);
   tcase_add_test(tc, test_lower_chain_memo);
