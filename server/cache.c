@@ -261,16 +261,22 @@ int srv_cache_put_blob(srv_cache_t *c, const char *key, srv_blob_t *blob) {
   return 0;
 }
 
-int srv_cache_put_tagged(srv_cache_t *c, const char *key, const char *tag, const char *value, size_t len) {
+srv_blob_t *srv_blob_new(const char *value, size_t len, const char *tag) {
   size_t tl = tag ? strlen(tag) + 1 : 0;
   srv_blob_t *b = malloc(sizeof(*b) + len + 1 + tl);
-  int rc;
-  if (b == NULL) return SRV_ENOMEM;
+  if (b == NULL) return NULL;
   b->refs = 1;
   b->len = len;
   memcpy(b->data, value, len);
   b->data[len] = '\0';
   b->tag = tag ? memcpy(b->data + len + 1, tag, tl) : NULL;
+  return b;
+}
+
+int srv_cache_put_tagged(srv_cache_t *c, const char *key, const char *tag, const char *value, size_t len) {
+  srv_blob_t *b = srv_blob_new(value, len, tag);
+  int rc;
+  if (b == NULL) return SRV_ENOMEM;
   rc = srv_cache_put_blob(c, key, b);
   srv_blob_unref(b);
   return rc;

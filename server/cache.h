@@ -32,6 +32,9 @@ typedef struct srv_blob_s {
 } srv_blob_t;
 
 void srv_blob_unref(srv_blob_t *b);
+/* A new value (one reference, the caller's): a copy of value[0..len) and
+ * of tag (NULL: none). NULL when out of memory. */
+srv_blob_t *srv_blob_new(const char *value, size_t len, const char *tag);
 
 srv_cache_t *srv_cache_new(uint64_t max_bytes);
 void srv_cache_free(srv_cache_t *c);

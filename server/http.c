@@ -179,6 +179,44 @@ enum MHD_Result srv_respond_blob(srv_req_t *r, unsigned status, srv_blob_t *blob
   return srv__queue(r, status, resp, "application/json");
 }
 
+/* A cached answer sent with an id of its own in front: the id's bytes and
+ * the blob's, one response without a copy of the blob. */
+typedef struct {
+  srv_blob_t *blob;
+  char head[64]; /* {"id":"<id>", */
+} srv__id_blob_t;
+
+static void srv__id_blob_done(void *cls) {
+  srv__id_blob_t *b = cls;
+  srv_blob_unref(b->blob);
+  free(b);
+}
+
+enum MHD_Result srv_respond_blob_id(srv_req_t *r, unsigned status, srv_blob_t *blob, size_t skip, const char *id) {
+  srv__id_blob_t *b;
+  struct MHD_IoVec iov[2];
+  struct MHD_Response *resp;
+  const char *obj = blob->data + skip;
+  size_t len = blob->len - skip;
+  if (len < 2 || obj[0] != '{' || (b = malloc(sizeof(*b))) == NULL) {
+    srv_blob_unref(blob);
+    return srv_respond_error(r, 500, "internal", "", "the cached answer is unreadable");
+  }
+  b->blob = blob;
+  /* {"id":"...", then the object's members; "{}" gets no comma */
+  snprintf(b->head, sizeof(b->head), "{\"id\":\"%.32s\"%s", id, obj[1] == '}' ? "" : ",");
+  iov[0].iov_base = b->head;
+  iov[0].iov_len = strlen(b->head);
+  iov[1].iov_base = obj + 1;
+  iov[1].iov_len = len - 1;
+  resp = MHD_create_response_from_iovec(iov, 2, srv__id_blob_done, b);
+  if (resp == NULL) {
+    srv__id_blob_done(b);
+    return MHD_NO;
+  }
+  return srv__queue(r, status, resp, "application/json");
+}
+
 enum MHD_Result srv_respond_json(srv_req_t *r, unsigned status, json_t *body) {
   char *text = body ? mp_json_dumps(body, JSON_COMPACT) : NULL;
   json_decref(body);

@@ -88,6 +88,10 @@ enum MHD_Result srv_respond_text_owned(srv_req_t *r, unsigned status, char *json
  * over and dropped once libmicrohttpd has sent it). */
 struct srv_blob_s;
 enum MHD_Result srv_respond_blob(srv_req_t *r, unsigned status, struct srv_blob_s *blob);
+/* Send the JSON object at blob->data + skip with "id": id as its first
+ * member (the blob's bytes are not copied; the reference is taken over). */
+enum MHD_Result srv_respond_blob_id(srv_req_t *r, unsigned status, struct srv_blob_s *blob, size_t skip,
+                                    const char *id);
 /* {"error": {"code", "message", "path"}, "request_id"} */
 enum MHD_Result srv_respond_error(srv_req_t *r, unsigned status, const char *code, const char *path,
                                   const char *fmt, ...) __attribute__((format(printf, 5, 6)));

@@ -865,6 +865,42 @@ int srv_jobs_submit_plan(srv_jobs_t *jobs, const srv_plan_params_t *p, const cha
   return SRV_ESTORE;
 }
 
+int srv_jobs_cached_handle(srv_jobs_t *jobs, const srv_plan_params_t *p, const char *key,
+                           const char *result_job_id, const char *graph_json, size_t graph_json_len, size_t n_nodes,
+                           char handle_id[33], char job_id[33]) {
+  srv_job_row_t row;
+  int rc;
+  memset(&row, 0, sizeof(row));
+  srv_random_hex(row.id, 16);
+  memcpy(row.owner, p->owner, sizeof(row.owner));
+  memcpy(row.request_id, p->request_id, sizeof(row.request_id));
+  row.created_ms = srv_now_ms();
+  memcpy(handle_id, row.id, 33);
+  if (strlen(result_job_id) == 32) {
+    rc = srv_store_add_done_handle(jobs->cfg.store, &row, result_job_id);
+    if (rc == 0) {
+      memcpy(job_id, result_job_id, 33);
+      return 0;
+    }
+    if (rc != SRV_ENOTFOUND) return rc == SRV_ENOSPACE ? rc : SRV_ESTORE;
+  }
+  /* A done job of its own: the handle's id, computed at no time. */
+  strcpy(row.status, "done");
+  memcpy(row.graph_hash, p->graph_hash, sizeof(row.graph_hash));
+  snprintf(row.result_key, sizeof(row.result_key), "%s", key);
+  row.budget = p->budget;
+  snprintf(row.solver, sizeof(row.solver), "%s", mp_solver_name(p->solver));
+  snprintf(row.objective, sizeof(row.objective), "%s", mp_objective_name(p->objective));
+  snprintf(row.accounting, sizeof(row.accounting), "%s", mp_accounting_name(p->accounting));
+  row.timeline = p->timeline;
+  row.started_ms = row.finished_ms = row.created_ms;
+  memcpy(row.client, p->client, sizeof(row.client));
+  rc = srv_store_accept_job(jobs->cfg.store, &row, graph_json, graph_json_len, n_nodes, 0, 0, NULL);
+  if (rc != 0) return rc == SRV_ENOSPACE ? rc : SRV_ESTORE;
+  memcpy(job_id, row.id, 33);
+  return 0;
+}
+
 int srv_jobs_submit_frontier(srv_jobs_t *jobs, const srv_plan_params_t *fp, const char *key,
                              uint64_t **budgets, size_t n_budgets, int fit_flags, mp_graph_t **graph,
                              srv_job_t **job, char **result, size_t *result_len) {

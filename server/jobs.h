@@ -117,6 +117,19 @@ int srv_jobs_submit_plan(srv_jobs_t *jobs, const srv_plan_params_t *p, const cha
                          const char *graph_json, size_t graph_json_len, srv_job_t **job, char **result,
                          size_t *result_len, char result_job_id[33], char handle_id[33]);
 
+/* A submission `p` answered from the result kept under `key`: its own
+ * plan handle, owned by p->owner. On job `result_job_id` (the job that
+ * computed the result, "" when unknown) when the store holds it done: one
+ * insert (srv_store_add_done_handle). Otherwise (a result a fit computed,
+ * or one whose job retention deleted) a done job of its own for the
+ * result, with its first handle and, when graph_json is not NULL, its graph
+ * (n_nodes nodes), in one transaction; no worker runs it. 0 with
+ * handle_id and job_id (the job the handle reads); SRV_ENOSPACE,
+ * SRV_ESTORE. */
+int srv_jobs_cached_handle(srv_jobs_t *jobs, const srv_plan_params_t *p, const char *key,
+                           const char *result_job_id, const char *graph_json, size_t graph_json_len, size_t n_nodes,
+                           char handle_id[33], char job_id[33]);
+
 /* Submit a frontier computation for p's graph_hash, solver, swap and
  * device under `key`, which must be srv_keys_frontier(p); or, with budgets
  * (*budgets taken over and set to NULL when a job is created), a fit: the

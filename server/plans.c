@@ -58,13 +58,57 @@ static int srv__body_key(const char *body, size_t len, char key[80]) {
   return 0;
 }
 
-int srv_plans_lookup_body(srv_server_t *s, const char *body, size_t len, srv_plan_submit_t *sub,
-                          char graph_hash[65]) {
+/* A cached answer is kept as the id of the done job it shows (the handles
+ * of later submissions go on that job) and then the answer's JSON, without
+ * an id: "<job id>{\"status\":\"done\",...}". */
+#define SRV__JOB_ID_LEN 32
+
+/* A cached answer `blob` for submission `sub` of `owner`: a handle of its
+ * own on the job the answer shows, sent with the answer. SRV_SUBMIT_CACHED
+ * with sub->blob and sub->id; 0 when that job is no longer stored done
+ * (the blob is dropped: the caller takes the slow way, which finds or
+ * makes a job again); SRV_ESTORE, SRV_ENOSPACE. */
+static int srv__cached_handle(srv_server_t *s, srv_blob_t *blob, const char *owner, const char *request_id,
+                              srv_plan_submit_t *sub) {
+  srv_job_row_t h;
+  char job_id[33];
+  int rc;
+  if (blob->len <= SRV__JOB_ID_LEN || blob->data[SRV__JOB_ID_LEN] != '{') {
+    srv_blob_unref(blob);
+    return 0;
+  }
+  memcpy(job_id, blob->data, SRV__JOB_ID_LEN);
+  job_id[SRV__JOB_ID_LEN] = '\0';
+  memset(&h, 0, sizeof(h));
+  srv_random_hex(h.id, 16);
+  snprintf(h.owner, sizeof(h.owner), "%s", owner);
+  snprintf(h.request_id, sizeof(h.request_id), "%s", request_id);
+  h.created_ms = srv_now_ms();
+  rc = srv_store_add_done_handle(s->store, &h, job_id);
+  if (rc != 0) {
+    srv_blob_unref(blob);
+    return rc == SRV_ENOTFOUND ? 0 : rc == SRV_ENOSPACE ? rc : SRV_ESTORE;
+  }
+  sub->blob = blob;
+  sub->skip = SRV__JOB_ID_LEN;
+  memcpy(sub->id, h.id, sizeof(sub->id));
+  return SRV_SUBMIT_CACHED;
+}
+
+int srv_plans_lookup_body(srv_server_t *s, const char *body, size_t len, const char *owner, const char *request_id,
+                          srv_plan_submit_t *sub, char graph_hash[65]) {
+  srv_blob_t *blob;
+  int rc;
   memset(sub, 0, sizeof(*sub));
   if (atomic_load(&s->draining)) return SRV_EDRAINING;
   sub->have_body_key = len > 0 && srv__body_key(body, len, sub->body_key) == 0;
-  if (sub->have_body_key && srv_cache_get_blob(s->cache, sub->body_key, &sub->blob) == 0) {
+  if (sub->have_body_key && srv_cache_get_blob(s->cache, sub->body_key, &blob) == 0) {
     sub->cache = "hit";
+    if ((rc = srv__cached_handle(s, blob, owner, request_id, sub)) == 0) {
+      sub->cache = NULL;
+      return 0;
+    }
+    if (rc < 0) return rc;
     srv_metrics_cache(s->metrics, 1);
     srv__hash_from_text(sub->blob->data, graph_hash);
     return SRV_SUBMIT_CACHED;
@@ -72,23 +116,22 @@ int srv_plans_lookup_body(srv_server_t *s, const char *body, size_t len, srv_pla
   return 0;
 }
 
-/* Render the answer to a plan whose result jobs.c had (computed by job
- * `result_job`, "" when unknown), and keep it under resp_key and the body
- * key, one value under both, tagged with the plan key. */
+/* Render the answer to a plan whose result jobs.c had, shown by job
+ * `job_id`, and keep it under resp_key and the body key, one value under
+ * both, tagged with the plan key. */
 static int srv__answer_result(srv_server_t *s, const srv_plan_params_t *p, const char *result, size_t result_len,
-                              const char *result_job, const char *plan_key, const char *resp_key,
+                              const char *job_id, const char *plan_key, const char *resp_key,
                               srv_plan_submit_t *sub) {
   json_t *res = srv__result_json(result, result_len, p->timeline);
   json_t *o = json_object();
   srv_blob_t *blob;
-  char *text;
+  char *text, *kept;
+  size_t len;
   if (res == NULL || o == NULL) {
     json_decref(res);
     json_decref(o);
     return SRV_EBADRESULT;
   }
-  /* No id: the plan that computed it may be another principal's. */
-  (void)result_job;
   json_object_set_new(o, "status", json_string("done"));
   json_object_set_new(o, "graph_hash", json_string(p->graph_hash));
   json_object_set_new(o, "cache", json_string("hit"));
@@ -96,47 +139,62 @@ static int srv__answer_result(srv_server_t *s, const srv_plan_params_t *p, const
   text = mp_json_dumps(o, JSON_COMPACT);
   json_decref(o);
   if (text == NULL) return SRV_ENOMEM;
-  srv_cache_put_tagged(s->cache, resp_key, plan_key, text, strlen(text)); /* best effort */
-  if (sub->have_body_key && srv_cache_get_blob(s->cache, resp_key, &blob) == 0) {
-    srv_cache_put_blob(s->cache, sub->body_key, blob); /* one value under both keys */
-    srv_blob_unref(blob);
+  len = strlen(text);
+  kept = malloc(SRV__JOB_ID_LEN + len + 1);
+  if (kept) {
+    memcpy(kept, job_id, SRV__JOB_ID_LEN);
+    memcpy(kept + SRV__JOB_ID_LEN, text, len + 1);
   }
-  sub->text = text;
-  sub->len = strlen(text);
+  free(text);
+  blob = kept ? srv_blob_new(kept, SRV__JOB_ID_LEN + len, plan_key) : NULL;
+  free(kept);
+  if (blob == NULL) return SRV_ENOMEM;
+  srv_cache_put_blob(s->cache, resp_key, blob); /* best effort */
+  if (sub->have_body_key) srv_cache_put_blob(s->cache, sub->body_key, blob); /* one value under both keys */
+  sub->blob = blob;
+  sub->skip = SRV__JOB_ID_LEN;
   return SRV_SUBMIT_CACHED;
 }
 
 int srv_plans_submit(srv_server_t *s, const srv_plan_params_t *p, mp_graph_t **graph, srv_plan_submit_t *sub) {
-  char plan_key[256], resp_key[300], result_job[33];
+  char plan_key[256], resp_key[300], result_job[33], job_id[33];
   char *canon = NULL, *result = NULL;
-  size_t canon_len = 0, result_len = 0;
+  size_t canon_len = 0, result_len = 0, n_nodes = *graph ? (*graph)->n_nodes : 0;
+  srv_blob_t *blob;
   int rc;
 
   /* A repeated submission is answered from the rendered response kept in
-   * the LRU cache: no store, no result parsing, no serialisation. */
+   * the LRU cache: no result parsing, no serialisation; one insert, its
+   * handle. */
   srv_keys_plan(p, plan_key);
   snprintf(resp_key, sizeof(resp_key), "resp|%d|%s", p->timeline ? 1 : 0, plan_key);
-  if (srv_cache_get_blob(s->cache, resp_key, &sub->blob) == 0) {
+  if (srv_cache_get_blob(s->cache, resp_key, &blob) == 0) {
     sub->cache = "hit";
-    srv_metrics_cache(s->metrics, 1);
-    if (sub->have_body_key) srv_cache_put_blob(s->cache, sub->body_key, sub->blob); /* best effort, shared */
-    return SRV_SUBMIT_CACHED;
+    rc = srv__cached_handle(s, blob, p->owner, p->request_id, sub);
+    if (rc < 0) return rc;
+    if (rc == SRV_SUBMIT_CACHED) {
+      srv_metrics_cache(s->metrics, 1);
+      if (sub->have_body_key) srv_cache_put_blob(s->cache, sub->body_key, sub->blob); /* best effort, shared */
+      return SRV_SUBMIT_CACHED;
+    }
+    sub->cache = NULL;
   }
   /* A graph the store holds is not rendered again for a new job row (the
    * insert would be ignored; the job row keeps it from retention), and a
    * result computed before (srv_jobs_submit_plan answers
-   * SRV_SUBMIT_CACHED) needs no graph. */
+   * SRV_SUBMIT_CACHED) needs no graph but for a done job made for it. */
   if (*graph && srv_graphs_render_new(s, *graph, p->graph_hash, &canon, &canon_len) != 0) return SRV_ENOMEM;
   rc = srv_jobs_submit_plan(s->jobs, p, plan_key, graph, canon, canon_len, &sub->job, &result, &result_len,
                             result_job, sub->id);
-  free(canon);
   if (rc == SRV_SUBMIT_CACHED) {
     sub->cache = "hit";
-    rc = srv__answer_result(s, p, result, result_len, result_job, plan_key, resp_key, sub);
-    free(result);
-    return rc;
+    rc = srv_jobs_cached_handle(s->jobs, p, plan_key, result_job, canon, canon_len, n_nodes, sub->id, job_id);
+    if (rc == 0) rc = srv__answer_result(s, p, result, result_len, job_id, plan_key, resp_key, sub);
+  } else if (rc > 0) {
+    sub->cache = rc == SRV_SUBMIT_JOINED ? "joined" : "miss";
   }
-  if (rc > 0) sub->cache = rc == SRV_SUBMIT_JOINED ? "joined" : "miss";
+  free(canon);
+  free(result);
   return rc;
 }
 

@@ -7,6 +7,9 @@
  *   2. the answer cache: the rendered answer kept under the plan's key;
  *   3. jobs.c: a result computed before (memory, then the store), an
  *      identical plan queued or running (joined), or a new job.
+ * Every submission gets a plan handle of its own, owned by its principal:
+ * one answered from a cache or a result too, on the done job that shows
+ * that result (srv_jobs_cached_handle).
  * The first is srv_plans_lookup_body (the handler parses only on a miss),
  * the rest srv_plans_submit. GET and DELETE /v1/plans/{id}, the long polls
  * and the listing go through srv_plans_view, srv_plans_unfinished,
@@ -41,29 +44,34 @@ typedef struct srv_plan_submit_s {
   char body_key[80];        /* the body cache's key for this body */
   int have_body_key;
   const char *cache;        /* "hit", "joined", "miss", or NULL: for the request log */
-  /* SRV_SUBMIT_CACHED: the answer, either */
-  srv_blob_t *blob;         /* kept in the cache (a reference, the caller's), or */
-  char *text;               /* rendered now (malloc'd, the caller's) */
-  size_t len;
+  /* SRV_SUBMIT_CACHED: the answer without its id, a JSON object from
+   * blob->data + skip (a reference, the caller's: srv_respond_blob_id) */
+  srv_blob_t *blob;
+  size_t skip;
   /* SRV_SUBMIT_JOINED or SRV_SUBMIT_QUEUED: the plan's job (a reference,
-   * the caller's), and the submission's own plan id (its handle: the job's
-   * id when it started the job, a new one when it joined) */
+   * the caller's) */
   srv_job_t *job;
+  /* every outcome: the submission's own plan id (its handle: the job's id
+   * when it started the job, a new one when it joined or was answered
+   * from a result) */
   char id[33];
 } srv_plan_submit_t;
 
 /* Before the body is parsed: SRV_EDRAINING while shutting down; then
- * SRV_SUBMIT_CACHED with sub->blob when a finished answer is kept for
- * these exact bytes (graph_hash receives the graph it names, for the
- * request log); 0 to parse the body and call srv_plans_submit. */
-int srv_plans_lookup_body(srv_server_t *s, const char *body, size_t len, srv_plan_submit_t *sub,
-                          char graph_hash[65]);
+ * SRV_SUBMIT_CACHED with sub->blob and sub->id (a handle owned by `owner`,
+ * made with `request_id`) when a finished answer is kept for these exact
+ * bytes (graph_hash receives the graph it names, for the request log);
+ * SRV_ESTORE or SRV_ENOSPACE when the handle could not be stored; 0 to
+ * parse the body and call srv_plans_submit. */
+int srv_plans_lookup_body(srv_server_t *s, const char *body, size_t len, const char *owner, const char *request_id,
+                          srv_plan_submit_t *sub, char graph_hash[65]);
 
 /* Answer or start the plan `p` (its graph_hash names a graph sent inline
  * as *graph, or one the store holds, *graph NULL). *graph is taken over
  * (set to NULL) when a job is created; otherwise it stays the caller's.
- * Returns SRV_SUBMIT_CACHED (sub->blob or sub->text), SRV_SUBMIT_JOINED or
- * SRV_SUBMIT_QUEUED (sub->job, sub->id, owned by p->owner), or SRV_EFULL, SRV_EDRAINING, SRV_ESTORE,
+ * Returns SRV_SUBMIT_CACHED (sub->blob, sub->id), SRV_SUBMIT_JOINED or
+ * SRV_SUBMIT_QUEUED (sub->job, sub->id), the id owned by p->owner; or
+ * SRV_EFULL, SRV_EDRAINING, SRV_ESTORE, SRV_ENOSPACE,
  * SRV_ENOMEM, SRV_EBADRESULT (a kept result does not read back). sub->cache
  * is set whenever a cache answered, even when rendering then failed. */
 int srv_plans_submit(srv_server_t *s, const srv_plan_params_t *p, mp_graph_t **graph, srv_plan_submit_t *sub);

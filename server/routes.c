@@ -371,10 +371,10 @@ static enum MHD_Result srv__plans_post(srv_req_t *r) {
   int rc;
 
   /* The body cache answers a repeated body before it is parsed. */
-  rc = srv_plans_lookup_body(r->srv, r->body, r->body_len, &sub, r->graph_hash);
+  rc = srv_plans_lookup_body(r->srv, r->body, r->body_len, srv_req_owner(r), r->request_id, &sub, r->graph_hash);
   r->cache = sub.cache;
   if (rc < 0) return srv__failed(r, rc, NULL);
-  if (rc == SRV_SUBMIT_CACHED) return srv_respond_blob(r, 200, sub.blob);
+  if (rc == SRV_SUBMIT_CACHED) return srv_respond_blob_id(r, 200, sub.blob, sub.skip, sub.id);
   if ((root = srv__body_json(r, &ret)) == NULL) return ret;
   if (srv__plan_parse(r, root, &req, &p, &g, &ret) == 0) {
     rc = srv_plans_submit(r->srv, &p, &g, &sub);
@@ -382,7 +382,7 @@ static enum MHD_Result srv__plans_post(srv_req_t *r) {
     if (rc < 0)
       ret = srv__failed(r, rc, "the cached result is unreadable");
     else if (rc == SRV_SUBMIT_CACHED)
-      ret = sub.blob ? srv_respond_blob(r, 200, sub.blob) : srv_respond_text_owned(r, 200, sub.text, sub.len);
+      ret = srv_respond_blob_id(r, 200, sub.blob, sub.skip, sub.id);
     else
       ret = srv__plan_accepted(r, sub.job, sub.id, rc, &req);
     srv_job_unref(sub.job);

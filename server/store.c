@@ -62,6 +62,10 @@ int srv_store_add_handle(srv_store_t *st, const srv_job_row_t *handle, const cha
   return st->ops->add_handle(st, handle, job_id);
 }
 
+int srv_store_add_done_handle(srv_store_t *st, const srv_job_row_t *handle, const char *job_id) {
+  return st->ops->add_done_handle(st, handle, job_id);
+}
+
 int srv_store_cancel_handle(srv_store_t *st, const char *id, double now_ms, int *remaining) {
   return st->ops->cancel_handle(st, id, now_ms, remaining);
 }

@@ -115,6 +115,7 @@ typedef struct srv_store_ops_s {
                    json_t *arr, long long *last_seq);
   int (*get_plan)(srv_store_t *st, const char *id, srv_job_row_t *row);
   int (*add_handle)(srv_store_t *st, const srv_job_row_t *handle, const char *job_id);
+  int (*add_done_handle)(srv_store_t *st, const srv_job_row_t *handle, const char *job_id);
   int (*cancel_handle)(srv_store_t *st, const char *id, double now_ms, int *remaining);
   int (*count_status)(srv_store_t *st, uint64_t counts[5]);
   int (*put_graph)(srv_store_t *st, const char *hash, const char *json, size_t len, size_t n_nodes);
@@ -192,7 +193,9 @@ int srv_store_sweep(srv_store_t *st, double before_ms, double keep_after_ms, uin
                     srv_sweep_deleted_fn deleted, void *arg, srv_sweep_stats_t *out);
 
 /* Record an accepted job, its first handle (the same id, row->owner) and,
- * when graph_json is not NULL, its graph, in one transaction. Fills row->seq. 0 or SRV_ESTORE. A shared store also
+ * when graph_json is not NULL, its graph, in one transaction. Fills row->seq.
+ * row->status is "queued", or "done" (with started_ms and finished_ms) for
+ * a job whose result the store already holds (no worker runs it). 0 or SRV_ESTORE. A shared store also
  * deduplicates and bounds its queue: SRV_ECONFLICT when a job with the
  * same result_key is queued or running (its id in joined_id), SRV_EFULL
  * when max_queued (0: no bound) jobs are already queued, SRV_ECLIENTFULL
@@ -224,6 +227,11 @@ int srv_store_get_plan(srv_store_t *st, const char *id, srv_job_row_t *row);
  * SRV_ECONFLICT (it is not: its last handle was cancelled, or it ended),
  * SRV_ENOSPACE, SRV_ESTORE. */
 int srv_store_add_handle(srv_store_t *st, const srv_job_row_t *handle, const char *job_id);
+/* A new handle (handle->id, owner, created_ms, request_id) on job
+ * `job_id` that is done: a submission answered from its result. One
+ * insert. 0, SRV_ENOTFOUND (no such job, or it is not done), SRV_ENOSPACE,
+ * SRV_ESTORE. */
+int srv_store_add_done_handle(srv_store_t *st, const srv_job_row_t *handle, const char *job_id);
 /* Cancel handle `id` alone: 0 with *remaining the live handles its job
  * still has (0: cancel the job too); SRV_ENOTFOUND; SRV_ECONFLICT when
  * the handle was cancelled before or its job ended; SRV_ESTORE. */

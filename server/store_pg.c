@@ -461,8 +461,8 @@ static int srv__pg_accept_job(srv_store_t *base, srv_job_row_t *row, const char 
        * waits for this row and then finds it so). */
       " t AS (UPDATE graphs SET created_ms = $10::float8 WHERE hash = $3 AND created_ms < $10::float8),"
       " ins AS (INSERT INTO jobs(id, status, graph_hash, result_key, budget, solver, objective, accounting,"
-      "   timeline, created_ms, request_id, client)"
-      "   SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9::integer, $10::float8, $11, $15"
+      "   timeline, created_ms, request_id, client, started_ms, finished_ms)"
+      "   SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9::integer, $10::float8, $11, $15, $18::float8, $19::float8"
       "   WHERE ($14::bigint = 0 OR (SELECT count(*) FROM jobs WHERE status = 'queued') < $14::bigint)"
       "   AND ($16::bigint = 0 OR"
       "        (SELECT count(*) FROM jobs WHERE status = 'queued' AND client = $15) < $16::bigint)"
@@ -470,10 +470,11 @@ static int srv__pg_accept_job(srv_store_t *base, srv_job_row_t *row, const char 
       "   RETURNING seq, id),"
       " h AS (INSERT INTO handles(id, job_id, owner, created_ms, request_id)"
       "   SELECT id, id, $17, $10::float8, $11 FROM ins RETURNING seq, id)"
-      " SELECT h.seq, pg_notify('" SRV_STORE_CH_QUEUED "', h.id) FROM h";
-  char budget[32], timeline[8], created[40], nodes[32], cap[16], client_cap[16];
-  const char *vals[17];
-  int lens[17] = {0}, fmts[17] = {0};
+      /* a done job (a result held already) is for no worker to claim */
+      " SELECT h.seq, CASE WHEN $2::text = 'queued' THEN pg_notify('" SRV_STORE_CH_QUEUED "', h.id) END FROM h";
+  char budget[32], timeline[8], created[40], nodes[32], cap[16], client_cap[16], started[40], finished[40];
+  const char *vals[19];
+  int lens[19] = {0}, fmts[19] = {0};
   int attempt, rc;
   PGresult *r;
 
@@ -502,6 +503,10 @@ static int srv__pg_accept_job(srv_store_t *base, srv_job_row_t *row, const char 
   vals[14] = row->client;
   vals[15] = client_cap;
   vals[16] = row->owner;
+  srv__num(started, sizeof(started), row->started_ms);
+  srv__num(finished, sizeof(finished), row->finished_ms);
+  vals[17] = started;
+  vals[18] = finished;
   if (graph_len > INT32_MAX) return SRV_ESTORE;
   if (joined_id) joined_id[0] = '\0';
 
@@ -509,7 +514,7 @@ static int srv__pg_accept_job(srv_store_t *base, srv_job_row_t *row, const char 
     const char *key[1];
     int inserted;
     /* Not repeated on a broken connection: it may have committed. */
-    if ((rc = srv__exec(pg, "accept job", sql, 17, vals, lens, fmts, 0, &r)) != 0) return rc;
+    if ((rc = srv__exec(pg, "accept job", sql, 19, vals, lens, fmts, 0, &r)) != 0) return rc;
     inserted = PQntuples(r) == 1;
     if (inserted) row->seq = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
     PQclear(r);
@@ -702,6 +707,31 @@ static int srv__pg_add_handle(srv_store_t *base, const srv_job_row_t *handle, co
                       5, vals, NULL, NULL, 0, &r)) != 0)
     return rc;
   rc = PQntuples(r) == 1 ? 0 : SRV_ECONFLICT;
+  PQclear(r);
+  return rc;
+}
+
+/* One statement: the handle exists only if its job does and is done. */
+static int srv__pg_add_done_handle(srv_store_t *base, const srv_job_row_t *handle, const char *job_id) {
+  srv__pg_t *pg = (srv__pg_t *)base;
+  char created[40];
+  const char *vals[5];
+  PGresult *r;
+  int rc;
+  srv__num(created, sizeof(created), handle->created_ms);
+  vals[0] = handle->id;
+  vals[1] = job_id;
+  vals[2] = handle->owner;
+  vals[3] = created;
+  vals[4] = handle->request_id;
+  /* Not repeated on a broken connection: it may have committed. */
+  if ((rc = srv__exec(pg, "add done handle",
+                      "INSERT INTO handles(id, job_id, owner, created_ms, request_id)"
+                      " SELECT $1, id, $3, $4::float8, $5 FROM jobs WHERE id = $2 AND status = 'done'"
+                      " RETURNING seq",
+                      5, vals, NULL, NULL, 0, &r)) != 0)
+    return rc;
+  rc = PQntuples(r) == 1 ? 0 : SRV_ENOTFOUND;
   PQclear(r);
   return rc;
 }
@@ -1208,6 +1238,7 @@ static const srv_store_ops_t srv__pg_ops = {
   .list_jobs = srv__pg_list_jobs,
   .get_plan = srv__pg_get_plan,
   .add_handle = srv__pg_add_handle,
+  .add_done_handle = srv__pg_add_done_handle,
   .cancel_handle = srv__pg_cancel_handle,
   .count_status = srv__pg_count_status,
   .put_graph = srv__pg_put_graph,

@@ -260,7 +260,8 @@ static int srv__sq_accept_job(srv_store_t *base, srv_job_row_t *row, const char 
   }
   if (sqlite3_prepare_v2(st->db,
                          "INSERT INTO jobs(id, status, graph_hash, result_key, budget, solver, objective,"
-                         " accounting, timeline, created_ms, request_id, client) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
+                         " accounting, timeline, created_ms, request_id, client, started_ms, finished_ms)"
+                         " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                          -1, &s, NULL) != SQLITE_OK)
     goto rollback;
   sqlite3_bind_text(s, 1, row->id, -1, SQLITE_STATIC);
@@ -275,6 +276,8 @@ static int srv__sq_accept_job(srv_store_t *base, srv_job_row_t *row, const char 
   sqlite3_bind_double(s, 10, row->created_ms);
   sqlite3_bind_text(s, 11, row->request_id, -1, SQLITE_STATIC);
   sqlite3_bind_text(s, 12, row->client, -1, SQLITE_STATIC);
+  sqlite3_bind_double(s, 13, row->started_ms);
+  sqlite3_bind_double(s, 14, row->finished_ms);
   if (sqlite3_step(s) != SQLITE_DONE) goto rollback;
   sqlite3_finalize(s);
   s = NULL;
@@ -550,6 +553,32 @@ out:
   return rc;
 }
 
+/* One statement: the handle exists only if its job does and is done. */
+static int srv__sq_add_done_handle(srv_store_t *base, const srv_job_row_t *handle, const char *job_id) {
+  srv__sqlite_t *st = (srv__sqlite_t *)base;
+  sqlite3_stmt *s = NULL;
+  int rc = SRV_ESTORE;
+  pthread_mutex_lock(&st->mu);
+  if (sqlite3_prepare_v2(st->db,
+                         "INSERT INTO handles(id, job_id, owner, created_ms, request_id)"
+                         " SELECT ?1, id, ?3, ?4, ?5 FROM jobs WHERE id = ?2 AND status = 'done'",
+                         -1, &s, NULL) == SQLITE_OK) {
+    sqlite3_bind_text(s, 1, handle->id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, job_id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 3, handle->owner, -1, SQLITE_STATIC);
+    sqlite3_bind_double(s, 4, handle->created_ms);
+    sqlite3_bind_text(s, 5, handle->request_id, -1, SQLITE_STATIC);
+    if (sqlite3_step(s) == SQLITE_DONE)
+      rc = sqlite3_changes(st->db) == 1 ? srv__write_rc(st, 1) : SRV_ENOTFOUND;
+    else
+      rc = srv__write_rc(st, 0);
+  }
+  if (rc != 0 && rc != SRV_ENOTFOUND) srv__log_db(st, "add done handle");
+  sqlite3_finalize(s);
+  pthread_mutex_unlock(&st->mu);
+  return rc;
+}
+
 static int srv__sq_cancel_handle(srv_store_t *base, const char *id, double now_ms, int *remaining) {
   srv__sqlite_t *st = (srv__sqlite_t *)base;
   sqlite3_stmt *s = NULL;
@@ -813,6 +842,7 @@ static const srv_store_ops_t srv__sqlite_ops = {
   .list_jobs = srv__sq_list_jobs,
   .get_plan = srv__sq_get_plan,
   .add_handle = srv__sq_add_handle,
+  .add_done_handle = srv__sq_add_done_handle,
   .cancel_handle = srv__sq_cancel_handle,
   .count_status = srv__sq_count_status,
   .put_graph = srv__sq_put_graph,

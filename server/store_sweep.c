@@ -18,11 +18,21 @@
 
 #define SRV__FINISHED "status IN ('done','failed','cancelled') AND finished_ms > 0"
 
-/* Finished jobs that finished at or before $1, a batch at a time, then the
+/* A finished job is last used at its end or when its newest handle was
+ * made, whichever is later: a submission answered from a done job's
+ * result is a handle on that job, made long after it ended, and it keeps
+ * the job (and so the result and graph) as long as a job that ended then. */
+#define SRV__NO_NEWER_HANDLE "NOT EXISTS (SELECT 1 FROM handles WHERE handles.job_id = jobs.id AND handles.created_ms > $1)"
+#define SRV__LAST_USED                                                                                      \
+  "CASE WHEN h > finished_ms THEN h ELSE finished_ms END AS t FROM (SELECT finished_ms,"                     \
+  " (SELECT MAX(created_ms) FROM handles WHERE handles.job_id = jobs.id) AS h FROM jobs WHERE " SRV__FINISHED \
+  ") AS a"
+
+/* Finished jobs last used at or before $1, a batch at a time, then the
  * results and graphs no job refers to, created at or before it. */
 static const char *const srv__del_jobs =
-    "DELETE FROM jobs WHERE seq IN (SELECT seq FROM jobs WHERE " SRV__FINISHED
-    " AND finished_ms <= $1 ORDER BY finished_ms LIMIT 500) RETURNING id AS k";
+    "DELETE FROM jobs WHERE seq IN (SELECT seq FROM jobs WHERE " SRV__FINISHED " AND finished_ms <= $1 AND "
+    SRV__NO_NEWER_HANDLE " ORDER BY finished_ms LIMIT 500) RETURNING id AS k";
 /* The handles of the jobs deleted (each older than its job's end). */
 static const char *const srv__del_handles =
     "DELETE FROM handles WHERE created_ms <= $1 AND job_id NOT IN (SELECT id FROM jobs) RETURNING id AS k";
@@ -55,18 +65,17 @@ static int srv__sweep_upto(srv__sweep_t *s, double upto) {
   return 0;
 }
 
-/* How far the next step of the size bound deletes: the finish time of the
- * oldest eighth of the finished jobs (1 to 256 of them, so as not to
- * overshoot the bound by much); without any, the creation time of the
- * oldest results, then graphs, that nothing refers to. -1: nothing. */
+/* How far the next step of the size bound deletes: the time the least
+ * recently used eighth of the finished jobs was last used (1 to 256 of
+ * them, so as not to overshoot the bound by much); without any, the
+ * creation time of the oldest results, then graphs, that nothing refers
+ * to. -1: nothing. */
 static double srv__next_upto(srv__sweep_t *s) {
   const srv_store_ops_t *ops = s->st->ops;
   double finished = ops->sweep_value(s->st, s->h, "SELECT count(*) FROM jobs WHERE " SRV__FINISHED, 0, 0), upto;
   long batch = (long)(finished / 8);
-  char sql[256];
-  snprintf(sql, sizeof(sql),
-           "SELECT MAX(finished_ms) FROM (SELECT finished_ms FROM jobs WHERE " SRV__FINISHED
-           " ORDER BY finished_ms LIMIT %ld) AS t",
+  char sql[512];
+  snprintf(sql, sizeof(sql), "SELECT MAX(t) FROM (SELECT " SRV__LAST_USED " ORDER BY t LIMIT %ld) AS b",
            batch < 1 ? 1L : batch > 256 ? 256L : batch);
   upto = ops->sweep_value(s->st, s->h, sql, 0, -1);
   if (upto < 0)

@@ -195,6 +195,11 @@ class ContractTest(unittest.TestCase):
         d.call("GET", "/v1/plans/%s" % acc["id"], expect=200)
         _, _, hit = d.call("POST", "/v1/plans", {"graph_hash": h, "budget": "2GiB"}, expect=200)
         self.assertEqual(hit["cache"], "hit")
+        # a plan of its own, done
+        self.assertNotEqual(hit["id"], acc["id"])
+        _, _, v = d.call("GET", "/v1/plans/" + hit["id"], expect=200)
+        self.assertEqual((v["status"], v["result"]), ("done", hit["result"]))
+        d.call("DELETE", "/v1/plans/" + hit["id"], expect=409)
         d.call("POST", "/v1/plans", {"graph_hash": h, "budget": "2.5GiB", "wait": 30, "timeline": True},
                expect=200)
         _, _, inf = d.call("POST", "/v1/plans", {"graph_hash": h, "budget": 1000, "solver": "approx", "wait": 30},

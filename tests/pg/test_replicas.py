@@ -223,6 +223,43 @@ class ReplicasTest(unittest.TestCase):
         self.check_everywhere(ids)
         self.assertEqual(self.total_computations() - before, 1)
 
+    def test_3d_cached_submissions_are_plans_of_their_own(self):
+        """A plan done, then the same body to every replica: each answers at
+        once (200, from its memory or the store) with a plan id of its own, a
+        handle on the one job, read alike through every replica; nothing is
+        computed again. With that job gone from the database (its result
+        kept), a replica answers with a done job of its own for the result."""
+        self.all_idle()
+        ReplicasTest.budget += 1000
+        body = {"graph": GRAPH, "budget": ReplicasTest.budget}
+        first = self.final(self.replicas[0], self.submit(self.replicas[0], ReplicasTest.budget)["id"])
+        job = self.pg.sql("postgres", "SELECT job_id FROM handles WHERE id = '%s'" % first["id"])[0][0]
+        before = self.total_computations()
+        ids = {first["id"]}
+        for _ in range(2):
+            for r in self.replicas:
+                st, v = http(r.port, "POST", "/v1/plans", body)
+                self.assertEqual((st, v["status"], v["cache"]), (200, "done", "hit"), v)
+                self.assertNotIn(v["id"], ids)
+                self.assertEqual(v["result"], first["result"])
+                ids.add(v["id"])
+        self.check_everywhere(ids)
+        self.assertEqual(self.total_computations(), before)
+        self.assertEqual(self.pg.sql("postgres", "SELECT count(*) FROM handles WHERE job_id = '%s'" % job),
+                         [[str(len(ids))]])
+        # a finished plan is not cancelled
+        st, e = http(self.replicas[2].port, "DELETE", "/v1/plans/" + sorted(ids - {first["id"]})[0])
+        self.assertEqual((st, e["error"]["code"]), (409, "already_finished"), e)
+        # its job gone, its result kept: a done job of its own, no computation
+        self.pg.sql("postgres", "DELETE FROM handles WHERE job_id = '%s'" % job)
+        self.pg.sql("postgres", "DELETE FROM jobs WHERE id = '%s'" % job)
+        st, v = http(self.replicas[1].port, "POST", "/v1/plans", body)
+        self.assertEqual((st, v["cache"], v["result"]), (200, "hit", first["result"]), v)
+        self.assertEqual(self.pg.sql("postgres", "SELECT job_id, status FROM handles h JOIN jobs j ON j.id = h.job_id"
+                                     " WHERE h.id = '%s'" % v["id"]), [[v["id"], "done"]])
+        self.check_everywhere({v["id"]})
+        self.assertEqual(self.total_computations(), before)
+
     def test_3b_cancel_one_of_two_handles(self):
         """Two identical submissions on two replicas; a DELETE of one
         (through a third replica) cancels that plan alone: the computation
@@ -401,8 +438,6 @@ class ReplicasTest(unittest.TestCase):
         for r in pair:
             st, again = http(r.port, "POST", "/v1/plans", dict(old_body, wait=0))
             self.assertIn(st, (200, 202), again)
-            if st == 200:  # answered with the new plan's result: no id, no new computation
-                continue
             self.assertNotEqual(again["id"], old["id"], "replica %d answered a deleted plan from memory" % r.port)
             # each submission is a plan of its own: count the computations behind them
             fresh.add(self.pg.sql("retention", "SELECT job_id FROM handles WHERE id = '%s'" % again["id"])[0][0])

@@ -7,6 +7,7 @@ proxy), a per-principal cap that leaves room for the others and keeps
 (MEMPLAN_TEST_PLAN_DELAY_MS) so that the queue's order shows in the plans'
 start times; no verdict depends on how fast the machine is."""
 
+import json
 import os
 import sys
 import unittest
@@ -238,10 +239,13 @@ class OwnershipTest(_Base):
         self.assertEqual(d.request("GET", "/v1/plans?after=" + a["id"], headers=auth("bob"))[0], 400)
         # the read-all principal reads both
         self.assertEqual(d.request("GET", "/v1/plans/" + a["id"], headers=auth("dash"))[0], 200)
-        # a finished answer served again names no plan id
+        # a finished answer served again is a plan of its own too: a new id,
+        # bob's, and no one else's
         st, _, c = d.request("POST", "/v1/plans", plan(8000), auth("bob"))
         self.assertEqual((st, c["cache"]), (200, "hit"), c)
-        self.assertNotIn("id", c)
+        self.assertNotIn(c["id"], (a["id"], b["id"]))
+        self.assertEqual(d.request("GET", "/v1/plans/" + c["id"], headers=auth("bob"))[2]["owner"], "bob")
+        self.assertEqual(d.request("GET", "/v1/plans/" + c["id"], headers=auth("alice"))[0], 404)
 
     def test_cancel_needs_no_other(self):
         """alice cancels her plan; bob's identical one is still computed and
@@ -260,6 +264,85 @@ class OwnershipTest(_Base):
         self.assertIn(st, (200, 202), v)
         v = d.request("GET", "/v1/plans/%s?wait=60" % c["id"], headers=auth("alice"))[2]
         self.assertEqual(v["status"], "cancelled", v)
+
+    def test_cached_answer_is_own_plan(self):
+        """A submission answered from a result computed before (the body's
+        cached answer, the plan's, and the store's after a restart) is a plan
+        handle of its own: a new id in the 200, owned by the submitter, read
+        and listed as a done plan with that very result, unknown to others;
+        a cancel of it is 409 (it finished)."""
+        d = self.start(["--workers", "1"])
+        st, _, a = d.request("POST", "/v1/plans", plan(8400, wait=30), auth("alice"))
+        self.assertEqual((st, a["status"]), (200, "done"), a)
+        ids = [a["id"]]
+
+        def check_handle(who, body, st, hdrs, v):
+            self.assertEqual((st, v["status"], v["cache"]), (200, "done", "hit"), v)
+            self.assertNotIn(v["id"], ids)
+            ids.append(v["id"])
+            self.assertEqual(v["result"], a["result"])
+            st, _, view = d.request("GET", "/v1/plans/" + v["id"], headers=auth(who))
+            self.assertEqual((st, view["id"], view["owner"], view["status"]), (200, v["id"], who, "done"), view)
+            self.assertEqual(view["result"], a["result"])
+            self.assertEqual(view["graph_hash"], a["graph_hash"])
+            other = "alice" if who == "bob" else "bob"
+            self.assertEqual(d.request("GET", "/v1/plans/" + v["id"], headers=auth(other))[0], 404)
+            self.assertEqual(d.request("GET", "/v1/plans/" + v["id"], headers=auth("dash"))[0], 200)
+            self.assertIn(v["id"], [p["id"] for p in d.request("GET", "/v1/plans", headers=auth(who))[2]["plans"]])
+            self.assertNotIn(v["id"],
+                             [p["id"] for p in d.request("GET", "/v1/plans", headers=auth(other))[2]["plans"]])
+
+        # the same bytes: the body's cached answer
+        body = plan(8400, wait=30)
+        check_handle("bob", body, *d.request("POST", "/v1/plans", body, auth("bob"))[:3])
+        # other bytes, the same plan: the plan's cached answer
+        raw = json.dumps(body, indent=1).encode()
+        check_handle("bob", raw, *d.request("POST", "/v1/plans", raw, auth("bob"))[:3])
+        # a finished plan is not cancelled, by its owner or an admin
+        for who in ("bob", "root"):
+            st, _, e = d.request("DELETE", "/v1/plans/" + ids[-1], headers=auth(who))
+            self.assertEqual((st, e["error"]["code"]), (409, "already_finished"), e)
+        # after a restart memory is empty: the store's result
+        d.stop()
+        d.start()
+        check_handle("alice", body, *d.request("POST", "/v1/plans", body, auth("alice"))[:3])
+        check_handle("bob", body, *d.request("POST", "/v1/plans", body, auth("bob"))[:3])
+        mine = [p["id"] for p in d.request("GET", "/v1/plans", headers=auth("alice"))[2]["plans"]]
+        self.assertEqual(mine, [ids[3], ids[0]])
+        # one computation for all five: one job, five handles on it
+        d.stop()
+        import sqlite3
+        db = sqlite3.connect(os.path.join(d.dir, "data", "memplan.db"))
+        self.assertEqual(db.execute("SELECT count(*), min(status) FROM jobs").fetchone(), (1, "done"))
+        self.assertEqual(sorted(r[0] for r in db.execute("SELECT id FROM handles")), sorted(ids))
+        db.close()
+
+    def test_cached_answer_without_its_job(self):
+        """A result kept in the store whose job is gone: the submission gets
+        a done plan of its own for that result."""
+        import sqlite3
+        d = self.start(["--workers", "1"])
+        body = plan(8500, wait=30)
+        st, _, a = d.request("POST", "/v1/plans", body, auth("alice"))
+        self.assertEqual((st, a["status"]), (200, "done"), a)
+        d.stop()
+        db = sqlite3.connect(os.path.join(d.dir, "data", "memplan.db"))
+        db.execute("DELETE FROM jobs")
+        db.execute("DELETE FROM handles")
+        db.commit()
+        db.close()
+        d.start()
+        for who in ("bob", "alice"):
+            st, hdrs, v = d.request("POST", "/v1/plans", body, auth(who))
+            self.assertEqual((st, v["cache"]), (200, "hit"), v)
+            self.assertNotEqual(v["id"], a["id"])
+            self.assertEqual(v["result"], a["result"])
+            st, _, view = d.request("GET", "/v1/plans/" + v["id"], headers=auth(who))
+            self.assertEqual((st, view["owner"], view["status"]), (200, who, "done"), view)
+            self.assertEqual(view["result"], a["result"])
+            self.assertEqual([p["id"] for p in d.request("GET", "/v1/plans", headers=auth(who))[2]["plans"]],
+                             [v["id"]])
+        self.assertEqual(d.request("GET", "/v1/plans/" + a["id"], headers=auth("alice"))[0], 404)
 
     def test_store_from_before_handles(self):
         """A SQLite store written before plans had owners is migrated at

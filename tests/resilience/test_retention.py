@@ -34,8 +34,10 @@ class RetentionTest(unittest.TestCase):
         # body again (the body's and the plan key's cached answer).
         st, _, view = self.d.request("GET", "/v1/plans/" + old["id"])
         self.assertEqual((st, view["status"]), (200, "done"), view)
+        # That answer is a plan handle of its own on the old plan's job.
         st, _, again = self.d.request("POST", "/v1/plans", old_body)
-        self.assertEqual((st, again["cache"], again.get("id")), (200, "hit", None), again)
+        self.assertEqual((st, again["cache"]), (200, "hit"), again)
+        self.assertNotEqual(again["id"], old["id"])
         # Queued and running plans outlive any age: eight in a row take
         # 3.2 s, longer than --retain-age.
         queued = []
@@ -48,8 +50,9 @@ class RetentionTest(unittest.TestCase):
         # and what memory kept of them with them: its view is gone, and the
         # same body again is a new plan.
         self.assertTrue(wait_until(lambda: old["id"] not in listed(self.d), 20), self.d.log_tail())
-        st, _, body = self.d.request("GET", "/v1/plans/" + old["id"])
-        self.assertEqual(st, 404, body)
+        for pid in (old["id"], again["id"]):
+            st, _, body = self.d.request("GET", "/v1/plans/" + pid)
+            self.assertEqual(st, 404, body)
         st, _, body = self.d.request("GET", "/v1/graphs/" + old["graph_hash"])
         self.assertEqual(st, 404, body)
         st, _, body = self.d.request("POST", "/v1/plans", old_body)
@@ -82,6 +85,40 @@ class RetentionTest(unittest.TestCase):
         self.assertNotIn(ids[0], kept)
         first_kept = min(ids.index(i) for i in kept)
         self.assertEqual(kept, set(ids[first_kept:]), "not the oldest first")
+
+    def test_age_counts_from_the_last_handle(self):
+        """A finished job is used again by every submission answered from
+        its result (a handle made then): --retain-age counts from the
+        newest handle, not from the job's end. Two plans that ended two
+        hours ago, one of them answered again just now (its handle written
+        into the stopped daemon's store, as the answer writes it): the
+        other one goes at the first sweep, that one stays, with its result,
+        and is answered again."""
+        import sqlite3
+        self.d = Daemon(None, ["--workers", "1", "--retain-age", "3600", "--sweep-interval", "0.2"]).start()
+        bodies = [{"graph": chain_graph(5, "kept%d" % i), "budget": 10 ** 6, "wait": 30} for i in range(2)]
+        plans = []
+        for b in bodies:
+            st, _, p = self.d.request("POST", "/v1/plans", b)
+            self.assertEqual((st, p["status"]), (200, "done"), p)
+            plans.append(p)
+        self.d.stop()
+        now_ms = time.time() * 1000
+        db = sqlite3.connect(os.path.join(self.d.dir, "data", "memplan.db"))
+        db.execute("UPDATE jobs SET created_ms = ?1, started_ms = ?1, finished_ms = ?1", (now_ms - 7.2e6,))
+        db.execute("UPDATE handles SET created_ms = ?", (now_ms - 7.2e6,))
+        db.execute("INSERT INTO handles(id, job_id, owner, created_ms) VALUES(?, ?, '', ?)",
+                   ("ab" * 16, plans[0]["id"], now_ms))
+        db.commit()
+        db.close()
+        self.d.start()
+        self.assertTrue(wait_until(lambda: plans[1]["id"] not in listed(self.d), 20), self.d.log_tail())
+        self.assertEqual(set(listed(self.d)), {plans[0]["id"], "ab" * 16})
+        st, _, view = self.d.request("GET", "/v1/plans/" + plans[0]["id"])
+        self.assertEqual((st, view["result"]), (200, plans[0]["result"]), view)
+        st, _, again = self.d.request("POST", "/v1/plans", bodies[0])
+        self.assertEqual((st, again["cache"], again["result"]), (200, "hit", plans[0]["result"]), again)
+        self.assertIn(again["id"], listed(self.d))
 
 
 if __name__ == "__main__":

@@ -207,33 +207,51 @@ START_TEST(test_submit_poll_cache) {
   }
   json_decref(o);
 
-  /* the same plan again: answered from the cache, with the result */
-  ck_assert_int_eq(submit(&s, plan_body(shipped("cg_resnet50.txt"), 6LL << 30, "auto", NULL), NULL, &o), 200);
-  ck_assert_str_eq(jstr(o, "cache"), "hit");
-  ck_assert_ptr_null(json_object_get(o, "id")); /* the plan that computed it may be another's */
-  ck_assert(json_is_true(json_object_get(json_object_get(o, "result"), "feasible")));
-  ck_assert_ptr_null(json_object_get(json_object_get(o, "result"), "timeline")); /* not asked for */
-  json_decref(o);
-  /* the same bytes a third time (answered by the body's digest, before any
-   * parsing), and the same request spelled differently (the "wait" field
-   * changes the bytes, not the plan): both hits on the same plan */
-  ck_assert_int_eq(submit(&s, plan_body(shipped("cg_resnet50.txt"), 6LL << 30, "auto", NULL), NULL, &o), 200);
-  ck_assert_str_eq(jstr(o, "cache"), "hit");
-  ck_assert_ptr_null(json_object_get(o, "id")); /* the plan that computed it may be another's */
-  ck_assert(json_is_true(json_object_get(json_object_get(o, "result"), "feasible")));
-  json_decref(o);
-  ck_assert_int_eq(submit(&s, plan_body(shipped("cg_resnet50.txt"), 6LL << 30, "auto", "{\"wait\": 5}"), NULL, &o),
-                   200);
-  ck_assert_str_eq(jstr(o, "cache"), "hit");
-  ck_assert_ptr_null(json_object_get(o, "id")); /* the plan that computed it may be another's */
-  json_decref(o);
-  ck_assert(metric(&s, "memplan_cache_hits_total") >= 3);
+  /* the same plan again: answered from the cache, with the result, as a
+   * plan of its own (an id of its own, done, on the same computation);
+   * then the same bytes a third time (answered by the body's digest, before
+   * any parsing), and the same request spelled differently (the "wait"
+   * field changes the bytes, not the plan): each a hit and a plan of its
+   * own */
+  {
+    static const char *const extra[3] = {NULL, NULL, "{\"wait\": 5}"};
+    char hits[3][64], path[128];
+    json_t *view = NULL, *first = NULL;
+    int i, j;
+    snprintf(path, sizeof(path), "/v1/plans/%s", id);
+    ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, NULL, &first, NULL), 200);
+    for (i = 0; i < 3; i++) {
+      ck_assert_int_eq(submit(&s, plan_body(shipped("cg_resnet50.txt"), 6LL << 30, "auto", extra[i]), NULL, &o),
+                       200);
+      ck_assert_str_eq(jstr(o, "cache"), "hit");
+      ck_assert_str_eq(jstr(o, "status"), "done");
+      ck_assert_uint_eq(strlen(jstr(o, "id")), 32);
+      ck_assert_str_ne(jstr(o, "id"), id);
+      for (j = 0; j < i; j++) ck_assert_str_ne(jstr(o, "id"), hits[j]);
+      snprintf(hits[i], sizeof(hits[i]), "%s", jstr(o, "id"));
+      ck_assert(json_is_true(json_object_get(json_object_get(o, "result"), "feasible")));
+      ck_assert_ptr_null(json_object_get(json_object_get(o, "result"), "timeline")); /* not asked for */
+      /* its view: done, with the very result the first plan has */
+      snprintf(path, sizeof(path), "/v1/plans/%.32s", hits[i]);
+      ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, NULL, &view, NULL), 200);
+      ck_assert_str_eq(jstr(view, "id"), hits[i]);
+      ck_assert_str_eq(jstr(view, "status"), "done");
+      ck_assert(json_equal(json_object_get(view, "result"), json_object_get(first, "result")));
+      ck_assert(json_equal(json_object_get(o, "result"), json_object_get(first, "result")));
+      json_decref(view);
+      json_decref(o);
+    }
+    json_decref(first);
+    ck_assert(metric(&s, "memplan_cache_hits_total") >= 3);
 
-  /* listing, newest first */
-  ck_assert_int_eq(mp_test_daemon_http(&s, "GET", "/v1/plans?status=done&limit=5", NULL, NULL, &o, NULL), 200);
-  ck_assert_uint_eq(json_array_size(json_object_get(o, "plans")), 1);
-  ck_assert_str_eq(jstr(json_array_get(json_object_get(o, "plans"), 0), "id"), id);
-  json_decref(o);
+    /* listing, newest first: the three answered from the cache, then the
+     * one computed */
+    ck_assert_int_eq(mp_test_daemon_http(&s, "GET", "/v1/plans?status=done&limit=5", NULL, NULL, &o, NULL), 200);
+    ck_assert_uint_eq(json_array_size(json_object_get(o, "plans")), 4);
+    for (i = 0; i < 3; i++) ck_assert_str_eq(jstr(json_array_get(json_object_get(o, "plans"), i), "id"), hits[2 - i]);
+    ck_assert_str_eq(jstr(json_array_get(json_object_get(o, "plans"), 3), "id"), id);
+    json_decref(o);
+  }
 
   mp_test_daemon_kill(&s, SIGTERM);
   ck_assert_int_eq(mp_test_daemon_wait_exit(&s, 30000), 0);
