@@ -7,9 +7,8 @@ MEMPLAN_GRAPH=<hash> in a batch job's environment) is asked about with one
 POST /v1/fit carrying every partition of memplan_slurm.conf (next to this
 file): its usable bytes, or its GPU's name in the daemon's catalogue. A job
 that fits is given its plan (POST /v1/plans at the budget of its
-partition): the budget and solver that name it, and its id when the daemon
-gives one, reach the job in MEMPLAN_* variables (batch jobs) and its
-comment. A job that fits none of its partitions is rejected naming its
+partition): its id, and the budget and solver that name it, reach the
+job in MEMPLAN_* variables (batch jobs) and its comment. A job that fits none of its partitions is rejected naming its
 least feasible budget, or, with route = true, moved to the smallest
 partition that fits. A daemon that is slow, unreachable or failing costs at
 most `timeout` seconds per request: the job is then let through with a note
@@ -437,17 +436,21 @@ function MP.check(job_desc, part_list)
 
   -- the plan at the smallest budget it may run under (it fits every larger
   -- one): 202 with its id while it is computed, or 200 with the finished
-  -- plan, which carries no id when it came from the cache (and is not
-  -- decoded here: its schedule can be megabytes)
+  -- plan from the cache, its id first (the answer is not decoded here: its
+  -- schedule can be megabytes). Either way the id is this submission's own,
+  -- a plan of the plugin's principal that the job reads.
   local solver_fields = string.format('"solver":"%s"%s', cfg.solver, cfg.swap and ',"swap":true' or "")
   local pstatus, ptext, pwhy = post(cfg, "/v1/plans", string.format('{"graph_hash":"%s","budget":%s,%s}', hash,
                                                                     fmt_int(plan_budget), solver_fields))
   local plan_id
   if pstatus == 202 then
     local view = json_decode(ptext)
-    plan_id = type(view) == "table" and type(view.id) == "string" and view.id:match("^%x+$") and view.id
+    plan_id = type(view) == "table" and type(view.id) == "string" and view.id
+  elseif pstatus == 200 then
+    plan_id = ptext:sub(1, 64):match('^%s*{%s*"id"%s*:%s*"(%x+)"')
   end
-  if not plan_id and not (pstatus == 200 and ptext:find('"feasible":true', 1, true)) then
+  if plan_id and not plan_id:match("^" .. string.rep("%x", 32) .. "$") then plan_id = nil end
+  if not ((pstatus == 202 and plan_id) or (pstatus == 200 and ptext:find('"feasible":true', 1, true))) then
     return not_checked(cfg, job_desc, hash,
                        pwhy or ("the plan answered " .. pstatus .. " (" .. error_text(json_decode(ptext)) .. ")"))
   end
@@ -459,7 +462,7 @@ function MP.check(job_desc, part_list)
   if cfg.swap then set_env(job_desc, "MEMPLAN_SWAP", "1") end
   if plan_id then set_env(job_desc, "MEMPLAN_PLAN_ID", plan_id) end
   set_env(job_desc, "MEMPLAN_URL", cfg.job_url)
-  slurm.log_info("memplan: graph %s fits at budget %s (plan %s)", hash, budget, plan_id or "cached")
+  slurm.log_info("memplan: graph %s fits at budget %s (plan %s)", hash, budget, plan_id or "without an id")
   return slurm.SUCCESS
 end
 

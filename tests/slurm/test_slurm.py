@@ -331,14 +331,12 @@ class TestSlurmPlugin(unittest.TestCase):
 
     def test_fits_gets_its_plan(self):
         """A job that fits its partition: accepted there; its comment and
-        environment carry a plan at the partition's budget, which the job
-        fetches from the daemon, and that plan fits."""
-        fetch = ('env | grep ^MEMPLAN_ | sort; out=plan-$SLURM_JOB_ID.json; '
-                 'if [ -n "$MEMPLAN_PLAN_ID" ]; then '
-                 '  curl -sS --max-time 120 "$MEMPLAN_URL/v1/plans/$MEMPLAN_PLAN_ID?wait=60" > $out; '
-                 'else curl -sS --max-time 120 -X POST "$MEMPLAN_URL/v1/plans" -d "{\\"graph_hash\\": '
-                 '\\"$MEMPLAN_GRAPH\\", \\"budget\\": $MEMPLAN_BUDGET, \\"solver\\": \\"$MEMPLAN_SOLVER\\", '
-                 '\\"wait\\": 60}" > $out; fi')
+        environment carry the id of a plan at the partition's budget (the
+        fit computed it, so the plugin's plan is answered from the cache,
+        under an id of its own), which the job fetches from the daemon, and
+        that plan fits."""
+        fetch = ('env | grep ^MEMPLAN_ | sort; '
+                 'curl -sS --max-time 120 "$MEMPLAN_URL/v1/plans/$MEMPLAN_PLAN_ID?wait=60" > plan-$SLURM_JOB_ID.json')
         r = self.sbatch("-p", "big", "-J", "fits", "--comment=memplan:" + self.hash, script=fetch)
         self.assertAccepted(r)
         job = self.cluster.wait_state(r.job_id, ("COMPLETED", "FAILED", "CANCELLED", "NODE_FAIL"))
@@ -349,14 +347,12 @@ class TestSlurmPlugin(unittest.TestCase):
         self.assertEqual(int(env["MEMPLAN_BUDGET"]), self.usable["big"])
         self.assertEqual(env["MEMPLAN_SOLVER"], "auto")
         self.assertEqual(env["MEMPLAN_URL"], "http://127.0.0.1:%d" % self.daemon.port)
-        # an id when the plan was being computed; a plan from the cache has none
-        plan_id = env.get("MEMPLAN_PLAN_ID")
-        self.assertEqual(job["Comment"], "memplan:%s budget:%d%s"
-                         % (self.hash, self.usable["big"], " plan:" + plan_id if plan_id else ""))
+        # the plan's id, in the environment and the comment
+        plan_id = env["MEMPLAN_PLAN_ID"]
+        self.assertRegex(plan_id, "^[0-9a-f]{32}$")
+        self.assertEqual(job["Comment"], "memplan:%s budget:%d plan:%s" % (self.hash, self.usable["big"], plan_id))
         plan = json.loads((pathlib.Path(self.cluster.dir) / "jobs" / ("plan-%s.json" % r.job_id)).read_text())
-        if plan_id:
-            self.assertRegex(plan_id, "^[0-9a-f]{32}$")
-            self.assertEqual(plan["id"], plan_id)
+        self.assertEqual(plan["id"], plan_id)
         self.assertEqual(plan["status"], "done", plan)
         self.assertEqual(plan["result"]["graph_hash"], self.hash)
         self.assertEqual(plan["result"]["budget"], self.usable["big"])
@@ -373,7 +369,7 @@ class TestSlurmPlugin(unittest.TestCase):
         self.assertIn("routed to partition big", r.stderr)
         job = self.cluster.job(r.job_id)
         self.assertEqual(job["Partition"], "big")
-        self.assertRegex(job["Comment"], "^memplan:%s budget:%d( plan:[0-9a-f]{32})?$" % (self.hash, self.usable["big"]))
+        self.assertRegex(job["Comment"], "^memplan:%s budget:%d plan:[0-9a-f]{32}$" % (self.hash, self.usable["big"]))
 
     def test_does_not_fit_rejected(self):
         """A job that fits none of its partitions is rejected, naming its
@@ -401,7 +397,7 @@ class TestSlurmPlugin(unittest.TestCase):
         self.assertAccepted(r)
         job = self.cluster.job(r.job_id)
         self.assertEqual(job["Partition"], "a100")
-        self.assertRegex(job["Comment"], "^memplan:%s budget:%d( plan:[0-9a-f]{32})?$"
+        self.assertRegex(job["Comment"], "^memplan:%s budget:%d plan:[0-9a-f]{32}$"
                          % (self.hash, self.catalogue["a100"][1]))
 
     def test_move_checked(self):
@@ -471,8 +467,11 @@ class TestSlurmPlugin(unittest.TestCase):
 
     def test_token(self):
         """A daemon with principals: the plugin asks as its own (work) with
-        auth_header_file, about a graph another principal sent; a job's
-        read-all token reads the plan. Without the header: 401, let through."""
+        auth_header_file, about a graph another principal sent. The job
+        reads its plan by MEMPLAN_PLAN_ID with its own token (read-all: the
+        plan is the plugin's principal's), and that plan fits the budget;
+        another work principal's token does not find it, and no token is
+        401. Without the header: the plugin's fit is 401, let through."""
         tokens = {"slurm": ("work", "slurm-token-0123456789"), "alice": ("work", "alice-token-0123456789"),
                   "jobs": ("read-all", "jobs-token-0123456789")}
         d = Daemon(os.path.join(self.tmp, "daemon-tokens"))
@@ -494,15 +493,29 @@ class TestSlurmPlugin(unittest.TestCase):
             f.write("Authorization: Bearer %s\n" % tokens["slurm"][1])
         os.chmod(header, 0o600)
         self.write_config(port=d.port, auth_header_file=header, timeout=30)
-        r = self.sbatch("-p", "big", "-J", "token", "--comment=memplan:" + self.hash)
+        job_token = os.path.join(self.tmp, "job.token")
+        with open(job_token, "w") as f:
+            f.write(tokens["jobs"][1])
+        os.chmod(job_token, 0o600)
+        fetch = ('for t in %s %s; do curl -sS --max-time 120 -H "Authorization: Bearer $t" '
+                 '"$MEMPLAN_URL/v1/plans/$MEMPLAN_PLAN_ID?wait=60" -o plan-$SLURM_JOB_ID-${t%%%%-*}.json '
+                 '-w "$t %%{http_code}\\n"; done; curl -sS -o /dev/null -w "none %%{http_code}\\n" '
+                 '"$MEMPLAN_URL/v1/plans/$MEMPLAN_PLAN_ID"' % ('$(cat %s)' % job_token, tokens["alice"][1]))
+        r = self.sbatch("-p", "big", "-J", "token", "--comment=memplan:" + self.hash, script=fetch)
         self.assertAccepted(r)
         comment = self.cluster.job(r.job_id)["Comment"]
-        self.assertRegex(comment, "^memplan:%s budget:%d( plan:[0-9a-f]{32})?$" % (self.hash, self.usable["big"]))
-        if " plan:" in comment:  # computed for the plugin: its principal's; read-all reads it
-            status, _, view = d.request("GET", "/v1/plans/%s?wait=60" % comment.split(" plan:")[1], None,
-                                        {"Authorization": "Bearer " + tokens["jobs"][1]}, timeout=120)
-            self.assertEqual((status, view["status"], view["result"]["budget"]), (200, "done", self.usable["big"]),
-                             view)
+        self.assertRegex(comment, "^memplan:%s budget:%d plan:[0-9a-f]{32}$" % (self.hash, self.usable["big"]))
+        plan_id = comment.split(" plan:")[1]
+        job = self.cluster.wait_state(r.job_id, ("COMPLETED", "FAILED", "CANCELLED", "NODE_FAIL"))
+        self.assertEqual(job["JobState"], "COMPLETED", job)
+        codes = dict(line.rsplit(" ", 1) for line in self.job_output(r.job_id).splitlines() if line.strip())
+        self.assertEqual(codes, {tokens["jobs"][1]: "200", tokens["alice"][1]: "404", "none": "401"},
+                         self.job_output(r.job_id))
+        plan = json.loads((pathlib.Path(self.cluster.dir) / "jobs" / ("plan-%s-jobs.json" % r.job_id)).read_text())
+        self.assertEqual((plan["id"], plan["owner"], plan["status"]), (plan_id, "slurm", "done"), plan)
+        self.assertEqual(plan["result"]["budget"], self.usable["big"])
+        self.assertTrue(plan["result"]["feasible"])
+        self.assertLessEqual(plan["result"]["peak_bytes"], self.usable["big"])
 
         self.write_config(port=d.port)
         r = self.sbatch("-p", "big", "-J", "notoken", "--comment=memplan:" + self.hash)
@@ -587,7 +600,7 @@ class TestSlurmPlugin(unittest.TestCase):
         self.write_config()
         r = self.sbatch("-p", "big", "-J", "back", "--comment=memplan:" + self.hash)
         self.assertAccepted(r)
-        self.assertRegex(self.cluster.job(r.job_id)["Comment"], "^memplan:%s budget:%d( plan:[0-9a-f]{32})?$"
+        self.assertRegex(self.cluster.job(r.job_id)["Comment"], "^memplan:%s budget:%d plan:[0-9a-f]{32}$"
                          % (self.hash, self.usable["big"]))
 
 
