@@ -435,16 +435,20 @@ START_TEST(test_model_bounds_random_dags) {
     uint64_t lo, hi = g->const_bytes + 2 * g->activation_bytes;
     int exact, i;
     ck_assert_int_eq(mp_min_budget(g, &lo), 0);
-    for (exact = 0; exact < 2; exact++)
+    for (exact = 0; exact < 2; exact++) {
+      /* one session per family: the lower sets and the reverse pass once,
+       * and each budget's answer is mp_dp_solve's (dp.h) */
+      mp_dp_options_t o;
+      mp_dp_session_t *ses = NULL;
+      mp_dp_options_init(&o);
+      o.exact = exact;
+      ck_assert_int_eq(mp_dp_session_new(g, &o, &ses, NULL), 0);
       for (i = 0; i <= 16; i++) {
-        mp_dp_options_t o;
         mp_dp_result_t d;
         mp_schedule_t *s;
         mp_sim_report_t r;
-        mp_dp_options_init(&o);
-        o.exact = exact;
         o.budget = lo + (hi - lo) * (uint64_t)i / 16;
-        ck_assert_int_eq(mp_dp_solve(g, &o, &d, NULL), 0);
+        ck_assert_int_eq(mp_dp_session_solve(ses, o.budget, &d, NULL), 0);
         if (d.feasible) {
           ck_assert_int_eq(mp_schedule_from_strategy(g, d.strategy, &s), 0);
           ck_assert_int_eq(mp_simulate(g, s, &r, NULL), 0);
@@ -457,6 +461,8 @@ START_TEST(test_model_bounds_random_dags) {
         }
         mp_dp_result_free(&d);
       }
+      mp_dp_session_free(ses);
+    }
     mp_graph_free(g);
   }
 }
