@@ -15,6 +15,7 @@
 #include "fit.h"
 #include "gpus.h"
 #include "json_util.h"
+#include "maximize.h"
 #include "plan_json.h"
 #include "units.h"
 
@@ -115,9 +116,44 @@ static int mp__fit_offline(const mp_graph_t *g, const mp_plan_options_t *po, con
   return rc;
 }
 
+/* fit --device ... --maximize DIM here: the largest value of DIM each
+ * device takes at its usable bytes (one mp_maximize per distinct usable
+ * size; the other dimensions at --dim), answered as the daemon renders
+ * it: a fit's device entries (mp_maximize_entry_to_json). g is the graph
+ * as loaded, its dimensions unbound. */
+static int mp__maximize_offline(const mp_cli_opts_t *o, const mp_graph_t *g, const mp_plan_options_t *po,
+                                const char *hash, const mp_gpu_t *gpus, size_t ng, json_t **answer, mp_error_t *err) {
+  uint64_t *canon = malloc((ng + 1) * sizeof(*canon));
+  json_t *whole = NULL, *arr = json_array();
+  size_t nc, i;
+  int rc = 0;
+  *answer = NULL;
+  if (canon == NULL || arr == NULL) rc = mp_error_set(err, MP_ENOMEM, "", "out of memory");
+  for (i = 0; rc == 0 && i < ng; i++) canon[i] = mp_gpu_usable(&gpus[i]);
+  nc = rc == 0 ? mp_fit_canonical_budgets(canon, ng) : 0;
+  for (i = 0; rc == 0 && i < nc; i++) {
+    mp_plan_options_t at = *po;
+    mp_maximize_t m;
+    memset(&m, 0, sizeof(m));
+    at.budget = canon[i];
+    rc = mp_maximize(g, &o->dims, o->maximize, o->max_value, &at, &o->limits, &m, err);
+    if (rc == 0 && json_array_append_new(arr, mp_maximize_entry_to_json(&m, canon[i])) != 0)
+      rc = mp_error_set(err, MP_ENOMEM, "", "out of memory");
+    mp_maximize_free(&m);
+  }
+  if (rc == 0 && ((whole = json_pack("{s:s,s:s,s:s,s:O}", "graph_hash", hash, "solver", mp_solver_name(po->solver),
+                                     "maximize", o->maximize, "budgets", arr)) == NULL ||
+                  (*answer = mp_fit_answer(whole, NULL, 0, gpus, ng)) == NULL))
+    rc = mp_error_set(err, MP_ENOMEM, "", "out of memory");
+  json_decref(whole);
+  json_decref(arr);
+  free(canon);
+  return rc;
+}
+
 /* The fit answer from the daemon, without its "cache" word. */
-static int mp__fit_online(const mp_cli_server_t *s, const mp_plan_options_t *po, const mp_graph_t *g,
-                          const uint64_t *budgets, size_t n, const mp_gpu_t *gpus, size_t ng, int least,
+static int mp__fit_online(const mp_cli_opts_t *o, const mp_cli_server_t *s, const mp_plan_options_t *po,
+                          const mp_graph_t *g, const uint64_t *budgets, size_t n, const mp_gpu_t *gpus, size_t ng,
                           json_t **answer) {
   json_t *body = json_object(), *arr = NULL;
   size_t i;
@@ -126,8 +162,16 @@ static int mp__fit_online(const mp_cli_server_t *s, const mp_plan_options_t *po,
   if (body == NULL || mp_json_set(body, "solver", json_string(mp_solver_name(po->solver))) ||
       mp_json_set(body, "swap", json_boolean(po->swap)) ||
       mp_json_set(body, "device", mp_device_to_json(&po->device, NULL)) ||
-      (least && mp_json_set(body, "least", json_true())))
+      (o->least && mp_json_set(body, "least", json_true())))
     goto nomem;
+  if (o->maximize) {
+    /* the graph goes unbound: the other dimensions travel as "dims" */
+    if (mp_json_set(body, "maximize", json_string(o->maximize)) || mp_json_set(body, "dims", arr = json_object()) ||
+        (o->max_value && mp_json_set(body, "max_value", json_integer(o->max_value))))
+      goto nomem;
+    for (i = 0; i < o->dims.n; i++)
+      if (json_object_set_new(arr, o->dims.names[i], json_integer(o->dims.values[i])) != 0) goto nomem;
+  }
   if (n) {
     if (mp_json_set(body, "budgets", arr = json_array())) goto nomem;
     for (i = 0; i < n; i++)
@@ -171,10 +215,15 @@ int mp_cli_fit(int argc, char **argv) {
   memset(&cat, 0, sizeof(cat));
   memset(&srv, 0, sizeof(srv));
   if ((rc = mp_cli_parse(argc, argv,
-                         "--budgets --device --devices --least --solver --swap --threads " MP_CLI_SERVER_OPTS
-                         " " MP_CLI_DEVICE_OPTS,
+                         "--budgets --device --devices --least --maximize --max-value --solver --swap --threads "
+                         MP_CLI_SERVER_OPTS " " MP_CLI_DEVICE_OPTS,
                          1, 1, &o)) != 0)
     return rc;
+  if (o.maximize && (o.device == NULL || o.budgets || o.least)) {
+    fprintf(stderr, "memplan fit: --maximize answers each --device's largest value: give --device, without "
+                    "--budgets or --least (memplan plan --maximize takes one budget)\n");
+    return MP_CLI_EXIT_USAGE;
+  }
   if (o.budgets == NULL && o.device == NULL && !o.least) {
     fprintf(stderr, "memplan fit: --budgets, --device or --least is required (e.g. --budgets 8GiB,12GiB,16GiB "
                     "or --device a100-40gb,h100-80gb)\n");
@@ -192,16 +241,25 @@ int mp_cli_fit(int argc, char **argv) {
     goto out;
   }
   if (o.device && (rc = mp__devices(o.device, &cat, online && o.devices_file == NULL, &gpus, &ng)) != 0) goto out;
-  if ((rc = mp_cli_load_graph(o.pos[0], &o, &g, NULL)) != 0) goto out;
+  {
+    /* a maximize searches the graph as loaded: --dim binds the others */
+    mp_cli_opts_t lo = o;
+    if (o.maximize) lo.dims.n = 0;
+    if ((rc = mp_cli_load_graph(o.pos[0], &lo, &g, NULL)) != 0) goto out;
+  }
   if ((rc = mp_graph_hash(g, hash)) != 0) {
     fprintf(stderr, "memplan: out of memory\n");
     rc = MP_CLI_EXIT_INTERNAL;
     goto out;
   }
   if (online) {
-    if ((rc = mp__fit_online(&srv, &po, g, budgets, n, gpus, ng, o.least, &answer)) != 0) goto out;
-  } else if ((rc = mp__fit_offline(g, &po, hash, budgets, n, gpus, ng, o.least, &answer, &err)) != 0) {
+    if ((rc = mp__fit_online(&o, &srv, &po, g, budgets, n, gpus, ng, &answer)) != 0) goto out;
+  } else if ((rc = o.maximize ? mp__maximize_offline(&o, g, &po, hash, gpus, ng, &answer, &err)
+                              : mp__fit_offline(g, &po, hash, budgets, n, gpus, ng, o.least, &answer, &err)) != 0) {
     if (err.code == 0) mp_error_set(&err, rc, "", "out of memory");
+    /* the request's field names, as the CLI's flags */
+    if (strcmp(err.path, "$.maximize") == 0) snprintf(err.path, sizeof(err.path), "--maximize");
+    if (strcmp(err.path, "$.max_value") == 0) snprintf(err.path, sizeof(err.path), "--max-value");
     rc = mp_cli_report(o.pos[0], &err);
     goto out;
   }

@@ -105,6 +105,8 @@ static const char mp__help_fit[] =
     "  --devices FILE    the catalogue (default: the shipped one; with --server the\n"
     "                    daemon's own is used)\n"
     "  --least           also the plan at the least budget that fits\n"
+    "  --maximize DIM    with --device (no --budgets): each device's largest value of\n"
+    "                    a symbolic graph's DIM (--max-value N, --dim for the others)\n"
     "                    (--budgets, --device or --least: at least one)\n"
     "  --solver S        as for plan\n"
     "  --swap, --threads N and the device options, as for frontier\n";

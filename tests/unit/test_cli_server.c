@@ -72,6 +72,8 @@ START_TEST(test_same_as_offline) {
   /* across GPUs of the shipped catalogue, and the least budget that fits */
   same_online(&d, "fit " VGG " --device a100-40gb,t4-16gb --least --budgets 1GB,2GiB,1GB", 1);
   same_online(&d, "fit " VGG " --device v100-16gb,h100-80gb --solver approx", 0);
+  /* each GPU's largest batch of a symbolic graph */
+  same_online(&d, "fit tests/graphs/sym_mlp.json --device t4-16gb,h100-80gb --maximize batch", 0);
   same_online(&d, "frontier " VGG, 0);
   same_online(&d, "frontier " VGG " --solver memonger", 0);
   same_online(&d, "frontier " VGG " --solver swap", 0);
