@@ -569,12 +569,27 @@ static enum MHD_Result srv__frontier_run(srv_req_t *r, const srv_frontier_query_
   return ret;
 }
 
-/* The fit request as kept for its poll: the body with the graph named by
- * its hash and without "wait" (sorted keys, compact), and its id, the
- * first 16 bytes of its SHA-256 in hex. 0, or -1 out of memory. */
-static int srv__fit_record(json_t *root, const char *hash, srv_fit_request_t *fr) {
+/* The id of the fit request `text` (as kept for its poll) asked by
+ * `owner`: the first 16 bytes of the SHA-256 of the owner, a NUL and the
+ * text, in hex. Each principal's fit has its own id, so that one cannot
+ * read another's by asking the same. 0, or -1. */
+static int srv__fit_id(const char *owner, const char *text, size_t len, char id[33]) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned mdlen = 0;
+  EVP_MD_CTX *c = EVP_MD_CTX_new();
+  int ok = c && EVP_DigestInit_ex(c, EVP_sha256(), NULL) == 1 && EVP_DigestUpdate(c, owner, strlen(owner) + 1) == 1 &&
+           EVP_DigestUpdate(c, text, len) == 1 && EVP_DigestFinal_ex(c, md, &mdlen) == 1 && mdlen >= 16;
+  EVP_MD_CTX_free(c);
+  if (!ok) return -1;
+  srv_hex(md, 16, id);
+  return 0;
+}
+
+/* The fit request as kept for its poll: the body with the graph named by
+ * its hash and without "wait" (sorted keys, compact), and its id: `id`
+ * (a poll's) or srv__fit_id's for `owner`. 0, or -1 out of memory. */
+static int srv__fit_record(json_t *root, const char *hash, const char *owner, const char *id,
+                           srv_fit_request_t *fr) {
   json_t *o = json_object(), *v;
   const char *k;
   if (o == NULL) return -1;
@@ -591,9 +606,11 @@ static int srv__fit_record(json_t *root, const char *hash, srv_fit_request_t *fr
     return -1;
   }
   json_decref(o);
-  if (EVP_Digest(fr->text, strlen(fr->text), md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen < 16) return -1;
-  srv_hex(md, 16, fr->id);
-  return 0;
+  if (id) {
+    snprintf(fr->id, sizeof(fr->id), "%.32s", id);
+    return 0;
+  }
+  return srv__fit_id(owner, fr->text, strlen(fr->text), fr->id);
 }
 
 /* A maximize's dimension against the graph (*g, or the stored `hash`,
@@ -640,8 +657,10 @@ static int srv__maximize_check(srv_req_t *r, const char *dim, int inline_graph, 
 /* POST /v1/fit, and GET /v1/fit/{id} on the request kept for it: parse
  * `root`, resolve "devices" in the catalogue, and answer (srv__frontier_run)
  * within wait_s, or with the 202 of an async fit. `keep_key` (may be NULL):
- * where the rendered answer is kept for the same request again. */
-static enum MHD_Result srv__fit_answer(srv_req_t *r, json_t *root, double wait_s, const char *keep_key) {
+ * where the rendered answer is kept for the same request again; `id`: the
+ * polled fit's (NULL: a new request's, its asker's). */
+static enum MHD_Result srv__fit_answer(srv_req_t *r, json_t *root, double wait_s, const char *keep_key,
+                                       const char *id) {
   enum MHD_Result ret = MHD_NO;
   mp_fit_request_t req;
   srv_frontier_query_t q;
@@ -680,7 +699,7 @@ static enum MHD_Result srv__fit_answer(srv_req_t *r, json_t *root, double wait_s
   if (srv__request_graph(r, req.graph, req.graph_name, req.graph_hash, &req.dims, &g, q.graph_hash, &ret) != 0 ||
       (req.maximize[0] && srv__maximize_check(r, req.maximize, req.graph != NULL, &g, q.graph_hash, &ret) != 0))
     goto out;
-  if (srv__fit_record(root, q.graph_hash, &fr) != 0) {
+  if (srv__fit_record(root, q.graph_hash, srv_req_owner(r), id, &fr) != 0) {
     ret = srv_respond_error(r, 500, "internal", "", "out of memory");
     goto out;
   }
@@ -723,7 +742,7 @@ static enum MHD_Result srv__fit(srv_req_t *r) {
     /* Unless the request says how long to wait: the worker stops the
      * computation at --plan-timeout; wait a little longer so the client
      * hears the reason rather than a timeout. */
-    ret = srv__fit_answer(r, root, r->srv->cfg.plan_timeout_s + 5, keep);
+    ret = srv__fit_answer(r, root, r->srv->cfg.plan_timeout_s + 5, keep, NULL);
     json_decref(root);
   }
   free(keep);
@@ -731,25 +750,39 @@ static enum MHD_Result srv__fit(srv_req_t *r) {
 }
 
 /* GET /v1/fit/{id}?wait=: an async fit's answer (200) once it is
- * computed, else its view (202); with ?wait= a long poll. */
+ * computed, else its view (202); with ?wait= a long poll. A principal that
+ * does not read all reads only its own fits (srv__fit_id): another's is
+ * unknown (404). */
 static enum MHD_Result srv__fit_get(srv_req_t *r) {
   const char *id = r->params[0];
   enum MHD_Result ret;
   srv_blob_t *blob;
-  char key[48], *text = NULL;
+  char key[48], mine[33], *text = NULL;
   size_t len;
   double wait;
   json_t *root;
-  int rc;
+  int rc = 0;
   if (!srv__is_id(id)) return srv_respond_error(r, 404, "not_found", "$.id", "no fit with id %.64s", id);
   if (srv__parse_wait(r, &wait, &ret) != 0) return ret;
+  snprintf(key, sizeof(key), "fitreq|%.32s", id);
+  if (!r->sees_all) {
+    rc = srv_results_get(r->srv->cache, r->srv->store, key, &text, &len, NULL);
+    if (rc == 0 && (srv__fit_id(srv_req_owner(r), text, len, mine) != 0 || strcmp(mine, id) != 0))
+      rc = SRV_ENOTFOUND;
+    if (rc == SRV_ENOTFOUND) {
+      free(text);
+      return srv_respond_error(r, 404, "not_found", "$.id", "no fit with id %s", id);
+    }
+    if (rc != 0) return srv__failed(r, rc, NULL);
+  }
   snprintf(key, sizeof(key), "fitans|%.32s", id);
   if ((blob = srv_frontiers_cached(r->srv, key)) != NULL) {
+    free(text);
     r->cache = "hit";
     return srv_respond_blob(r, 200, blob);
   }
   snprintf(key, sizeof(key), "fitreq|%.32s", id);
-  rc = srv_results_get(r->srv->cache, r->srv->store, key, &text, &len, NULL);
+  if (text == NULL) rc = srv_results_get(r->srv->cache, r->srv->store, key, &text, &len, NULL);
   if (rc == SRV_ENOTFOUND) return srv_respond_error(r, 404, "not_found", "$.id", "no fit with id %s", id);
   if (rc != 0) return srv__failed(r, rc, NULL);
   root = json_loadb(text, len, 0, NULL);
@@ -758,7 +791,7 @@ static enum MHD_Result srv__fit_get(srv_req_t *r) {
   /* the request kept names its graph by hash: it must still be stored */
   snprintf(key, sizeof(key), "fitans|%.32s", id);
   json_object_set_new(root, "wait", json_real(wait));
-  ret = srv__fit_answer(r, root, wait, key);
+  ret = srv__fit_answer(r, root, wait, key, id);
   json_decref(root);
   return ret;
 }

@@ -483,6 +483,8 @@ class ContractTest(unittest.TestCase):
             d.call("POST", "/v1/fit", {"graph_hash": a["graph_hash"], "budgets": [10 ** 6]}, auth=False,
                    headers=rd, expect=403)
             d.call("GET", "/v1/graphs/%s/frontier" % a["graph_hash"], auth=False, headers=rd, expect=403)
+            # a poll may start work: refused before the fit is looked up
+            d.call("GET", "/v1/fit/" + "0" * 32, auth=False, headers=rd, expect=403)
             d.call("DELETE", "/v1/plans/" + pid, auth=False, headers=rd, expect=403)
             # a read principal sees only its own: the work principal's plan is unknown to it
             d.call("GET", "/v1/plans/" + pid, auth=False, headers=rd, expect=404)

@@ -344,6 +344,31 @@ class OwnershipTest(_Base):
                              [v["id"]])
         self.assertEqual(d.request("GET", "/v1/plans/" + a["id"], headers=auth("alice"))[0], 404)
 
+    def test_fits_are_their_askers(self):
+        """An async fit's id is its asker's: the same request from another
+        principal is a fit of its own with another id; each reads only its
+        own (another's is 404, before and after it is computed, also from
+        the cached answer); an admin reads any; a read-all principal may
+        not poll fits (a poll may start work: 403)."""
+        d = self.start(["--workers", "1"], delay_ms=1500)
+        body = {"graph": GRAPH, "budgets": [8600, 8700], "wait": 0}
+        st, _, a = d.request("POST", "/v1/fit", body, auth("alice"))
+        self.assertEqual(st, 202, a)
+        st, _, b = d.request("POST", "/v1/fit", body, auth("bob"))
+        self.assertEqual(st, 202, b)
+        self.assertNotEqual(a["id"], b["id"])
+        for _ in range(2):  # while it runs, then once its answer is kept
+            self.assertEqual(d.request("GET", "/v1/fit/" + a["id"], headers=auth("bob"))[0], 404)
+            self.assertEqual(d.request("GET", "/v1/fit/%s?wait=5" % b["id"], headers=auth("alice"))[0], 404)
+            self.assertEqual(d.request("GET", "/v1/fit/" + a["id"], headers=auth("dash"))[0], 403)
+            answers = {}
+            for who, f in (("alice", a), ("bob", b), ("root", a), ("root", b)):
+                st, _, got = d.request("GET", "/v1/fit/%s?wait=60" % f["id"], headers=auth(who))
+                self.assertEqual(st, 200, (who, got))
+                answers.setdefault(f["id"], got["budgets"])
+                self.assertEqual(got["budgets"], answers[f["id"]])
+            self.assertEqual(answers[a["id"]], answers[b["id"]])
+
     def test_store_from_before_handles(self):
         """A SQLite store written before plans had owners is migrated at
         start: its plans keep their ids, owned by nobody, so that only the
