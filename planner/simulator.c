@@ -127,6 +127,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_caching.h"
+
 enum {
   MP__F_COMPUTED = 1,
   MP__F_PRESENT = 2,  /* the value is allocated and may be read or freed */
@@ -145,6 +147,7 @@ typedef struct mp__release_s {
   double t;
   uint64_t bytes;
   int host;
+  int64_t block; /* the caching allocator's block it returns, -1: none */
 } mp__release_t;
 
 typedef struct mp__sim_s {
@@ -181,6 +184,14 @@ typedef struct mp__sim_s {
   /* Saved bytes: hold_at[v] == i + 1 when step i is v's last computation
    * before its backward (NULL when no node has saved_bytes). */
   size_t *hold_at;
+
+  /* The pytorch-cuda allocator (device.h): the caching allocator's model
+   * (cuda_caching.h), fed every allocation and free, for the reserved peak;
+   * the blocks of each node's value, gradient and saved bytes (-1: none).
+   * NULL under the exact allocator. */
+  mp_cuda_caching_t *ca;
+  int64_t *blk_val, *blk_grad, *blk_saved;
+  uint64_t ca_const;  /* the model's allocated bytes of the constant memory */
 } mp__sim_t;
 
 /* The device bytes of a tensor of `b` bytes under the device's allocator
@@ -209,6 +220,34 @@ static int mp__step_error(mp__sim_t *sm, int code, size_t i, const char *fmt, ..
                       mp_step_op_name(st->op), id, reason);
 }
 
+/* The caching allocator's model (when on): a block for `bytes` into *blk. */
+static int mp__ca_take(mp__sim_t *sm, size_t i, uint64_t bytes, int64_t *blk) {
+  int rc;
+  if (sm->ca == NULL) return 0;
+  if ((rc = mp_cuda_caching_malloc(sm->ca, bytes, blk)) != 0)
+    return mp__step_error(sm, rc, i, rc == MP_ENOMEM ? "out of memory" : "reserved bytes overflow 64 bits");
+  return 0;
+}
+
+/* Return *blk to the model (when on). */
+static void mp__ca_give(mp__sim_t *sm, int64_t *blk) {
+  if (sm->ca == NULL) return;
+  mp_cuda_caching_release(sm->ca, *blk);
+  *blk = -1;
+}
+
+/* A moment's temporaries (workspace, saved bytes of a computation that
+ * does not hold them): taken and given back at once. */
+static int mp__ca_moment(mp__sim_t *sm, size_t i, uint64_t a, uint64_t b) {
+  int64_t x = -1, y = -1;
+  int rc;
+  if (sm->ca == NULL) return 0;
+  if ((rc = mp__ca_take(sm, i, a, &x)) == 0) rc = mp__ca_take(sm, i, b, &y);
+  mp__ca_give(sm, &y);
+  mp__ca_give(sm, &x);
+  return rc;
+}
+
 static int mp__alloc(mp__sim_t *sm, size_t i, uint64_t bytes) {
   if (__builtin_add_overflow(sm->live, bytes, &sm->live))
     return mp__step_error(sm, MP_EOVERFLOW, i, "live bytes overflow 64 bits");
@@ -231,7 +270,7 @@ static double mp__ready(const mp__sim_t *sm, uint32_t v) { return sm->ready ? sm
 
 /* ---- Pending releases (binary min-heap on end time) ---------------------- */
 
-static int mp__release_push(mp__sim_t *sm, double t, uint64_t bytes, int host) {
+static int mp__release_push(mp__sim_t *sm, double t, uint64_t bytes, int host, int64_t block) {
   size_t k;
   if (sm->n_heap == sm->cap_heap) {
     size_t cap = sm->cap_heap ? 2 * sm->cap_heap : 16;
@@ -248,6 +287,7 @@ static int mp__release_push(mp__sim_t *sm, double t, uint64_t bytes, int host) {
   sm->heap[k].t = t;
   sm->heap[k].bytes = bytes;
   sm->heap[k].host = host;
+  sm->heap[k].block = block;
   return 0;
 }
 
@@ -257,10 +297,12 @@ static void mp__release_until(mp__sim_t *sm, double t) {
   while (sm->n_heap > 0 && sm->heap[0].t <= t) {
     mp__release_t top = sm->heap[0], last = sm->heap[--sm->n_heap];
     size_t k = 0;
-    if (top.host)
+    if (top.host) {
       sm->host_live -= top.bytes;
-    else
+    } else {
       sm->live -= top.bytes;
+      mp__ca_give(sm, &top.block);
+    }
     if (sm->n_heap == 0) break;
     for (;;) {
       size_t c = 2 * k + 1;
@@ -292,9 +334,13 @@ static int mp__drop_value(mp__sim_t *sm, uint32_t v) {
     *f &= (uint8_t)~MP__F_ALIASED;
     return 0;
   }
-  if (mp__ready(sm, v) > sm->now) /* a swap-in still writes the buffer */
-    return mp__release_push(sm, sm->ready[v], mp__sz(sm, sm->g->nodes[v].bytes), 0);
+  if (mp__ready(sm, v) > sm->now) { /* a swap-in still writes the buffer */
+    int64_t blk = sm->blk_val ? sm->blk_val[v] : -1;
+    if (sm->blk_val) sm->blk_val[v] = -1;
+    return mp__release_push(sm, sm->ready[v], mp__sz(sm, sm->g->nodes[v].bytes), 0, blk);
+  }
   sm->live -= mp__sz(sm, sm->g->nodes[v].bytes);
+  if (sm->ca) mp__ca_give(sm, &sm->blk_val[v]);
   return 0;
 }
 
@@ -363,16 +409,21 @@ static int mp__do_forward(mp__sim_t *sm, size_t i, uint32_t v, int re, long firs
   if ((rc = mp__inputs_readable(sm, i, v, "", &start)) != 0) return rc;
   mp__begin(sm, start);
   if ((rc = mp__alloc(sm, i, mp__sz(sm, nd->bytes))) != 0) return rc;
+  if (sm->ca && (rc = mp__ca_take(sm, i, nd->bytes, &sm->blk_val[v])) != 0) return rc;
   if (nd->saved_bytes == 0) {
     if ((rc = mp__moment(sm, i, mp__sz(sm, nd->workspace_bytes))) != 0) return rc;
+    if ((rc = mp__ca_moment(sm, i, nd->workspace_bytes, 0)) != 0) return rc;
   } else if (sm->hold_at[v] == i + 1) {
     if ((rc = mp__alloc(sm, i, mp__sz(sm, nd->saved_bytes))) != 0) return rc;
+    if (sm->ca && (rc = mp__ca_take(sm, i, nd->saved_bytes, &sm->blk_saved[v])) != 0) return rc;
     if ((rc = mp__moment(sm, i, mp__sz(sm, nd->workspace_bytes))) != 0) return rc;
+    if ((rc = mp__ca_moment(sm, i, nd->workspace_bytes, 0)) != 0) return rc;
   } else {
     uint64_t extra;
     if (__builtin_add_overflow(mp__sz(sm, nd->workspace_bytes), mp__sz(sm, nd->saved_bytes), &extra))
       return mp__step_error(sm, MP_EOVERFLOW, i, "workspace plus saved bytes overflow 64 bits");
     if ((rc = mp__moment(sm, i, extra)) != 0) return rc;
+    if ((rc = mp__ca_moment(sm, i, nd->saved_bytes, nd->workspace_bytes)) != 0) return rc;
   }
   *f |= MP__F_PRESENT | (re ? MP__F_RECOMPUTED : MP__F_COMPUTED);
   if (sm->ready) sm->ready[v] = 0; /* made by the compute queue: ready for every later step */
@@ -420,6 +471,7 @@ static int mp__do_backward(mp__sim_t *sm, size_t i, uint32_t v) {
    * here, since each successor's backward created it. */
   if (!(*f & MP__F_GRAD)) {
     if ((rc = mp__alloc(sm, i, mp__sz(sm, nd->bytes))) != 0) return rc;
+    if (sm->ca && (rc = mp__ca_take(sm, i, nd->bytes, &sm->blk_grad[v])) != 0) return rc;
     *f |= MP__F_GRAD;
   }
   for (k = g->pred_off[v]; k < g->pred_off[v + 1]; k++) {
@@ -432,16 +484,26 @@ static int mp__do_backward(mp__sim_t *sm, size_t i, uint32_t v) {
         (*fu & MP__F_PRESENT) && !(*fu & MP__F_ALIASED) && mp__ready(sm, u) <= sm->now) {
       *fu |= MP__F_GRAD | MP__F_ALIASED;
       sm->n_reused++;
+      if (sm->ca) { /* the gradient takes the value's block */
+        sm->blk_grad[u] = sm->blk_val[u];
+        sm->blk_val[u] = -1;
+      }
       continue;
     }
     if ((rc = mp__alloc(sm, i, mp__sz(sm, g->nodes[u].bytes))) != 0) return rc;
+    if (sm->ca && (rc = mp__ca_take(sm, i, g->nodes[u].bytes, &sm->blk_grad[u])) != 0) return rc;
     *fu |= MP__F_GRAD;
   }
   if ((rc = mp__moment(sm, i, mp__sz(sm, nd->workspace_bytes))) != 0) return rc;
+  if ((rc = mp__ca_moment(sm, i, nd->workspace_bytes, 0)) != 0) return rc;
   sm->live -= mp__sz(sm, nd->bytes);
   /* v is computed (checked above), so its last computation before this step
    * holds the saved bytes. */
   sm->live -= mp__sz(sm, nd->saved_bytes);
+  if (sm->ca) {
+    mp__ca_give(sm, &sm->blk_grad[v]);
+    mp__ca_give(sm, &sm->blk_saved[v]);
+  }
   *f = (uint8_t)((*f & ~MP__F_GRAD) | MP__F_DONE);
   for (k = g->pred_off[v]; k < g->pred_off[v + 1]; k++) {
     uint32_t u = g->pred[k];
@@ -512,8 +574,9 @@ static int mp__do_swap_out(mp__sim_t *sm, size_t i, uint32_t v) {
   *f = (uint8_t)((*f & ~MP__F_PRESENT) | MP__F_HOST | MP__F_SWAPPED);
   sm->n_out++;
   /* The device bytes stay allocated until the copy ends. */
-  if (mp__release_push(sm, end, mp__sz(sm, nd->bytes), 0) != 0)
+  if (mp__release_push(sm, end, mp__sz(sm, nd->bytes), 0, sm->blk_val ? sm->blk_val[v] : -1) != 0)
     return mp__step_error(sm, MP_ENOMEM, i, "out of memory");
+  if (sm->blk_val) sm->blk_val[v] = -1;
   return 0;
 }
 
@@ -531,12 +594,13 @@ static int mp__do_swap_in(mp__sim_t *sm, size_t i, uint32_t v) {
   if (__builtin_add_overflow(sm->bytes_in, nd->bytes, &sm->bytes_in))
     return mp__step_error(sm, MP_EOVERFLOW, i, "swapped-in bytes overflow 64 bits");
   if ((rc = mp__alloc(sm, i, mp__sz(sm, nd->bytes))) != 0) return rc;
+  if (sm->ca && (rc = mp__ca_take(sm, i, nd->bytes, &sm->blk_val[v])) != 0) return rc;
   if ((rc = mp__moment(sm, i, 0)) != 0) return rc;
   sm->ready[v] = mp__copy(sm, v, nd->bytes, 1, sm->out_end[v]);
   *f = (uint8_t)((*f & ~MP__F_HOST) | MP__F_PRESENT);
   sm->n_in++;
   /* The host copy is released when the copy has read it. */
-  if (mp__release_push(sm, sm->ready[v], nd->bytes, 1) != 0)
+  if (mp__release_push(sm, sm->ready[v], nd->bytes, 1, -1) != 0)
     return mp__step_error(sm, MP_ENOMEM, i, "out of memory");
   return 0;
 }
@@ -591,6 +655,28 @@ int mp_simulate_ex(const mp_graph_t *g, const mp_schedule_t *s, const mp_sim_opt
   sm.pending = malloc(n * sizeof(uint32_t));
   timeline = malloc((ns ? ns : 1) * sizeof(uint64_t));
   if (!sm.flags || !sm.pending || !timeline) goto nomem;
+  if (sm.dev->allocator == MP_ALLOCATOR_PYTORCH_CUDA) {
+    int64_t blk;
+    int crc = 0;
+    sm.ca = malloc(sizeof(*sm.ca));
+    sm.blk_val = malloc(n * sizeof(int64_t));
+    sm.blk_grad = malloc(n * sizeof(int64_t));
+    sm.blk_saved = malloc(n * sizeof(int64_t));
+    if (!sm.ca || !sm.blk_val || !sm.blk_grad || !sm.blk_saved) goto nomem;
+    mp_cuda_caching_init(sm.ca);
+    for (v = 0; v < n; v++) sm.blk_val[v] = sm.blk_grad[v] = sm.blk_saved[v] = -1;
+    /* the constant memory, held throughout: param_bytes as one block, then
+     * each input and parameter node */
+    crc = mp_cuda_caching_malloc(sm.ca, g->param_bytes, &blk);
+    for (v = 0; v < n && crc == 0; v++)
+      if (g->nodes[v].kind != MP_KIND_ACTIVATION) crc = mp_cuda_caching_malloc(sm.ca, g->nodes[v].bytes, &blk);
+    if (crc == MP_ENOMEM) goto nomem;
+    if (crc != 0) {
+      rc = mp_error_set(err, crc, "", "constant bytes overflow 64 bits in the caching allocator's reserve");
+      goto out;
+    }
+    sm.ca_const = sm.ca->allocated;
+  }
   for (v = 0; v < n; v++) {
     uint32_t c = 0;
     for (k = g->succ_off[v]; k < g->succ_off[v + 1]; k++)
@@ -763,6 +849,15 @@ int mp_simulate_ex(const mp_graph_t *g, const mp_schedule_t *s, const mp_sim_opt
   out->peak_bytes = sm.peak;
   out->peak_step = sm.peak_step;
   mp_device_const_bytes(sm.dev, g, &out->const_bytes); /* checked at the start */
+  out->reserved_peak_bytes = sm.ca ? sm.ca->peak_reserved : 0;
+  if (sm.ca && sm.live == out->const_bytes && sm.n_heap == 0 && sm.ca->allocated != sm.ca_const) {
+    /* every tensor was freed, so every block must be back: a planner bug */
+    rc = mp_error_set(err, MP_ESCHEDULE, "$.steps",
+                      "internal: the caching allocator's model holds %llu bytes past the constant memory at "
+                      "the end", (unsigned long long)(sm.ca->allocated - sm.ca_const));
+    memset(out, 0, sizeof(*out));
+    goto out;
+  }
   out->time_forward = t_fwd;
   out->time_backward = t_bwd;
   out->time_recompute = t_rec;
@@ -804,6 +899,11 @@ int mp_simulate_ex(const mp_graph_t *g, const mp_schedule_t *s, const mp_sim_opt
 nomem:
   rc = mp_error_set(err, MP_ENOMEM, "", "out of memory");
 out:
+  mp_cuda_caching_free(sm.ca);
+  free(sm.ca);
+  free(sm.blk_val);
+  free(sm.blk_grad);
+  free(sm.blk_saved);
   free(sm.flags);
   free(sm.pending);
   free(sm.ready);

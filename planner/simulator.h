@@ -30,6 +30,10 @@ typedef struct mp_sim_report_s {
   uint64_t peak_bytes;
   size_t peak_step;          /* index of the (first) step where the peak occurs */
   uint64_t const_bytes;      /* g->const_bytes (each block rounded under the device's allocator, device.h), live throughout */
+  uint64_t reserved_peak_bytes; /* pytorch-cuda allocator: the most the caching
+                              * allocator's model (cuda_caching.h) reserved from
+                              * the driver, constant memory included; 0 under
+                              * the exact allocator */
   double time_forward;       /* sum of time over compute steps */
   double time_backward;      /* sum of bwd_time over backward steps */
   double time_recompute;     /* sum of time over recompute steps */

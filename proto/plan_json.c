@@ -84,7 +84,8 @@ json_t *mp_plan_result_to_json_ex(const mp_graph_t *g, const mp_plan_result_t *r
                                                                 : json_null()))
     goto fail;
   if (have) {
-    if (mp_json_set(o, "peak_bytes", mp_json_u64(s->peak_bytes)) ||
+    if ((s->reserved_peak_bytes && mp_json_set(o, "reserved_peak_bytes", mp_json_u64(s->reserved_peak_bytes))) ||
+        mp_json_set(o, "peak_bytes", mp_json_u64(s->peak_bytes)) ||
         mp_json_set(o, "overhead_pct", json_real(s->overhead_pct)) ||
         mp_json_set(o, "segments", json_integer(r->n_segments)) ||
         mp_json_set(o, "checkpoints", mp__ids(g, r->checkpoints, r->n_checkpoints)) ||

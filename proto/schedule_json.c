@@ -201,7 +201,8 @@ json_t *mp_sim_report_to_json(const mp_graph_t *g, const mp_sim_report_t *r, int
   if (root == NULL || g == NULL || r == NULL) goto fail;
   if (mp_json_set(root, "valid", json_true()) || mp_json_set(root, "peak_bytes", mp_json_u64(r->peak_bytes)) ||
       mp_json_set(root, "peak_step", json_integer((json_int_t)r->peak_step)) ||
-      mp_json_set(root, "const_bytes", mp_json_u64(r->const_bytes)))
+      mp_json_set(root, "const_bytes", mp_json_u64(r->const_bytes)) ||
+      (r->reserved_peak_bytes && mp_json_set(root, "reserved_peak_bytes", mp_json_u64(r->reserved_peak_bytes))))
     goto fail;
   time = json_object();
   if (mp_json_set(root, "time", time)) goto fail;

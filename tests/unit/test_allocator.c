@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_caching.h"
 #include "formats.h"
 #include "plan.h"
 #include "suites.h"
@@ -75,6 +76,9 @@ START_TEST(test_keep_all_peak) {
   ck_assert_uint_eq(rep.const_bytes, 1000448 + 512);
   /* the last step frees everything but the constant memory */
   ck_assert_uint_eq(rep.timeline[rep.n_steps - 1], 1000448 + 512);
+  /* every block is small (up to 1 MiB) and they never hold more than 2 MiB
+   * at once: one 2 MiB segment (c's freed value leaves room for its seed) */
+  ck_assert_uint_eq(rep.reserved_peak_bytes, 2097152);
   mp_sim_report_free(&rep);
   mp_schedule_free(s);
   mp_graph_free(g);
@@ -208,11 +212,157 @@ START_TEST(test_daemon_allocator) {
 }
 END_TEST
 
+#define MIB (1024ull * 1024)
+
+/* The reserve through the simulator: a (3 MiB) -> b (12 MiB) -> c (3 MiB),
+ * kept. a takes a 20 MiB segment, b (12 MiB) is cut from its remaining 17,
+ * c from the 5 left; c's value, read by no one, is freed and merges back
+ * (5 MiB free); c's backward takes its seed (3 MiB) from it and b's
+ * gradient (12 MiB) needs a new 12 MiB segment: 32 MiB reserved while the
+ * allocated peak is a + b + seed c + grad b = 30 MiB. */
+START_TEST(test_reserved_through_simulator) {
+  mp_graph_t *g = load("{\"format\": \"memplan.graph/1\", \"nodes\": ["
+                       "{\"id\": \"a\", \"bytes\": 3145728, \"time\": 1},"
+                       "{\"id\": \"b\", \"inputs\": [\"a\"], \"bytes\": 12582911, \"time\": 1},"
+                       "{\"id\": \"c\", \"inputs\": [\"b\"], \"bytes\": 3145728, \"time\": 1}]}");
+  mp_schedule_t *s = mp_test_schedule(g, 1, "C a; C b; C c; B c; B b; B a");
+  mp_sim_report_t rep;
+  mp_device_t d;
+  cuda(&d);
+  mp_test_simulate(g, s, &d, &rep);
+  ck_assert_uint_eq(rep.peak_bytes, 30 * MIB);
+  ck_assert_uint_eq(rep.reserved_peak_bytes, 32 * MIB);
+  mp_sim_report_free(&rep);
+  mp_test_simulate(g, s, NULL, &rep);
+  ck_assert_uint_eq(rep.reserved_peak_bytes, 0); /* exact: no model */
+  mp_sim_report_free(&rep);
+  mp_schedule_free(s);
+  mp_graph_free(g);
+}
+END_TEST
+
+/* Plans of shipped graphs under the model, recomputing, swapping and
+ * reusing buffers (intra-layer reuse): every simulation ends with every
+ * block back (the simulator checks it, a planner bug otherwise), the
+ * reserve is whole segments and never below the allocated peak. */
+START_TEST(test_reserved_on_plans) {
+  static const char *const names[] = {"vgg19", "resnet50"};
+  static const mp_solver_t solvers[] = {MP_SOLVER_AUTO, MP_SOLVER_HYBRID, MP_SOLVER_NONE};
+  static const double fractions[] = {0.5, 0.7, 1.0};
+  size_t gi, si, fi;
+  for (gi = 0; gi < 2; gi++) {
+    mp_graph_t *g = mp_test_load_shipped(names[gi]);
+    mp_plan_options_t o;
+    mp_plan_result_t r;
+    mp_error_t err;
+    uint64_t top;
+    mp_plan_options_init(&o);
+    cuda(&o.device);
+    o.device.intra_layer_reuse = 1;
+    o.solver = MP_SOLVER_NONE;
+    ck_assert_int_eq(mp_plan(g, &o, &r, &err), 0);
+    top = r.sim.peak_bytes;
+    ck_assert_uint_ge(r.sim.reserved_peak_bytes, r.sim.peak_bytes);
+    mp_plan_result_free(&r);
+    for (si = 0; si < 3; si++)
+      for (fi = 0; fi < 3; fi++) {
+        o.solver = solvers[si];
+        o.swap = mp_solver_swaps(o.solver);
+        o.budget = (uint64_t)(fractions[fi] * (double)top);
+        mp_error_clear(&err);
+        ck_assert_msg(mp_plan(g, &o, &r, &err) == 0, "%s %s: %s", names[gi], mp_solver_name(o.solver), err.message);
+        if (r.feasible && r.schedule) {
+          ck_assert_uint_le(r.sim.peak_bytes, o.budget);
+          ck_assert_uint_ge(r.sim.reserved_peak_bytes, r.sim.peak_bytes);
+          ck_assert_uint_eq(r.sim.reserved_peak_bytes % (2 * MIB), 0);
+        }
+        mp_plan_result_free(&r);
+      }
+    mp_graph_free(g);
+  }
+}
+END_TEST
+
+/* The caching allocator's model on hand-made sequences: the small pool's
+ * 2 MiB segments shared by small requests, 20 MiB segments for requests
+ * under 10 MiB, larger ones rounded up to 2 MiB, best fit, splitting,
+ * merging, and a large block handed out whole when at most 1 MiB would be
+ * left (allocated counts it whole). */
+START_TEST(test_caching_sequences) {
+  mp_cuda_caching_t c;
+  int64_t a, b, x, y, z, w;
+  ck_assert_uint_eq(mp_cuda_segment_size(512), 2 * MIB);
+  ck_assert_uint_eq(mp_cuda_segment_size(MIB), 2 * MIB);
+  ck_assert_uint_eq(mp_cuda_segment_size(MIB + 512), 20 * MIB);
+  ck_assert_uint_eq(mp_cuda_segment_size(10 * MIB - 512), 20 * MIB);
+  ck_assert_uint_eq(mp_cuda_segment_size(10 * MIB), 10 * MIB);
+  ck_assert_uint_eq(mp_cuda_segment_size(11 * MIB + 512), 12 * MIB);
+  mp_cuda_caching_init(&c);
+  ck_assert_int_eq(mp_cuda_caching_malloc(&c, 0, &a), 0);
+  ck_assert_int_eq(a, -1);
+  ck_assert_uint_eq(c.reserved, 0);
+  /* two small requests share one 2 MiB segment */
+  ck_assert_int_eq(mp_cuda_caching_malloc(&c, 1, &a), 0);
+  ck_assert_int_eq(mp_cuda_caching_malloc(&c, 1000, &b), 0);
+  ck_assert_uint_eq(c.reserved, 2 * MIB);
+  ck_assert_uint_eq(c.allocated, 512 + 1024);
+  /* 1.5 MiB: a 20 MiB segment, split; 12 MiB: cut from the rest of it
+   * (the smallest free block that holds it; 6.5 MiB left) */
+  ck_assert_int_eq(mp_cuda_caching_malloc(&c, 3 * MIB / 2, &x), 0);
+  ck_assert_uint_eq(c.reserved, 22 * MIB);
+  ck_assert_int_eq(mp_cuda_caching_malloc(&c, 12 * MIB - 100, &y), 0);
+  ck_assert_uint_eq(c.blocks[y].size, 12 * MIB);
+  ck_assert_uint_eq(c.reserved, 22 * MIB);
+  ck_assert_uint_eq(c.allocated, 1536 + 3 * MIB / 2 + 12 * MIB);
+  /* x freed (its neighbour y is in use: no merge); 2 MiB is cut from the
+   * 6.5 MiB block, the best fit, not from x's 1.5 */
+  mp_cuda_caching_release(&c, x);
+  ck_assert_int_eq(mp_cuda_caching_malloc(&c, 2 * MIB, &x), 0);
+  ck_assert_uint_eq(c.blocks[x].offset, 27 * MIB / 2);
+  ck_assert_uint_eq(c.reserved, 22 * MIB);
+  /* 18 MiB: no free block holds it; a segment of 18 MiB (at least 10 MiB:
+   * rounded up to 2 MiB) */
+  ck_assert_int_eq(mp_cuda_caching_malloc(&c, 18 * MIB, &z), 0);
+  ck_assert_uint_eq(c.reserved, 40 * MIB);
+  /* the 2 MiB block freed merges with the 4.5 MiB after it; 6 MiB asked:
+   * 0.5 MiB would be left, not more than 1 MiB, so the 6.5 MiB block goes
+   * whole and counts whole */
+  mp_cuda_caching_release(&c, x);
+  ck_assert_int_eq(mp_cuda_caching_malloc(&c, 6 * MIB, &w), 0);
+  ck_assert_uint_eq(c.blocks[w].size, 13 * MIB / 2);
+  ck_assert_uint_eq(c.allocated, 1536 + 12 * MIB + 18 * MIB + 13 * MIB / 2);
+  ck_assert_uint_eq(c.reserved, 40 * MIB);
+  /* everything back: the segments stay reserved, whole again */
+  mp_cuda_caching_release(&c, a);
+  mp_cuda_caching_release(&c, b);
+  mp_cuda_caching_release(&c, w);
+  mp_cuda_caching_release(&c, y);
+  mp_cuda_caching_release(&c, z);
+  ck_assert_uint_eq(c.allocated, 0);
+  ck_assert_uint_eq(c.reserved, 40 * MIB);
+  ck_assert_uint_eq(c.peak_reserved, 40 * MIB);
+  ck_assert_uint_eq(c.peak_allocated, 1536 + 12 * MIB + 18 * MIB + 13 * MIB / 2);
+  ck_assert_uint_eq(c.n_free[0], 2);
+  ck_assert_uint_eq(c.n_free[1], 1);
+  ck_assert_uint_eq(c.blocks[c.free_set[0][0]].size, 18 * MIB);
+  ck_assert_uint_eq(c.blocks[c.free_set[0][1]].size, 20 * MIB);
+  ck_assert_uint_eq(c.blocks[c.free_set[1][0]].size, 2 * MIB);
+  /* best fit: 18 MiB takes the 18 MiB segment, not the 20 MiB one */
+  ck_assert_int_eq(mp_cuda_caching_malloc(&c, 18 * MIB, &y), 0);
+  ck_assert_uint_eq(c.blocks[y].seg, 2);
+  ck_assert_uint_eq(c.reserved, 40 * MIB);
+  mp_cuda_caching_free(&c);
+}
+END_TEST
+
 Suite *suite_allocator(void) {
   Suite *s = suite_create("allocator");
   TCase *tc = tcase_create("rounding");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_alloc_size);
+  tcase_add_test(tc, test_caching_sequences);
+  tcase_add_test(tc, test_reserved_through_simulator);
+  tcase_add_test(tc, test_reserved_on_plans);
   tcase_add_test(tc, test_keep_all_peak);
   tcase_add_test(tc, test_recompute_saved_swap);
   tcase_add_test(tc, test_plans_follow_rounding);
