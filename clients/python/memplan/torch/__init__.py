@@ -20,8 +20,10 @@ from ._measure import measure, measure_peak
 from ._fit import fit_plan
 from ._dims import bind
 from ._laws import DimsError
+from ._job import ExportedGraph, plain, plan, predict
+from ._planner import PlannerError
 
 __all__ = ["TraceError", "trace", "export", "export_full", "default_loss", "step_peak", "Applied",
            "AppliedRecompute", "PlanError", "RecomputeError", "apply", "fit_plan",
            "honest_schedule", "plan_mapping", "recompute_mapping", "measure", "measure_peak",
-           "bind", "DimsError"]
+           "bind", "DimsError", "ExportedGraph", "PlannerError", "plain", "plan", "predict"]

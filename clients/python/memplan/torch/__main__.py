@@ -18,7 +18,10 @@ M is torchvision:NAME (input N x 3 x S x S, S = --image-size, default 64)
 or FILE.py:FUNC, where FUNC(N) or FUNC() returns (model, example_inputs);
 the loss is the sum of the outputs. fidelity prints one JSON object (see
 memplan/torch/fidelity.py). Without --server the plans come from the local
-CLI ($MEMPLAN_CLI, default build/memplan), with it from the daemon.
+CLI ($MEMPLAN_CLI, else memplan on PATH), with it from the daemon.
+
+Exit status: 0 done; 2 a model that cannot be loaded or traced, or bad
+arguments (one line on stderr); 3 the planner failed.
 """
 
 import argparse
@@ -63,22 +66,35 @@ def _export_dims(args):
     return {"batch": export_batches(args.batch)}
 
 
+def _one_line(e):
+    return " ".join(str(e).split())
+
+
 def main(argv=None):
     args = _parser().parse_args(argv)
-    if args.cmd == "max-batch":
-        from ._forecast import main_max_batch
-        return main_max_batch(args)
-    from . import export
-    from .fidelity import fidelity
-    from .models import load
-    if args.batch < 1:
+    from . import PlanError, PlannerError, TraceError
+    if args.cmd != "max-batch" and args.batch < 1:
         print("memplan.torch: --batch must be at least 1", file=sys.stderr)
         return 2
     try:
-        model, inputs = load(args.model, args.batch, args.image_size)
-    except (ValueError, OSError, ImportError) as e:
-        print(str(e), file=sys.stderr)
+        if args.cmd == "max-batch":
+            from ._forecast import main_max_batch
+            return main_max_batch(args)
+        return _run(args)
+    except (ValueError, OSError, ImportError, TraceError, PlanError) as e:
+        # the user's model or arguments: one line, exit status 2
+        print(_one_line(e), file=sys.stderr)
         return 2
+    except PlannerError as e:
+        print(_one_line(e), file=sys.stderr)
+        return 3
+
+
+def _run(args):
+    from . import export
+    from .fidelity import fidelity
+    from .models import load
+    model, inputs = load(args.model, args.batch, args.image_size)
     if args.cmd == "export":
         g = export(model, inputs, name=args.model, reps=args.reps,
                    dims=_export_dims(args))

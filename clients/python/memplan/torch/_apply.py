@@ -57,6 +57,11 @@ from ._trace import trace
 
 _EXPORTS = {}  # id(model) -> Export, filled by memplan.torch.export
 
+# Export's node for the RNG state the applier keeps to replay fx node N's
+# random draws when N is recomputed is N + RNG_SUFFIX: it is no fx node, so
+# reading a plan skips it.
+RNG_SUFFIX = ".rng"
+
 
 class PlanError(ValueError):
     pass
@@ -150,13 +155,16 @@ def _read_plan(gm, plan):
         raise PlanError("memplan.torch.apply: the plan answer has no schedule")
     m = Mapping()
     nodes = [n for n in gm.graph.nodes if n.op not in ("placeholder", "get_attr", "output")]
-    ids = {s["node"] for s in plan["schedule"]}
+    names = {n.name for n in nodes}
+    steps = [s for s in plan["schedule"]
+             if not (s["node"].endswith(RNG_SUFFIX) and s["node"][:-len(RNG_SUFFIX)] in names)]
+    ids = {s["node"] for s in steps}
     for n in nodes:
         if n.name in ids:
             m.pos[n.name] = len(m.pos)
     for i in sorted(ids - set(m.pos)):  # the loss and other nodes outside the model
         m.pos[i] = len(m.pos)
-    m.blocks = _blocks(plan["schedule"], m.pos)
+    m.blocks = _blocks(steps, m.pos)
     k = len(m.blocks)
     for bi, b in enumerate(m.blocks):
         b["seg"] = k - 1 - bi
@@ -165,12 +173,13 @@ def _read_plan(gm, plan):
     return m
 
 
-def recompute_mapping(gm, plan, group_of, random_fx=()):
+def recompute_mapping(gm, plan, group_of, random_fx=(), aux_of=None):
     """Mapping of `plan` for mode "recompute": the plan's blocks, its
     schedule (which is what runs) and the program that runs it
     (_recompute._Program: the fx nodes in the plan's forward order, each
     segment's recomputation). group_of: fx node name -> memplan id, from
-    export; random_fx: names of the fx nodes that draw random numbers.
+    export; random_fx: names of the fx nodes that draw random numbers;
+    aux_of: memplan id -> the no-grad fx nodes remade with it (export's).
     random: the memplan nodes whose RNG state the applier holds."""
     from ._recompute import _Program
     m = _read_plan(gm, plan)
@@ -183,8 +192,8 @@ def recompute_mapping(gm, plan, group_of, random_fx=()):
         if st["op"] == "compute" and st["node"] not in order_key:
             order_key[st["node"]] = len(order_key)
     rec = {b["seg"]: set(b["rec"]) for b in m.blocks if b["rec"]}
-    m.program = _Program(gm, group_of, m.seg, rec, order_key, set(random_fx))
-    m.random = {m.program.group[n] for n in m.program.rng_heads}
+    m.program = _Program(gm, group_of, m.seg, rec, order_key, set(random_fx), aux_of)
+    m.random = {m.program.group[n] or m.program.aux_owner[n] for n in m.program.rng_heads}
     return m
 
 
@@ -379,7 +388,7 @@ def apply(model, plan, graph=None, *, mode="recompute", example_inputs=None):
                                 "example_inputs")
             from ._export import export_full
             exp = export_full(model, example_inputs, measure=False)
-        mapping = recompute_mapping(exp.gm, plan, exp.group_of, exp.random_fx)
+        mapping = recompute_mapping(exp.gm, plan, exp.group_of, exp.random_fx, exp.aux_of)
         return AppliedRecompute(exp.gm, mapping)
     if exp is not None:
         group_of, graph = exp.group_of, graph or exp.graph
@@ -395,7 +404,9 @@ def honest_schedule(mapping, graph):
     (auto_free): the forward pass in the module's order, and in each
     checkpointed region's segment every region node recomputed (as
     torch.utils.checkpoint does) except those whose forward value is still
-    alive because their own backward reads it."""
+    alive because their own backward reads it. Mode "checkpoint" takes a
+    graph without export's RNGState nodes (_predict._without_rng_nodes:
+    torch.utils.checkpoint keeps one RNG state per region instead)."""
     if mapping.mode == "recompute":
         return {"format": "memplan.schedule/1", "steps": list(mapping.schedule)}
     nodes = {n["id"]: n for n in graph["nodes"]}

@@ -62,11 +62,16 @@ import torch
 import torch.fx as fx
 
 from . import _mem
-from ._apply import _EXPORTS
+from ._apply import _EXPORTS, RNG_SUFFIX
+from ._job import ExportedGraph
 from ._trace import trace
 
 GRAPH_FORMAT = "memplan.graph/1"
 LOSS_ID = "loss"
+# The loss tensor (the caller holds it while backward() runs) and the
+# gradient that seeds backward (autograd holds it until backward is done)
+# live through the whole backward pass: an input node counts them.
+HELD_ID = "loss.held"
 
 
 def default_loss(output):
@@ -238,6 +243,11 @@ class Export:
         self.optimizer_step_peak = 0  # bytes optimizer.step() allocates at its peak
         self.random = set()      # group ids with an fx node that draws random numbers
         self.random_fx = set()   # names of the fx nodes that draw random numbers
+        self.aux_fx = set()      # fx nodes whose value is a tensor that needs no gradient
+        self.aux_of = {}         # group id -> names of the no-grad fx nodes it recomputes with
+        self.no_recompute = set()  # group ids that read a no-grad tensor they cannot remake
+        self.rng_bytes = 0       # one RNG state the applier keeps (0 on CUDA: host memory)
+        self.held_bytes = 0      # the loss and its seed gradient, held through backward
         self.notes = []
 
 
@@ -290,11 +300,14 @@ def _build_groups(gm, recs, owner, exp):
                 stand[n] = ("input", base[1])
             else:  # a view or in-place change of a parameter or aux tensor
                 stand[n] = ("deps", built_from)
+                if base[0] == "aux":
+                    exp.aux_fx.add(n)
             continue
         if not rec.grad:
             for k in new:
                 owner[k[0]] = ("aux", n.name)
             stand[n] = ("deps", built_from)
+            exp.aux_fx.add(n)
             continue
         g = _Group(n.name, n, sum(k[1] for k in new))
         for k in new:
@@ -335,6 +348,39 @@ def _add_inputs(g, ids, groups):
             g.inputs.append(i)
         if i in groups:
             g.act_inputs.add(i)
+
+
+def _aux_recompute(groups, order, exp):
+    """What a recomputed node needs that is no node: tensors without
+    gradient (a mask `g > 0` that `where` saves, an index built in the
+    forward pass). The applier makes them again in the recomputation from
+    the values the plan holds there (the node's inputs), so that they are
+    not held from the forward pass. A node whose no-grad tensors come from
+    values that are not its inputs cannot: it gets recompute false, since
+    recomputing it would hold them from the forward pass, which the graph
+    cannot say."""
+    for gid in order:
+        g = groups[gid]
+        allowed = set(g.inputs) | {gid}
+        mem = set(g.members)
+        todo = [i for m in g.members for i in m.all_input_nodes if i in exp.aux_fx and i not in mem]
+        need, bad = set(), []
+        while todo:
+            a = todo.pop()
+            if a in need:
+                continue
+            need.add(a)
+            for i in a.all_input_nodes:
+                if i in exp.aux_fx:
+                    todo.append(i)
+                elif exp.group_of.get(i.name, gid) not in allowed:
+                    bad.append(exp.group_of[i.name])  # a node's value the plan may not hold
+        if bad:
+            exp.no_recompute.add(gid)
+            exp.notes.append("%s reads tensors without gradient made from %s, which are not its "
+                             "inputs: recompute false" % (gid, sorted(set(bad))))
+        elif need:
+            exp.aux_of[gid] = [n.name for n in g.members[0].graph.nodes if n in need]
 
 
 def _partial_reads(groups, order, exp):
@@ -456,14 +502,22 @@ class _NodeRunner:
 _SENTINELS = (7 * 11 * 13 * 17 * 19 + 1, 7 * 11 * 13 * 17 * 23 + 1)
 
 
-def _seed(outs):
+def _seed(outs, keep):
     """A scalar whose backward hands each output a fresh ones gradient that
     autograd frees once consumed, as a real step does (a seed tensor held by
-    the caller would stay alive through the whole backward)."""
+    the caller would stay alive through the whole backward). The scalar
+    tensors this needs (the factor 1 each multiplication saves, the seed of
+    backward) are made here and held in `keep` until the measurement ends,
+    so that their allocation and release do not count in the backward
+    part."""
     s = None
     for t in outs:
-        x = (t * 1.0).sum()
+        one = t.new_ones(())
+        keep.append(one)
+        x = (t * one).sum()
         s = x if s is None else s + x
+    if s is not None:
+        keep.append(torch.ones_like(s))
     return s
 
 
@@ -487,7 +541,8 @@ def _measure_group(runner, g, groups):
     with _mem.AllocTrace() as tr:
         outs = runner.forward(g, ext)
         m1 = torch.empty(_SENTINELS[0], dtype=torch.uint8)
-        s = _seed(outs)
+        keep = []
+        s = _seed(outs, keep)
         grad_out = sum(t.numel() * t.element_size() for t in outs)
         # only autograd holds the node's values now, as in a real step at
         # this node's backward: what one op of the node saved is freed when
@@ -495,7 +550,7 @@ def _measure_group(runner, g, groups):
         del outs
         m2 = torch.empty(_SENTINELS[1], dtype=torch.uint8)
         if s is not None:
-            s.backward()
+            s.backward(keep[-1])
         del s
     (fpeak, fnet), _, (bpeak, _) = _parts(tr.events)
     g.ws_fwd = max(0, fpeak - fnet)
@@ -503,7 +558,7 @@ def _measure_group(runner, g, groups):
     # memplan's backward step holds the node's output gradient and the
     # gradients it makes for its activation inputs; the rest is workspace
     g.ws_bwd = max(0, bpeak - grad_out - made) if grad_out else 0
-    del m1, m2
+    del m1, m2, keep
 
 
 # ---- times, from real steps ---------------------------------------------
@@ -611,12 +666,21 @@ def export_full(model, example_inputs, loss_fn=None, optimizer=None, *, name=Non
             if optimizer is not None:
                 exp.optimizer_step_peak = _optimizer_peak(gm, inputs, loss_fn, optimizer)
             _record_and_measure(gm, inputs, loss_fn, exp, reps, measure)
+            if _device_of(gm, inputs).type == "cpu":
+                exp.rng_bytes = _mem.storage_bytes([torch.get_rng_state()])
     finally:
         gm.train(was_training)
     exp.graph = _graph_dict(exp, name or type(model).__name__, inputs, gm, saved_field)
+    exp.graph.export = exp
     exp.model_ref = weakref.ref(model)
     _EXPORTS[id(model)] = exp  # apply() uses the storage groups
     return exp
+
+
+def _device_of(gm, inputs):
+    for t in list(_mem.tensors_in(inputs)) + list(gm.parameters()):
+        return t.device
+    return torch.device("cpu")
 
 
 def step_peak(exp, planner_peak):
@@ -630,7 +694,8 @@ def step_peak(exp, planner_peak):
 
 def export(model, example_inputs, loss_fn=None, optimizer=None, **kw):
     """The training step of `model` on `example_inputs` as a native
-    memplan.graph/1 dict (see the module comment for what it counts).
+    memplan.graph/1 dict (see the module comment for what it counts), an
+    ExportedGraph: its .export holds what plan/predict/apply use.
     loss_fn(output) -> scalar; default: the sum of every output tensor.
     dims="batch" or {"batch": [2, 3, 4], "seq": [16, 32, 48, 64]}: a
     memplan.graph/2 whose sizes and times are laws in those dims, from
@@ -678,6 +743,7 @@ def _record_and_measure(gm, inputs, loss_fn, exp, reps, measure):
     # the loss
     lrec = _rec_of(loss, lsaved)
     lk = lrec.outs[0]
+    exp.held_bytes = 2 * lk[1]
     lg = _Group(LOSS_ID, None, lk[1] if lk[0] not in owner else 0)
     lg.members = []
     owner.setdefault(lk[0], ("act", LOSS_ID))
@@ -685,6 +751,7 @@ def _record_and_measure(gm, inputs, loss_fn, exp, reps, measure):
     groups[LOSS_ID] = lg
     order.append(LOSS_ID)
     _finish_edges(groups, order)
+    _aux_recompute(groups, order, exp)
 
     for gid in order:
         g = groups[gid]
@@ -719,17 +786,37 @@ def _graph_dict(exp, name, inputs, gm, saved_field):
     nodes = []
     for pid, nb in exp.placeholders:
         nodes.append({"id": pid, "kind": "input", "bytes": int(nb)})
+    if exp.held_bytes:
+        nodes.append({"id": HELD_ID, "kind": "input", "op": "LossAndSeed",
+                      "bytes": int(exp.held_bytes)})
+    rng_done = set()
     for g in exp.groups:
         ops = [_op_name(gm, m) for m in g.members] if g.members else ["Loss"]
         d = {"id": g.id, "op": "+".join(ops)[:200], "inputs": list(g.inputs),
              "bytes": int(g.bytes), "time": round(g.time, 6), "bwd_time": round(g.bwd_time, 6),
              "bwd_reads": _bwd_reads(g)}
         ws = max(g.ws_fwd, g.ws_bwd)
+        draws = [m.name for m in g.members if m.name in exp.random_fx] + \
+            [a for a in exp.aux_of.get(g.id, ()) if a in exp.random_fx]
+        if exp.rng_bytes and draws:
+            for r in draws:
+                rid = r + RNG_SUFFIX
+                if r not in rng_done:
+                    rng_done.add(r)
+                    nodes.append({"id": rid, "op": "RNGState", "inputs": [],
+                                  "bytes": int(exp.rng_bytes), "time": 0, "bwd_time": 0,
+                                  "bwd_reads": "none", "recompute": False})
+                d["inputs"].append(rid)
+            # the state in force before a recomputation, taken at its first
+            # random node (see _recompute.py)
+            ws += exp.rng_bytes
         if ws:
             d["workspace_bytes"] = int(ws)
+        if g.id in exp.no_recompute:
+            d["recompute"] = False
         extra = sum(g.extra.values())
         if saved_field and extra:
             d["saved_bytes"] = int(extra)
         nodes.append(d)
-    return {"format": GRAPH_FORMAT, "name": name, "time_unit": "ms",
-            "param_bytes": int(exp.state_bytes), "nodes": nodes}
+    return ExportedGraph({"format": GRAPH_FORMAT, "name": name, "time_unit": "ms",
+                          "param_bytes": int(exp.state_bytes), "nodes": nodes})

@@ -42,18 +42,18 @@ class Candidate:
         self.peak, self.time = peak, time
 
 
-def mapping_for(gm, plan, group_of, graph, mode="recompute", random_fx=()):
+def mapping_for(gm, plan, group_of, graph, mode="recompute", random_fx=(), aux_of=None):
     """The Mapping memplan.torch.apply builds for `plan` in `mode`."""
     if mode == "recompute":
-        return recompute_mapping(gm, plan, group_of, random_fx)
+        return recompute_mapping(gm, plan, group_of, random_fx, aux_of)
     return plan_mapping(gm, plan, group_of, graph)
 
 
 def candidates(graph, gm, group_of, predict, budgets, server=None, solver="auto",
-               mode="recompute", random_fx=()):
+               mode="recompute", random_fx=(), aux_of=None):
     """Candidates from the planner's answers at `budgets` (infeasible ones
-    and repeats dropped), for the applier's `mode`. predict(graph, mapping)
-    -> (peak, time, report)."""
+    and repeats dropped), for the applier's `mode`. predict(graph, mapping,
+    plan) -> (peak, time, report)."""
     out, seen = [], set()
     for b in sorted(set(int(x) for x in budgets)):
         p = _planner.plan(graph, b, solver=solver, server=server)
@@ -63,10 +63,8 @@ def candidates(graph, gm, group_of, predict, budgets, server=None, solver="auto"
         if key in seen:
             continue
         seen.add(key)
-        m = mapping_for(gm, p, group_of, graph, mode, random_fx)
-        pred = predict(graph, m)
-        if pred is None:
-            continue
+        m = mapping_for(gm, p, group_of, graph, mode, random_fx, aux_of)
+        pred = predict(graph, m, p)
         out.append(Candidate(b, p, m, pred[0], pred[1]))
     return out
 
@@ -107,10 +105,10 @@ def fit_plan(model, budget, *, graph=None, server=None, solver="auto", points=12
         raise ValueError("memplan.torch.fit_plan: export this model first (memplan.torch.export)")
     graph = graph or exp.graph
     budget = int(budget)
-    plain = _planner.plan(graph, _planner.NO_BUDGET, solver="none", server=server)
+    plain = _planner.plain(graph, server=server)
     asked = grid(graph, plain["peak_bytes"], n=points, server=server, solver=solver) + [budget]
     cands = candidates(graph, exp.gm, exp.group_of, predict_applied, asked, server, solver,
-                       mode, exp.random_fx)
+                       mode, exp.random_fx, exp.aux_of)
     for c in cands:  # the optimizer's step may top the backward pass
         c.peak = step_peak(exp, c.peak)
     best = choose(cands, budget)

@@ -1,11 +1,14 @@
 """_planner.py - asks memplan for a plan: the local CLI (a subprocess) or
 the daemon (memplan.client.Client, imported only when used).
 
-The CLI is $MEMPLAN_CLI, or build/memplan under the repository root.
+The CLI is $MEMPLAN_CLI, else `memplan` on PATH, else build/memplan of the
+checkout this package is run from (not of an installed copy). A CLI that
+fails (exit status other than 0 or 1, no JSON) raises PlannerError.
 """
 
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 
@@ -21,7 +24,18 @@ class PlannerError(RuntimeError):
 
 
 def cli_path():
-    return os.environ.get("MEMPLAN_CLI") or os.path.join(_REPO, "build", "memplan")
+    """The memplan CLI to run: $MEMPLAN_CLI, memplan on PATH, or
+    build/memplan of the checkout this package runs from; when there is
+    none, the name `memplan` (running it then fails with PlannerError)."""
+    env = os.environ.get("MEMPLAN_CLI")
+    if env:
+        return env
+    found = shutil.which("memplan")
+    if found:
+        return found
+    if os.path.isdir(os.path.join(_REPO, "planner")):
+        return os.path.join(_REPO, "build", "memplan")
+    return "memplan"
 
 
 # Device options the CLI's plan and simulate get too, e.g. ["--allocator",
@@ -33,7 +47,8 @@ DEVICE_ARGS = []
 def _run_cli(args, graph, extra_json=None, timeout=600):
     cli = cli_path()
     if not os.path.exists(cli):
-        raise PlannerError("memplan CLI not found at %s (build it with make, or set MEMPLAN_CLI)" % cli)
+        raise PlannerError("memplan CLI not found (%s): set MEMPLAN_CLI, put memplan on PATH, "
+                           "or give a daemon (server=URL)" % cli)
     with tempfile.TemporaryDirectory(prefix="memplan-torch-") as d:
         gpath = os.path.join(d, "graph.json")
         with open(gpath, "w") as f:
@@ -55,18 +70,23 @@ def _run_cli(args, graph, extra_json=None, timeout=600):
         raise PlannerError("%s printed no JSON: %s" % (cli, p.stderr.strip())) from None
 
 
-def plan(graph, budget, solver="auto", server=None, timeout=600.0):
+def plan(graph, budget, solver="auto", server=None, timeout=600.0, dims=None, token=None):
     """The planner's answer (a dict with feasible, peak_bytes, time,
-    checkpoints, schedule, ...) for `graph` under `budget` bytes."""
+    checkpoints, schedule, ...) for `graph` under `budget` bytes, from the
+    daemon at `server` or else the local CLI. dims: a binding of the
+    graph's symbolic dimensions ({"batch": 64}), when it has them."""
     if server:
         from memplan.client import Client  # the stdlib HTTP client, lazily
-        res = Client(server, token=None, timeout=timeout).plan(graph, int(budget), solver=solver,
-                                                              wait=30.0, timeout=timeout)
+        extra = {"dims": dict(dims)} if dims else {}
+        res = Client(server, token=token, timeout=timeout).plan(
+            graph, int(budget), solver=solver, wait=30.0, timeout=timeout, **extra)
         if "feasible" not in res and isinstance(res.get("result"), dict):
             res = res["result"]  # a plan view rather than its result
         return res
-    return _run_cli(["plan", "--budget", str(int(budget)), "--solver", solver] + DEVICE_ARGS,
-                    graph, timeout=timeout)
+    args = ["plan", "--budget", str(int(budget)), "--solver", solver]
+    for k, v in (dims or {}).items():
+        args += ["--dim", "%s=%d" % (k, int(v))]
+    return _run_cli(args + DEVICE_ARGS, graph, timeout=timeout)
 
 
 def simulate(graph, schedule, timeout=600.0):
@@ -77,19 +97,23 @@ def simulate(graph, schedule, timeout=600.0):
     return _run_cli(["simulate"] + DEVICE_ARGS, graph, extra_json=schedule, timeout=timeout)
 
 
+def plain(graph, server=None, timeout=600.0, dims=None, token=None):
+    """The planner's answer for plain backpropagation (keep everything,
+    free each value after its last use): peak_bytes, const_bytes, time,
+    schedule."""
+    return plan(graph, NO_BUDGET, solver="none", server=server, timeout=timeout, dims=dims,
+                token=token)
+
+
 def cli_supports_saved_bytes():
-    """Whether the CLI's graph loader knows the node field saved_bytes."""
+    """Whether the CLI's graph loader knows the node field saved_bytes:
+    False only when the CLI answers that the field is unknown; any other
+    failure raises PlannerError."""
     g = {"format": "memplan.graph/1", "nodes": [{"id": "a", "bytes": 1, "saved_bytes": 1}]}
     try:
         _run_cli(["inspect"], g, timeout=60)
         return True
-    except PlannerError:
-        return False
-
-
-def without_saved_bytes(graph):
-    """A copy of graph for planners that predate saved_bytes: the field is
-    dropped (the prediction then misses masks and indices)."""
-    g = dict(graph)
-    g["nodes"] = [{k: v for k, v in n.items() if k != "saved_bytes"} for n in graph["nodes"]]
-    return g
+    except PlannerError as e:
+        if "unknown field" in str(e) and "saved_bytes" in str(e):
+            return False
+        raise

@@ -47,13 +47,19 @@ Randomness. Export's recording run notes which fx nodes draw random
 numbers (the CPU RNG state changes). Before the forward of a recomputed fx
 node that draws, the CPU RNG state (and the CUDA one when the step runs on
 CUDA) is saved, and restored before that node's recomputation, so a
-recomputed dropout draws the same mask; the state in force before the
-recomputation is restored after it. A random node whose previous random
-node in run order is recomputed in the same segment needs no state of its
-own: the recomputation replays the draws in the same order (_rng_heads).
-Each state held is a few kilobytes (the CPU one 5056 bytes) from the node's
-forward to its segment's recomputation; the prediction counts them
-(_predict.py).
+recomputed dropout draws the same mask; the state in force when the
+recomputation reaches its first random node is kept and restored after its
+last one. Each state held is a few kilobytes (the CPU one 5056 bytes) from
+the node's forward to its recomputation. On CPU, export counts them in the
+graph: a node `N.rng` (op RNGState, never recomputed) that random node N
+reads, so the planner holds it exactly while the applier does, and one
+state more in N's workspace for the one kept across the recomputation. On
+CUDA they are host memory and not counted.
+
+Tensors without gradient that a recomputed node reads (a mask `g > 0`
+that `where` saves) are made again in the recomputation (export's aux_of)
+and, in the forward pass too, just before their first reader, as memplan
+counts them.
 
 Limits: each saved tensor is unpacked once (no retain_graph, no double
 backward through recomputed values); a boundary value modified in place
@@ -75,19 +81,33 @@ def _data_ptr(t):
     return None if k is None else k[0]
 
 
-def _detach_tree(v):
+def _detach_tree(v, leaves):
+    """v with every tensor detached; those that need a gradient become
+    leaves that do (so the recomputed ops save what they save), appended
+    to `leaves`."""
     if isinstance(v, torch.Tensor):
         d = v.detach()
         if v.requires_grad:
             d.requires_grad_(True)
+            leaves.append(d)
         return d
     if isinstance(v, tuple):
-        return tuple(_detach_tree(x) for x in v)
+        return tuple(_detach_tree(x, leaves) for x in v)
     if isinstance(v, list):
-        return [_detach_tree(x) for x in v]
+        return [_detach_tree(x, leaves) for x in v]
     if isinstance(v, dict):
-        return {k: _detach_tree(x) for k, x in v.items()}
+        return {k: _detach_tree(x, leaves) for k, x in v.items()}
     return v
+
+
+def _let_go(leaves):
+    """Release the storage of leaves made by _detach_tree. The
+    recomputation's autograd graph holds its leaves (AccumulateGrad keeps
+    the tensor) for as long as a value computed from them lives, which
+    would keep a boundary value alive past its last reader; that graph is
+    never used, so the leaves' data can go."""
+    for t in leaves:
+        t.data = torch.empty(0, dtype=t.dtype, device=t.device)
 
 
 def _versions(v):
@@ -170,13 +190,19 @@ class _Segment:
         prog = self.plan
         nodes = prog.rec_nodes[self.s]
         env = {}
-        for i, (v, ver) in self.boundary.items():
+        # the boundary is handed over and let go: no reference to one of its
+        # values may outlive its last reader in the recomputation
+        boundary, self.boundary = self.boundary, {}
+        leaves = {}
+        while boundary:
+            i, (v, ver) = boundary.popitem()
             if _versions(v) != ver:
                 raise RecomputeError("memplan.torch: '%s' was modified in place after segment "
                                      "%d read it; the segment cannot be recomputed" % (i.name,
                                                                                        self.s))
-            env[i] = _detach_tree(v)
-        self.boundary = {}
+            leaves[i] = []
+            env[i] = _detach_tree(v, leaves[i])
+            v = None
         cur = [None, 0]
         caps, want = self.caps, self.want_caps
 
@@ -192,18 +218,29 @@ class _Segment:
 
         last = prog.rec_last[self.s]
         keep = {k[0] for k in self.want_vals}
-        before = self.rng.get() if self.states else None
+        # the state in force now is taken at the first random node and put
+        # back after the last one (later nodes draw nothing); each node's own
+        # state is let go before it runs: what export's RNGState nodes and
+        # workspace count
+        before = None
         try:
             with torch.enable_grad(), torch.autograd.graph.saved_tensors_hooks(pack, unpack):
                 for n in nodes:
                     cur[0], cur[1] = n.name, 0
                     st = self.states.pop(n, None)
                     if st is not None:
+                        if before is None:
+                            before = self.rng.get()
                         self.rng.set(st)
+                        st = None
                     env[n] = prog.call(n, env)
+                    if before is not None and not self.states:
+                        self.rng.set(before)
+                        before = None
                     for d in last.get(n, ()):
                         if d.name not in keep:
                             env.pop(d, None)
+                            _let_go(leaves.pop(d, ()))
         finally:
             if before is not None:
                 self.rng.set(before)
@@ -220,7 +257,8 @@ class _Program:
     memplan nodes and segments, each segment's recomputation (its fx nodes
     and boundary), and when each value's last reader runs."""
 
-    def __init__(self, gm, group_of, seg, rec_sets, order_key, random_fx=frozenset()):
+    def __init__(self, gm, group_of, seg, rec_sets, order_key, random_fx=frozenset(),
+                 aux_of=None):
         self.gm = gm
         graph_nodes = list(gm.graph.nodes)
         self.placeholders = [n for n in graph_nodes if n.op == "placeholder"]
@@ -228,7 +266,8 @@ class _Program:
         body = [n for n in graph_nodes if n.op not in ("placeholder", "output")]
         self.by_name = {n.name: n for n in graph_nodes}
         self.group = {n: group_of.get(n.name) for n in body}
-        self.order = _run_order(body, self.group, order_key)
+        late = {self.by_name[a] for names in (aux_of or {}).values() for a in names}
+        self.order = _run_order(body, self.group, order_key, late)
         self.seg = {n: seg.get(self.group[n]) for n in body}
         # segment -> fx nodes it recomputes, in run order
         self.rec_nodes = {}
@@ -239,6 +278,24 @@ class _Program:
             if g is not None and s is not None and g in rec_sets.get(s, ()):
                 self.rec_nodes.setdefault(s, []).append(n)
                 self.in_rec[n] = s
+        # tensors without gradient that recomputed nodes read (a mask that
+        # `where` saves) are made again from the values the plan holds, not
+        # held from the forward pass (export's aux_of)
+        self.aux_owner = {}       # such an fx node -> the memplan node it is remade for
+        pos = {n: i for i, n in enumerate(self.order)}
+        for s, ns in self.rec_nodes.items():
+            extra = []
+            for gid in dict.fromkeys(self.group[n] for n in ns):
+                for name in (aux_of or {}).get(gid, ()):
+                    a = self.by_name[name]
+                    if a not in extra:
+                        extra.append(a)
+                        self.aux_owner.setdefault(a, gid)
+            for a in extra:  # one remade in several segments: its first's RNG
+                self.in_rec.setdefault(a, s)
+            if extra:
+                ns.extend(extra)
+                ns.sort(key=lambda n: pos[n])
         self.rec_groups = rec_sets
         # each segment's boundary: fx values its recomputation reads from
         # outside; boundary_of[i] = segments that take i
@@ -273,28 +330,21 @@ class _Program:
 
 
 def _rng_heads(order, in_rec, random_fx):
-    """The recomputed fx nodes whose RNG state must be saved: each random
-    one whose previous random fx node in run order is not a recomputed one
-    of the same segment. The recomputation runs a segment's fx nodes in run
-    order, so after recomputing that previous node the generator is where
-    it was at this node's forward already."""
-    heads = []
-    prev = None
-    for n in order:
-        if n.name not in random_fx:
-            continue
-        s = in_rec.get(n)
-        if s is not None and (prev is None or in_rec.get(prev) != s):
-            heads.append(n)
-        prev = n
-    return heads
+    """The recomputed fx nodes whose RNG state is saved: every random one.
+    (One per run of random nodes recomputed together would do, but export
+    counts one state per recomputed random node, the RNGState node it
+    reads, so that the planner's figure is what the applied step holds.)"""
+    return [n for n in order if n.name in random_fx and n in in_rec]
 
 
-def _run_order(body, group, order_key):
+def _run_order(body, group, order_key, late=frozenset()):
     """fx nodes in the plan's forward order: a memplan node's fx nodes at
     its compute step's place, others right after their latest input (or,
     without inputs, just before their first reader), fx order breaking
-    ties. Raises PlanError when an input would run after its reader."""
+    ties. Those in `late` (tensors without gradient) run just before their
+    first reader, where memplan counts them (in the saved_bytes of the op
+    that saves them), not while other nodes run. Raises PlanError when an
+    input would run after its reader."""
     from ._apply import PlanError
     pos = {n: i for i, n in enumerate(body)}
     key = {}
@@ -309,6 +359,11 @@ def _run_order(body, group, order_key):
         if key[n] is None:
             users = [key[u][0] for u in n.users if key.get(u) is not None]
             key[n] = (min(users) if users else 0, -len(body) + pos[n])
+    for n in reversed(body):
+        if n in late:
+            users = [key[u][0] for u in n.users if u in key]
+            if users:
+                key[n] = (min(users), pos[n])
     for n in body:
         for i in n.all_input_nodes:
             if i in key and key[i] > key[n]:

@@ -4,10 +4,46 @@ symbolic_trace's own errors (control flow on a traced value, an
 untraceable builtin, ...) say what went wrong but not where. The tracer
 here remembers the module it was inside and the last graph node it made,
 and TraceError names both.
+
+Tuple unpacking of a traced value (`n, c, h, w = x.shape`,
+`x1, x2 = x.chunk(2)`, `out, _ = lstm(x)`). torch.fx's Proxy.__iter__
+reads the caller's bytecode to see how many values an UNPACK_SEQUENCE
+wants, indexing the instruction list by f_lasti // 2. From Python 3.11 on,
+that list leaves out the inline CACHE entries, so the index lands on
+another instruction and tracing fails with "Proxy object cannot be
+iterated" (torch 1.13 on Debian's Python 3.11: torchvision's ShuffleNet-V2
+and VisionTransformer). The proxies made here find the instruction by its
+offset instead, which is right on every version.
 """
+
+import dis
+import inspect
 
 import torch
 import torch.fx as fx
+
+
+class _Proxy(fx.Proxy):
+    def __iter__(self):
+        frame = inspect.currentframe()
+        caller = frame.f_back if frame is not None else None
+        del frame
+        if caller is not None:
+            at = caller.f_lasti
+            for inst in dis.get_instructions(caller.f_code):
+                if inst.offset == at:
+                    if inst.opname == "UNPACK_SEQUENCE":
+                        return (self[i] for i in range(inst.argval))
+                    break
+        return self.tracer.iter(self)
+
+    def __getattr__(self, k):
+        return _Attribute(self, k)
+
+
+class _Attribute(fx.proxy.Attribute):
+    """x.shape and other attributes of a traced value, unpackable too."""
+    __iter__ = _Proxy.__iter__
 
 
 class TraceError(RuntimeError):
@@ -21,6 +57,9 @@ class _Tracer(fx.Tracer):
         self.module_stack = []
         self.fail_stack = None
         self.last_node = None
+
+    def proxy(self, node):
+        return _Proxy(node, self)
 
     def create_node(self, kind, target, args, kwargs, name=None, type_expr=None):
         node = super().create_node(kind, target, args, kwargs, name, type_expr)

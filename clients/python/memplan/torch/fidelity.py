@@ -112,9 +112,7 @@ def fidelity_many(model, example_inputs, fractions, *, name=None, batch=None, lo
     inputs = as_tuple(example_inputs)
     exp = exp or export_full(model, inputs, loss_fn, reps=reps)
     graph = graph or exp.graph
-    if server is None and not _planner.cli_supports_saved_bytes():
-        graph = _planner.without_saved_bytes(graph)
-    plain = _planner.plan(graph, _planner.NO_BUDGET, solver="none", server=server)
+    plain = _planner.plain(graph, server=server)
     const = plain["const_bytes"]
     meas_plain = measure(exp.gm, inputs, loss_fn, time_reps=reps)
     plain_row = _row(plain["peak_bytes"], plain["time"]["total"], meas_plain, const)
@@ -123,7 +121,7 @@ def fidelity_many(model, example_inputs, fractions, *, name=None, batch=None, lo
     if fit:
         asked = _fit.grid(graph, plain["peak_bytes"], server=server, solver=solver) + budgets
         cands = _fit.candidates(graph, exp.gm, exp.group_of, predict_applied, asked, server,
-                                solver, mode, exp.random_fx)
+                                solver, mode, exp.random_fx, exp.aux_of)
     done = {}  # schedule -> (row, grads_match), each plan applied and measured once
     out = []
     for f, budget in zip(fractions, budgets):
@@ -165,13 +163,9 @@ def _applied_row(model, inputs, graph, plan, asked, const, loss_fn, reps, done, 
         return dict(row), ok
     applied = apply(model, plan, mode=mode)
     meas = measure(applied, inputs, loss_fn, time_reps=reps)
-    pred = predict_applied(graph, applied.mapping)
-    if pred is None:  # no local simulator: the planner's own figure
-        row = _row(plan["peak_bytes"], plan["time"]["total"], meas, const)
-        row["predicted_by"] = "plan"
-    else:
-        row = _row(pred[0], pred[1], meas, const)
-        row["predicted_by"] = "applied schedule"
+    pred = predict_applied(graph, applied.mapping, plan)
+    row = _row(pred[0], pred[1], meas, const)
+    row["predicted_by"] = "plan" if mode == "recompute" else "applied schedule"
     row["plan_budget"] = int(asked)
     row["plan_peak_bytes"] = int(plan["peak_bytes"])
     row["plan_error_pct"] = _pct(plan["peak_bytes"], meas["peak_bytes"])
