@@ -220,7 +220,7 @@ test-install: $(LIBA) $(CLI) $(SRV)
 # clients/python/tests (stdlib unittest) start the built daemon themselves
 # and end with one summary line.
 test-python: $(CLI) $(SRV)
-	MEMPLAN_CLI=$(CURDIR)/$(CLI) MEMPLAN_SERVER=$(CURDIR)/$(SRV) PYTHONPATH=$(CURDIR)/clients/python \
+	MEMPLAN_CLI=$(CURDIR)/$(CLI) MEMPLAN_SERVER=$(CURDIR)/$(SRV) PYTHONPATH=$(CURDIR)/clients/python MEMPLAN_TORCH_CACHE=off \
 	  $(PYTHON) -m unittest discover -s clients/python/tests -v
 
 # deploy/ (Dockerfile, systemd unit, Kubernetes manifests) against the built

@@ -123,6 +123,37 @@ class PublicPathTest(unittest.TestCase):
         self.assertEqual(complaint, "")
 
 
+class ExportCacheTest(unittest.TestCase):
+    """A repeated export of the same model on the same device reuses the
+    measured times and workspaces: the same graph, the same hash."""
+
+    def test_reuse(self):
+        from memplan.torch import _cache
+        model, x, _ = _mlp()
+        with tempfile.TemporaryDirectory() as d, _Env(MEMPLAN_TORCH_CACHE=d, MEMPLAN_CLI=CLI):
+            _cache.clear()
+            first = mt.export(model, (x,), reps=1)
+            self.assertFalse(first.export.cached)
+            self.assertEqual(len(os.listdir(d)), 1)
+            again = mt.export(model, (x,), reps=1)
+            self.assertTrue(again.export.cached)
+            self.assertEqual(dict(again), dict(first))
+            # from the file, as a job started again finds it
+            _cache.clear()
+            other, _, _ = _mlp()
+            with torch.no_grad():
+                for p in other.parameters():
+                    p.mul_(0.5)  # other weights, same costs
+            third = mt.export(other, (x,), reps=1)
+            self.assertTrue(third.export.cached)
+            self.assertEqual(dict(third), dict(first))
+            h = [mt.plain(g)["graph_hash"] for g in (first, third)]
+            self.assertEqual(h[0], h[1])
+            # another shape, or cache=False: measured
+            self.assertFalse(mt.export(model, (x[:128],), reps=1).export.cached)
+            self.assertFalse(mt.export_full(model, (x,), reps=1, cache=False).cached)
+
+
 class CliLookupTest(unittest.TestCase):
     def test_memplan_cli_then_path(self):
         with tempfile.TemporaryDirectory() as d:

@@ -335,7 +335,9 @@ class AppliedRecompute(torch.nn.Module):
     """The model running a memplan plan in mode "recompute" (see
     _recompute.py). It shares the original model's parameters and
     buffers. regions: per segment that recomputes, the memplan nodes it
-    recomputes."""
+    recomputes. grads_exact: whether its gradients equal the model's bit
+    for bit (_recompute.same_grads); when False they may differ at
+    rounding level."""
 
     def __init__(self, gm, mapping):
         super().__init__()
@@ -349,6 +351,8 @@ class AppliedRecompute(torch.nn.Module):
         redone = {v for b in mapping.blocks for v in b["rec"]}
         self.kept = {v for v in mapping.seg if v not in redone} & set(
             s["node"] for s in mapping.schedule if s["op"] == "compute")
+        from ._recompute import same_grads
+        self.grads_exact = same_grads(self.program)
 
     def forward(self, *args):
         from ._recompute import run

@@ -61,7 +61,7 @@ import weakref
 import torch
 import torch.fx as fx
 
-from . import _mem
+from . import _cache, _mem
 from ._apply import _EXPORTS, RNG_SUFFIX
 from ._job import ExportedGraph
 from ._trace import trace
@@ -247,6 +247,7 @@ class Export:
         self.aux_of = {}         # group id -> names of the no-grad fx nodes it recomputes with
         self.no_recompute = set()  # group ids that read a no-grad tensor they cannot remake
         self.rng_bytes = 0       # one RNG state the applier keeps (0 on CUDA: host memory)
+        self.cached = False      # times and workspaces came from _cache
         self.held_bytes = 0      # the loss and its seed gradient, held through backward
         self.notes = []
 
@@ -642,9 +643,11 @@ def _step_times(gm, inputs, loss_fn, groups, group_of, reps):
 
 
 def export_full(model, example_inputs, loss_fn=None, optimizer=None, *, name=None, reps=3,
-                measure=True, saved_field=True, dims=None, axes=None, make=None):
+                measure=True, saved_field=True, dims=None, axes=None, make=None, cache=True):
     """Export and keep the details (an Export); export() returns .graph.
-    With dims: a memplan.graph/2 from replays at several values (_dims.py)."""
+    With dims: a memplan.graph/2 from replays at several values (_dims.py).
+    cache: reuse the times and workspaces of an earlier export of the same
+    model on the same device (_cache.py); False measures again."""
     if dims is not None:
         from ._dims import export_full_dims
         return export_full_dims(model, example_inputs, loss_fn, optimizer, dims=dims, axes=axes,
@@ -665,7 +668,9 @@ def export_full(model, example_inputs, loss_fn=None, optimizer=None, *, name=Non
             exp.state_bytes, exp.input_bytes = _mem.resident_bytes(gm, optimizer, inputs)
             if optimizer is not None:
                 exp.optimizer_step_peak = _optimizer_peak(gm, inputs, loss_fn, optimizer)
-            _record_and_measure(gm, inputs, loss_fn, exp, reps, measure)
+            ckey = _cache.key(gm, inputs, loss_fn, reps, _device_of(gm, inputs)) \
+                if measure and cache else None
+            _record_and_measure(gm, inputs, loss_fn, exp, reps, measure, ckey)
             if _device_of(gm, inputs).type == "cpu":
                 exp.rng_bytes = _mem.storage_bytes([torch.get_rng_state()])
     finally:
@@ -717,7 +722,7 @@ def _optimizer_peak(gm, inputs, loss_fn, optimizer):
     return a.peak
 
 
-def _record_and_measure(gm, inputs, loss_fn, exp, reps, measure):
+def _record_and_measure(gm, inputs, loss_fn, exp, reps, measure, ckey=None):
     rec = _Recorder(gm)
     out = rec.run(*inputs)
     out_node = next(n for n in gm.graph.nodes if n.op == "output")
@@ -764,11 +769,19 @@ def _record_and_measure(gm, inputs, loss_fn, exp, reps, measure):
     exp.placeholders = [(n.name, _mem.storage_bytes(_mem.tensors_in(rec.env[n])))
                         for n in placeholders]
     del loss, out
-    if measure:
+    known = _cache.get(ckey, [g.id for g in exp.groups]) if ckey else None
+    if known is not None:
+        for g in exp.groups:
+            g.time, g.bwd_time, g.ws_fwd, g.ws_bwd = known[g.id]
+        exp.cached = True
+    elif measure:
         _step_times(gm, inputs, loss_fn, exp.groups, exp.group_of, max(1, reps))
         runner = _NodeRunner(gm, rec.env, stand, loss_fn, out_node)
         for g in exp.groups:
             _measure_group(runner, g, groups)
+        if ckey:
+            _cache.put(ckey, {g.id: [g.time, g.bwd_time, int(g.ws_fwd), int(g.ws_bwd)]
+                              for g in exp.groups})
     rec.env.clear()
 
 

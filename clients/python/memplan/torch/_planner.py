@@ -46,7 +46,7 @@ DEVICE_ARGS = []
 
 def _run_cli(args, graph, extra_json=None, timeout=600):
     cli = cli_path()
-    if not os.path.exists(cli):
+    if not (os.path.isfile(cli) and os.access(cli, os.X_OK)):
         raise PlannerError("memplan CLI not found (%s): set MEMPLAN_CLI, put memplan on PATH, "
                            "or give a daemon (server=URL)" % cli)
     with tempfile.TemporaryDirectory(prefix="memplan-torch-") as d:

@@ -337,6 +337,34 @@ def _rng_heads(order, in_rec, random_fx):
     return [n for n in order if n.name in random_fx and n in in_rec]
 
 
+def same_grads(prog):
+    """Whether the applied step's gradients are the model's bit for bit.
+
+    Outputs always are, and each op's backward computes the same values.
+    What can change is the order in which autograd sums the gradient
+    contributions of a value read by several ops: the engine runs ready
+    backward nodes newest first, so it follows the order the forward pass
+    created them in, and the applier runs the forward in the plan's order,
+    which may put independent branches in another order than the model's
+    (an inception block's four branches). Two contributions sum to the same
+    bits in either order (a + b == b + a); three or more need not
+    ((a + b) + c != (a + c) + b in floating point). So the gradients are
+    exact when the plan runs the forward in the model's own order, or when
+    no value (activation, input or parameter) is read by more than two ops
+    that record a backward; otherwise they may differ at rounding level
+    (GoogLeNet: at most a few 1e-6 relative)."""
+    body = [n for n in prog.gm.graph.nodes if n in prog.group]
+    if prog.order == body:
+        return True
+    readers = {}
+    for n in body:
+        if prog.group[n] is None:
+            continue
+        for i in dict.fromkeys(n.all_input_nodes):
+            readers[i] = readers.get(i, 0) + 1
+    return all(k <= 2 for k in readers.values())
+
+
 def _run_order(body, group, order_key, late=frozenset()):
     """fx nodes in the plan's forward order: a memplan node's fx nodes at
     its compute step's place, others right after their latest input (or,
