@@ -75,6 +75,8 @@ MORE = {
 }
 FRACTIONS = (0.4, 0.6, 0.8)
 TARGET_PCT = 3.0
+# the largest relative gradient difference a reordered sum may leave
+GRAD_ROUNDING = 1e-5
 
 COLS = ("model", "batch", "budget", "plan MB", "pred MB", "meas MB", "err%", "dyn%", "plan%",
         "pred ms", "meas ms", "grads", "mono", "")
@@ -115,6 +117,26 @@ def _rows_of(name, batch, recs):
     return rows
 
 
+def _grads_ok(row):
+    """Gradients as documented: equal bit for bit, or, where the applier
+    said they may not be (a plan that reorders the forward pass around a
+    value read by three or more ops), different at rounding level."""
+    if row["grads"]:
+        return True
+    return (row.get("grads_exact_expected") is False
+            and row.get("grad_max_rel_diff", 1.0) <= GRAD_ROUNDING)
+
+
+def _grads_cell(row, yes, no):
+    if row["grads"]:
+        return yes
+    d = row.get("grad_max_rel_diff")
+    note = "%.1e" % d if d is not None else "?"
+    if _grads_ok(row):
+        return "reordered, %s" % note
+    return "%s %s" % (no, note)
+
+
 def _miss(row):
     return abs(row["error_pct"]) > TARGET_PCT
 
@@ -133,7 +155,7 @@ def _text(row):
                "-" if plain else _mb(row["plan_peak_bytes"]), _mb(row["predicted_peak_bytes"]),
                _mb(row["measured_peak_bytes"]), row["error_pct"], row["dynamic_error_pct"],
                "-" if plain else "%.2f" % row["plan_error_pct"], row["predicted_time_ms"],
-               row["measured_time_ms"], "-" if plain else ("equal" if row["grads"] else "DIFF"),
+               row["measured_time_ms"], "-" if plain else _grads_cell(row, "equal", "DIFF"),
                "-" if plain else ("yes" if row["mono"] else "NO"), "MISS" if _miss(row) else "", res))
 
 
@@ -148,7 +170,7 @@ def _markdown(row):
                  _mb(row["measured_peak_bytes"]), err, "%.3f" % row["dynamic_error_pct"],
                  "-" if plain else "%s (%+.2f)" % (_mb(row["plan_peak_bytes"]),
                                                    row["plan_error_pct"]),
-                 "-" if plain else ("yes" if row["grads"] else "**no**"),
+                 "-" if plain else _grads_cell(row, "yes", "**no**"),
                  "-" if plain else ("yes" if row["mono"] else "**no**"))
     return "| " + " | ".join(str(c) for c in cells) + " |"
 
@@ -225,9 +247,10 @@ def main():
             for k in ("direct", "fitted")}
     over = [r for r in applied if r["measured_peak_bytes"] > r["limit"]]
     print("worst |err%%| %.3f, worst |dyn%%| %.3f (target %.0f%%); rows missing it: %d; "
-          "gradients equal on every applied row: %s; monotone: direct plans %s, fitted plans %s"
+          "gradients as documented on every applied row: %s; monotone: direct plans %s, "
+          "fitted plans %s"
           % (worst, worst_dyn, TARGET_PCT, sum(_miss(r) for r in done),
-             "yes" if all(r["grads"] for r in applied) else "NO",
+             "yes" if all(_grads_ok(r) for r in applied) else "NO",
              "yes" if mono["direct"] else "NO", "yes" if mono["fitted"] else "NO"))
     print("applied rows measured above their budget: %d%s"
           % (len(over), "".join(" (%s %s %s)" % (r["model"], r["batch"], r["tag"]) for r in over)))

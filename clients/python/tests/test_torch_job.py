@@ -154,6 +154,21 @@ class ExportCacheTest(unittest.TestCase):
             self.assertFalse(mt.export_full(model, (x,), reps=1, cache=False).cached)
 
 
+class PackageReadmeTest(unittest.TestCase):
+    """clients/python/README.md's memplan.torch example runs as written."""
+
+    def test_example(self):
+        with open(os.path.join(PKG, "README.md")) as f:
+            text = f.read()
+        part = text.split("## memplan.torch", 1)[1]
+        code = part.split("```python\n", 1)[1].split("```", 1)[0]
+        env = dict(os.environ, PYTHONPATH=PKG, MEMPLAN_CLI=CLI)
+        p = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
+                           text=True, env=env, timeout=900)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertGreater(int(p.stdout.strip().splitlines()[-1]), 0)
+
+
 class CliLookupTest(unittest.TestCase):
     def test_memplan_cli_then_path(self):
         with tempfile.TemporaryDirectory() as d:
