@@ -97,10 +97,12 @@ class _Exact:
         self.assertLessEqual(meas["peak_bytes"], budget)
         self.assertLessEqual(meas["peak_bytes"], pred["peak_bytes"])
         # memplan may count a little more than torch holds (a node's
-        # workspace at an instant another node's value is already gone),
-        # never less
+        # workspace at an instant another node's value is already gone, the
+        # RNG state node of a random op that is not recomputed, the state in
+        # its workspace), never less
         self.assertLess(pred["peak_bytes"] - meas["peak_bytes"],
-                        0.01 * (pred["peak_bytes"] - self.plain["const_bytes"]))
+                        0.01 * (pred["peak_bytes"] - self.plain["const_bytes"])
+                        + 2 * torch.get_rng_state().numel())
         self.assertTrue(grads_match(self.model, applied, self.inputs))
         return plan, applied
 
