@@ -16,6 +16,7 @@
 #include "dp.h"
 #include "formats.h"
 #include "frontier.h"
+#include "fit.h"
 #include "plan.h"
 #include "schedule.h"
 #include "simulator.h"
@@ -300,6 +301,7 @@ START_TEST(test_frontier_bounds_plans) {
   for (k = 0; k < sizeof(solvers) / sizeof(solvers[0]); k++) {
     mp_plan_options_t o;
     mp_frontier_t f;
+    mp_fit_t fit;
     mp_error_t err;
     mp_plan_options_init(&o);
     o.solver = solvers[k];
@@ -309,21 +311,22 @@ START_TEST(test_frontier_bounds_plans) {
       ck_assert_uint_lt(f.points[i - 1].budget, f.points[i].budget);
       ck_assert(f.points[i - 1].recompute > f.points[i].recompute);
     }
+    /* the plans at the eight budgets as one fit: mp_fit answers each with
+     * mp_plan's answer (fit.h; test_consistency checks it), sharing the DP */
+    ck_assert_int_eq(mp_fit(g, &o, budgets, 8, &fit, &err), 0);
     for (i = 0; i < 8; i++) {
-      mp_plan_result_t r;
+      const mp_fit_answer_t *r = &fit.answers[i];
       long at = mp_frontier_lookup(&f, budgets[i]);
-      o.budget = budgets[i];
-      ck_assert_int_eq(mp_plan(g, &o, &r, &err), 0);
-      ck_assert_msg(r.feasible == (at >= 0), "%s %s at %llu: plan %s, frontier %ld", graphs[_i],
+      ck_assert_msg(r->feasible == (at >= 0), "%s %s at %llu: plan %s, frontier %ld", graphs[_i],
                     mp_solver_name(o.solver), (unsigned long long)budgets[i],
-                    r.feasible ? "feasible" : "infeasible", at);
+                    r->feasible ? "feasible" : "infeasible", at);
       if (at >= 0)
-        ck_assert_msg(r.sim.time_recompute <= f.points[at].recompute + 1e-9,
+        ck_assert_msg(r->recompute <= f.points[at].recompute + 1e-9,
                       "%s %s at %llu: plan recomputes %g, frontier says %g", graphs[_i],
-                      mp_solver_name(o.solver), (unsigned long long)budgets[i],
-                      r.sim.time_recompute, f.points[at].recompute);
-      mp_plan_result_free(&r);
+                      mp_solver_name(o.solver), (unsigned long long)budgets[i], r->recompute,
+                      f.points[at].recompute);
     }
+    mp_fit_free(&fit);
     mp_frontier_free(&f);
   }
   mp_graph_free(g);
@@ -335,10 +338,13 @@ END_TEST
  * never more than memonger's best at a budget both meet, every plan's
  * simulated peak fits, and a feasible plan exists at the no-recompute peak. */
 static void check_bars(const char *name, int with_exact) {
+  static const mp_solver_t sv[3] = {MP_SOLVER_EXACT, MP_SOLVER_APPROX, MP_SOLVER_MEMONGER};
   mp_graph_t *g = mp_test_load_shipped(name);
   mp_schedule_t *s;
   mp_sim_report_t all;
-  uint64_t lo;
+  mp_fit_t fit[3];
+  uint64_t lo, b[12];
+  size_t nb = 0, j;
   int i, k, both = 0;
   ck_assert_int_eq(mp_schedule_store_all(g, &s), 0);
   ck_assert_int_eq(mp_simulate(g, s, &all, NULL), 0);
@@ -346,41 +352,45 @@ static void check_bars(const char *name, int with_exact) {
   /* GoogLeNet's and PSPNet's exact DP takes seconds per budget (27,358 and
    * 12,533 lower sets): every other budget of the sweep there. */
   int heavy = with_exact && (strcmp(name, "googlenet") == 0 || strcmp(name, "pspnet") == 0);
-  for (i = 0; i <= 11; i++) {
-    static const mp_solver_t sv[3] = {MP_SOLVER_EXACT, MP_SOLVER_APPROX, MP_SOLVER_MEMONGER};
-    uint64_t b = lo + (uint64_t)((double)(all.peak_bytes - lo) * i / 11.0);
+  for (i = 0; i <= 11; i++)
+    if (!(heavy && i % 2 == 1 && i != 11)) b[nb++] = lo + (uint64_t)((double)(all.peak_bytes - lo) * i / 11.0);
+  /* Each solver's plans at all of them as one fit: mp_fit answers each
+   * budget with mp_plan's answer there (fit.h), sharing the DP's sessions. */
+  memset(fit, 0, sizeof(fit));
+  for (k = with_exact ? 0 : 1; k < 3; k++) {
+    mp_plan_options_t o;
+    mp_error_t err;
+    mp_plan_options_init(&o);
+    o.solver = sv[k];
+    o.threads = 1;
+    ck_assert_msg(mp_fit(g, &o, b, nb, &fit[k], &err) == 0, "%s: %s", name, err.message);
+  }
+  for (j = 0; j < nb; j++) {
     double rec[3] = {-1, -1, -1};
-    if (heavy && i % 2 == 1 && i != 11) continue;
     for (k = with_exact ? 0 : 1; k < 3; k++) {
-      mp_plan_options_t o;
-      mp_plan_result_t r;
-      mp_error_t err;
-      mp_plan_options_init(&o);
-      o.solver = sv[k];
-      o.budget = b;
-      ck_assert_msg(mp_plan(g, &o, &r, &err) == 0, "%s: %s", name, err.message);
-      if (r.feasible) {
-        ck_assert_uint_le(r.sim.peak_bytes, b);
-        rec[k] = r.sim.time_recompute;
+      const mp_fit_answer_t *r = &fit[k].answers[j];
+      if (r->feasible) {
+        ck_assert_uint_le(r->peak_bytes, b[j]);
+        rec[k] = r->recompute;
       } else {
-        ck_assert_uint_gt(r.min_feasible_budget, b);
+        ck_assert_uint_gt(r->min_feasible_budget, b[j]);
       }
-      if (i == 11) ck_assert_msg(r.feasible, "%s %s: no plan at the no-recompute peak", name,
-                                 mp_solver_name(sv[k]));
-      mp_plan_result_free(&r);
+      if (j == nb - 1) ck_assert_msg(r->feasible, "%s %s: no plan at the no-recompute peak", name,
+                                     mp_solver_name(sv[k]));
     }
     if (with_exact && rec[1] >= 0)
       ck_assert_msg(rec[0] >= 0 && rec[0] <= rec[1], "%s at %llu: exact %g, approx %g", name,
-                    (unsigned long long)b, rec[0], rec[1]);
+                    (unsigned long long)b[j], rec[0], rec[1]);
     if (rec[2] >= 0) {
       ck_assert_msg(rec[1] >= 0, "%s at %llu: memonger meets the budget, approx does not", name,
-                    (unsigned long long)b);
+                    (unsigned long long)b[j]);
       ck_assert_msg(rec[1] <= rec[2], "%s at %llu: approx %g, memonger %g", name,
-                    (unsigned long long)b, rec[1], rec[2]);
+                    (unsigned long long)b[j], rec[1], rec[2]);
       both++;
     }
   }
   ck_assert_int_ge(both, 2);
+  for (k = with_exact ? 0 : 1; k < 3; k++) mp_fit_free(&fit[k]);
   mp_sim_report_free(&all);
   mp_schedule_free(s);
   mp_graph_free(g);
