@@ -294,6 +294,26 @@ START_TEST(test_window_solver) {
 }
 END_TEST
 
+/* Plain backpropagation's simulated peak of g, after checking that its
+ * lattice holds `sets` lower sets, more than the window of a larger lattice
+ * (mp__window_sets). */
+static uint64_t wide_plain_peak(const mp_graph_t *g, size_t sets) {
+  mp_plan_options_t o;
+  mp_plan_result_t r;
+  mp_error_t err;
+  size_t nls = 0;
+  uint64_t hi;
+  ck_assert_int_eq(mp_lowerset_count(g, 0, &nls), 0);
+  ck_assert_uint_eq(nls, sets);
+  ck_assert_uint_gt(nls, mp__window_sets(g->n_activations));
+  mp_plan_options_init(&o);
+  o.solver = MP_SOLVER_NONE;
+  ck_assert_int_eq(mp_plan(g, &o, &r, &err), 0);
+  hi = r.sim.peak_bytes;
+  mp_plan_result_free(&r);
+  return hi;
+}
+
 /* A DAG shaped like Moccasin's random layered graphs (layered_dag.h's
  * mp_tl_moccasin_dag with the parameters of its 100-node file: 5,931 lower
  * sets, more than the 4,040 of the window a larger lattice gets): window
@@ -308,17 +328,9 @@ START_TEST(test_window_moccasin_shape) {
   mp_plan_result_t r, w;
   mp_error_t err;
   uint64_t lo, hi;
-  size_t nls = 0;
   int k;
   ck_assert_ptr_nonnull(g);
-  ck_assert_int_eq(mp_lowerset_count(g, 0, &nls), 0);
-  ck_assert_uint_eq(nls, 5931);
-  ck_assert_uint_gt(nls, mp__window_sets(g->n_activations));
-  mp_plan_options_init(&o);
-  o.solver = MP_SOLVER_NONE;
-  ck_assert_int_eq(mp_plan(g, &o, &r, &err), 0);
-  hi = r.sim.peak_bytes;
-  mp_plan_result_free(&r);
+  hi = wide_plain_peak(g, 5931);
   mp_plan_options_init(&o);
   o.threads = 1;
   o.solver = MP_SOLVER_EXACT;
@@ -367,16 +379,8 @@ START_TEST(test_fallback_default_window) {
     mp_fit_t fe, ff;
     mp_error_t err;
     uint64_t lo, hi, b[9];
-    size_t nls = 0;
     ck_assert_ptr_nonnull(g);
-    ck_assert_int_eq(mp_lowerset_count(g, 0, &nls), 0);
-    ck_assert_uint_eq(nls, dags[i].sets);
-    ck_assert_uint_gt(nls, mp__window_sets(g->n_activations));
-    mp_plan_options_init(&o);
-    o.solver = MP_SOLVER_NONE;
-    ck_assert_int_eq(mp_plan(g, &o, &r, &err), 0);
-    hi = r.sim.peak_bytes;
-    mp_plan_result_free(&r);
+    hi = wide_plain_peak(g, dags[i].sets);
     mp_plan_options_init(&o);
     o.solver = MP_SOLVER_EXACT;
     o.threads = 2;
