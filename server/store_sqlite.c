@@ -553,12 +553,19 @@ out:
   return rc;
 }
 
-/* One statement: the handle exists only if its job does and is done. */
+/* One statement: the handle exists only if its job does and is done.
+ * It is the whole cost of a submission answered from memory, so it is
+ * committed without waiting for the disk (synchronous=NORMAL for this one
+ * write; WAL): a killed daemon keeps it (the write is in the file), and
+ * the next write that waits for the disk (any job's row) makes it durable
+ * against a power cut too. Only a power cut before then loses it, and with
+ * it only an id whose answer the client holds. */
 static int srv__sq_add_done_handle(srv_store_t *base, const srv_job_row_t *handle, const char *job_id) {
   srv__sqlite_t *st = (srv__sqlite_t *)base;
   sqlite3_stmt *s = NULL;
   int rc = SRV_ESTORE;
   pthread_mutex_lock(&st->mu);
+  sqlite3_exec(st->db, "PRAGMA synchronous=NORMAL", NULL, NULL, NULL);
   if (sqlite3_prepare_v2(st->db,
                          "INSERT INTO handles(id, job_id, owner, created_ms, request_id)"
                          " SELECT ?1, id, ?3, ?4, ?5 FROM jobs WHERE id = ?2 AND status = 'done'",
@@ -575,6 +582,7 @@ static int srv__sq_add_done_handle(srv_store_t *base, const srv_job_row_t *handl
   }
   if (rc != 0 && rc != SRV_ENOTFOUND) srv__log_db(st, "add done handle");
   sqlite3_finalize(s);
+  sqlite3_exec(st->db, "PRAGMA synchronous=FULL", NULL, NULL, NULL);
   pthread_mutex_unlock(&st->mu);
   return rc;
 }

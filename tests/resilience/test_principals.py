@@ -302,9 +302,14 @@ class OwnershipTest(_Base):
         for who in ("bob", "root"):
             st, _, e = d.request("DELETE", "/v1/plans/" + ids[-1], headers=auth(who))
             self.assertEqual((st, e["error"]["code"]), (409, "already_finished"), e)
-        # after a restart memory is empty: the store's result
-        d.stop()
+        # a daemon killed at once keeps them (the handle's write is not
+        # waited for on the disk, but is in the file), and after the
+        # restart memory is empty: the store's result
+        d.kill()
         d.start()
+        for pid in ids[1:]:
+            st, _, view = d.request("GET", "/v1/plans/" + pid, headers=auth("bob"))
+            self.assertEqual((st, view["owner"], view["result"]), (200, "bob", a["result"]), view)
         check_handle("alice", body, *d.request("POST", "/v1/plans", body, auth("alice"))[:3])
         check_handle("bob", body, *d.request("POST", "/v1/plans", body, auth("bob"))[:3])
         mine = [p["id"] for p in d.request("GET", "/v1/plans", headers=auth("alice"))[2]["plans"]]
