@@ -6,6 +6,7 @@ for a model torch.fx cannot trace. Real torch, the real CLI and daemon of
 this checkout. Skipped when torch cannot be imported.
 """
 
+import json
 import os
 import stat
 import subprocess
@@ -149,6 +150,18 @@ class ExportCacheTest(unittest.TestCase):
             self.assertEqual(dict(third), dict(first))
             h = [mt.plain(g)["graph_hash"] for g in (first, third)]
             self.assertEqual(h[0], h[1])
+            # and from another process (the key holds nothing that differs
+            # between processes, such as addresses)
+            code = ("import json, memplan.torch as mt\n"
+                    "from test_torch_job import _mlp\n"
+                    "model, x, _ = _mlp()\n"
+                    "g = mt.export(model, (x,), reps=1)\n"
+                    "print(json.dumps([g.export.cached, mt.plain(g)['graph_hash']]))\n")
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join([PKG, HERE]))
+            p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                               env=env, timeout=600)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(json.loads(p.stdout.strip().splitlines()[-1]), [True, h[0]])
             # another shape, or cache=False: measured
             self.assertFalse(mt.export(model, (x[:128],), reps=1).export.cached)
             self.assertFalse(mt.export_full(model, (x,), reps=1, cache=False).cached)

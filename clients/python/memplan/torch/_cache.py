@@ -45,14 +45,22 @@ def _dir():
     return os.path.join(base, "memplan-torch")
 
 
+def _code_text(code):
+    """A code object's bytecode and constants, nested code objects
+    included, without anything that differs between processes (a code
+    object's repr holds its address)."""
+    consts = [_code_text(c) if hasattr(c, "co_code") else repr(c) for c in code.co_consts]
+    return "%s(%s)" % (code.co_code.hex(), ",".join(consts))
+
+
 def _code_of(fn):
     code = getattr(fn, "__code__", None)
     if code is None:
         call = getattr(type(fn), "__call__", None)
         code = getattr(call, "__code__", None)
     if code is None:
-        return repr(type(fn))
-    return "%s:%s:%r" % (getattr(fn, "__qualname__", ""), code.co_code.hex(), code.co_consts)
+        return type(fn).__qualname__
+    return "%s:%s" % (getattr(fn, "__qualname__", ""), _code_text(code))
 
 
 def key(gm, inputs, loss_fn, reps, device):
