@@ -8,7 +8,9 @@ memplan's prediction of what torch will run; measure_peak() measures the
 real peak of one training step, counting the same things the prediction
 counts. export(..., dims="batch") writes a memplan.graph/2 whose sizes
 and times are laws in the batch (docs/forecast.md); bind() turns it into
-the memplan.graph/1 at a batch.
+the memplan.graph/1 at a batch. plan(), plain() and predict() are a
+training job's path from the exported graph to the plan it applies
+(clients/python/README.md).
 """
 
 from ._trace import TraceError, trace

@@ -97,9 +97,12 @@ def fit_plan(model, budget, *, graph=None, server=None, solver="auto", points=12
     applied step (and the optimizer's step, when export was given one)
     memplan predicts within `budget`. The plan dict gains
     predicted_peak_bytes, predicted_time and asked_budget (the budget the
-    planner was given); None when no answer fits. Plans come from the
-    daemon at `server` or the local CLI; predictions need the local CLI.
-    mode: the applier the plan is for (memplan.torch.apply's mode)."""
+    planner was given); None when no answer fits (a planner that fails
+    raises PlannerError). Plans come from the daemon at `server` (then
+    mode "recompute" needs no CLI: its prediction is the plan's own
+    figure) or the local CLI; mode "checkpoint" predicts with the local
+    CLI's simulator. mode: the applier the plan is for
+    (memplan.torch.apply's mode)."""
     exp = _EXPORTS.get(id(model))
     if exp is None or exp.model_ref() is not model:
         raise ValueError("memplan.torch.fit_plan: export this model first (memplan.torch.export)")
