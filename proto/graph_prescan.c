@@ -32,6 +32,23 @@ typedef struct {
   char want_key; /* in an object: the next string is a key */
 } mp__ps_frame_t;
 
+/* The index of the quote that closes the string whose text starts at
+ * `start` (len when it does not close): memchr to each quote, then the
+ * backslashes before it say whether it is escaped. */
+static size_t mp__ps_string_end(const char *buf, size_t len, size_t start) {
+  size_t i = start;
+  for (;;) {
+    const char *q = i < len ? memchr(buf + i, '"', len - i) : NULL;
+    size_t k, at;
+    if (q == NULL) return len;
+    at = (size_t)(q - buf);
+    for (k = 0; at - k > start && buf[at - k - 1] == '\\'; k++) {
+    }
+    if (k % 2 == 0) return at;
+    i = at + 1;
+  }
+}
+
 static int mp__ps_key_is(const char *k, size_t n, const char *want) {
   return n == strlen(want) && memcmp(k, want, n) == 0;
 }
@@ -114,8 +131,7 @@ int mp_graph_prescan_json(const char *buf, size_t len, const char *graph_key, co
     }
     if (c == '"') {
       size_t start = ++i;
-      while (i < len && buf[i] != '"') i += (buf[i] == '\\') ? 2 : 1;
-      if (i > len) i = len;
+      i = mp__ps_string_end(buf, len, start);
       if (top && top->is_obj && top->want_key) {
         key = buf + start;
         key_len = i - start;
