@@ -43,6 +43,8 @@ typedef struct mp_cli_opts_s {
   unsigned threads; /* --threads (plan, frontier); 0: not given */
   size_t frontier_solves; /* --frontier-solves (frontier) */
   int has_frontier_solves;
+  double frontier_ms;     /* --frontier-seconds (frontier), in ms; 0: no limit */
+  int has_frontier_ms;
   /* data migration: --swap, --intra-layer-reuse, and the device values as
    * given (parsed by mp_cli_device) */
   int swap;

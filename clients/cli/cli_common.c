@@ -174,6 +174,17 @@ int mp_cli_parse(int argc, char **argv, const char *allowed, int min_pos, int ma
       if (strcmp(val, "0") == 0) o->frontier_solves = 0;
       else if (mp__parse_size(name, val, &o->frontier_solves)) return MP_CLI_EXIT_USAGE;
       o->has_frontier_solves = 1;
+    } else if (strcmp(name, "--frontier-seconds") == 0) {
+      mp_error_t e;
+      double sec;
+      /* 0: no limit, so that the answer depends on the graph alone */
+      if (mp_parse_seconds(val, &sec, &e) != 0 || !(sec >= 0)) {
+        fprintf(stderr, "memplan: --frontier-seconds takes a duration such as 60 or 2m (0: none), not '%s'\n",
+                val);
+        return MP_CLI_EXIT_USAGE;
+      }
+      o->frontier_ms = sec * 1000.0;
+      o->has_frontier_ms = 1;
     } else if (strcmp(name, "--h2d-bandwidth") == 0) {
       o->h2d_bandwidth = val;
     } else if (strcmp(name, "--d2h-bandwidth") == 0) {

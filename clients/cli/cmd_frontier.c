@@ -121,13 +121,13 @@ int mp_cli_frontier(int argc, char **argv) {
   int rc, online;
 
   memset(fr, 0, sizeof(fr));
-  if ((rc = mp_cli_parse(argc, argv, "--solver --plot --swap --threads --frontier-solves --progress " MP_CLI_SERVER_OPTS " " MP_CLI_DEVICE_OPTS, 1,
+  if ((rc = mp_cli_parse(argc, argv, "--solver --plot --swap --threads --frontier-solves --frontier-seconds --progress " MP_CLI_SERVER_OPTS " " MP_CLI_DEVICE_OPTS, 1,
                          1, &o)) != 0)
     return rc;
   mp_plan_options_init(&po);
   po.threads = mp_cli_threads(&o);
   po.frontier_solves = o.has_frontier_solves ? o.frontier_solves : MP_FRONTIER_SOLVES;
-  po.frontier_ms = MP_FRONTIER_MS;
+  po.frontier_ms = o.has_frontier_ms ? o.frontier_ms : MP_FRONTIER_MS;
   mp_cli_progress_begin(&bar, o.progress);
   if ((rc = mp_cli_solver(&o, 1, &po.solver, &po.swap)) != 0) return rc;
   if ((rc = mp_cli_device(&o, &po.device)) != 0) return rc;

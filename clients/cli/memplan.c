@@ -91,8 +91,10 @@ static const char mp__help_frontier[] =
     "  --plot FILE.svg   also draw the closures and memonger frontiers as an SVG chart\n"
     "  --frontier-solves N  the most solves the search for every breakpoint between\n"
     "                    the samples may add (default 4096; 0: the samples alone);\n"
-    "                    it also stops after 60 s, and the answer's exact says\n"
-    "                    whether it found them all\n"
+    "                    it also stops after --frontier-seconds, and the answer's\n"
+    "                    exact says whether it found them all\n"
+    "  --frontier-seconds S  the time that search may take (default 60; 0: no\n"
+    "                    limit, so that the answer depends on the graph alone)\n"
     "  --threads N       threads for the frontier's plans (planned in parallel) and\n"
     "                    the exact DP's reverse passes, as for plan\n"
     "  --progress        as for plan\n";

@@ -328,7 +328,8 @@ END_TEST
  * one thread and on three (PSPNet: a family large enough to use them). */
 START_TEST(test_threads_same_answer) {
   static const char *const args[] = {
-      "frontier tests/graphs/cg_pspnet.txt --solver exact --compact --frontier-solves 12 --threads %d",
+      "frontier tests/graphs/cg_pspnet.txt --solver exact --compact --frontier-solves 12 --frontier-seconds 0 "
+      "--threads %d",
       "plan tests/graphs/cg_pspnet.txt --solver exact --budget 3GiB --summary --compact "
       "--threads %d"};
   size_t k;
