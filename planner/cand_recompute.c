@@ -149,9 +149,11 @@ static const char *mp__dp_source(mp__family_t family, const mp_dp_result_t *dr, 
 
 /* The DP result's plan simulated under o->device (takes its strategy);
  * c->schedule is NULL when the DP found none. With the default accounting
- * the model bounds the simulated peak from above, so a plan that simulates
- * above `model_budget`, the budget the DP was asked, is a bug in one of
- * them. */
+ * and the exact allocator the model bounds the simulated peak from above,
+ * so a plan that simulates above `model_budget`, the budget the DP was
+ * asked, is a bug in one of them. Under the pytorch-cuda allocator
+ * (device.h) the simulator rounds every allocation and the model does not,
+ * so there the simulation alone judges the plan. */
 static int mp__dp_cand(const mp_graph_t *g, const mp_plan_options_t *o, uint64_t model_budget,
                        mp_dp_result_t *dr, mp__cand_t *c, mp_error_t *err) {
   int rc;
@@ -159,7 +161,8 @@ static int mp__dp_cand(const mp_graph_t *g, const mp_plan_options_t *o, uint64_t
   if (!dr->feasible) return 0;
   rc = mp__cand_make(g, o, dr->strategy, c, err);
   dr->strategy = NULL; /* owned by the candidate now */
-  if (rc == 0 && o->accounting == MP_ACCOUNTING_DEFAULT && c->sim.peak_bytes > model_budget) {
+  if (rc == 0 && o->accounting == MP_ACCOUNTING_DEFAULT && o->device.allocator == MP_ALLOCATOR_EXACT &&
+      c->sim.peak_bytes > model_budget) {
     mp__cand_free(c);
     rc = mp_error_set(err, MP_ESCHEDULE, "", "planner bug: the DP's plan simulates above its model budget");
   }

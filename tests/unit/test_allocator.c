@@ -355,6 +355,59 @@ START_TEST(test_caching_sequences) {
 }
 END_TEST
 
+/* A long chain of small tensors (1 to 5,000 bytes: rounding adds up to half
+ * a block to each), planned by auto (the prefix DP on chains), whose model
+ * does not round: its plans are judged by the rounded simulation alone,
+ * never reported as a planner bug, and the least feasible budget given is
+ * met. */
+START_TEST(test_chain_small_tensors) {
+  mp_graph_t *g = mp_graph_new();
+  mp_limits_t lim;
+  mp_error_t err;
+  mp_plan_options_t o;
+  mp_plan_result_t r;
+  uint64_t rng = 88172645463325252ull, b;
+  char id[16], prev[16];
+  const char *in[1];
+  size_t i;
+  mp_limits_default(&lim);
+  for (i = 0; i < 3000; i++) {
+    mp_node_spec_t s;
+    mp_node_spec_init(&s);
+    snprintf(id, sizeof(id), "n%zu", i);
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    s.id = id;
+    s.bytes = 1 + rng % 5000;
+    s.time = 1;
+    in[0] = prev;
+    s.inputs = in;
+    s.n_inputs = i > 0;
+    ck_assert_int_eq(mp_graph_add_node(g, &s, &lim, &err), 0);
+    memcpy(prev, id, sizeof(prev));
+  }
+  ck_assert_int_eq(mp_graph_finalize(g, &lim, &err), 0);
+  mp_plan_options_init(&o);
+  cuda(&o.device);
+  for (b = 300000; b <= 1200000; b += 300000) {
+    o.budget = b;
+    ck_assert_msg(mp_plan(g, &o, &r, &err) == 0, "%llu: %s", (unsigned long long)b, err.message);
+    if (r.feasible) {
+      ck_assert_uint_le(r.sim.peak_bytes, b);
+    } else if (r.min_feasible_budget) {
+      uint64_t m = r.min_feasible_budget;
+      mp_plan_result_free(&r);
+      o.budget = m;
+      ck_assert_int_eq(mp_plan(g, &o, &r, &err), 0);
+      ck_assert_msg(r.feasible, "the least feasible budget %llu is not met", (unsigned long long)m);
+    }
+    mp_plan_result_free(&r);
+  }
+  mp_graph_free(g);
+}
+END_TEST
+
 Suite *suite_allocator(void) {
   Suite *s = suite_create("allocator");
   TCase *tc = tcase_create("rounding");
@@ -363,6 +416,7 @@ Suite *suite_allocator(void) {
   tcase_add_test(tc, test_caching_sequences);
   tcase_add_test(tc, test_reserved_through_simulator);
   tcase_add_test(tc, test_reserved_on_plans);
+  tcase_add_test(tc, test_chain_small_tensors);
   tcase_add_test(tc, test_keep_all_peak);
   tcase_add_test(tc, test_recompute_saved_swap);
   tcase_add_test(tc, test_plans_follow_rounding);
