@@ -62,6 +62,12 @@ int mp_frontier(const mp_graph_t *g, const mp_plan_options_t *asked, mp_frontier
   if (!g->finalized) return mp_error_set(err, MP_EINVAL, "", "graph is not finalized");
   if ((e = mp__solver_get(o->solver)) == NULL)
     return mp_error_set(err, MP_EINVAL, "$.solver", "unknown solver");
+  /* The staircase is found at the DP's model budgets, which do not round;
+   * under pytorch-cuda its points would not be plan's answers there. */
+  if (o->device.allocator != MP_ALLOCATOR_EXACT)
+    return mp_error_set(err, MP_EINVAL, "$.device.allocator",
+                        "a frontier is computed with the exact allocator only; under pytorch-cuda ask a fit at "
+                        "the budgets you need (each is plan's answer there)");
   if ((rc = e->frontier(e, g, o, t0, out, err)) != 0) {
     mp_frontier_free(out);
     return rc;

@@ -90,7 +90,9 @@ typedef struct mp_frontier_s {
  * plan under o->device). o->budget, objective and accounting are ignored
  * (time objective, default accounting); o->swap is not consulted (ask for
  * hybrid rather than auto with swap); the lower-set limit, deadline and
- * cancel callback apply. 0 or a negative MP_E* code. */
+ * cancel callback apply. A device with the pytorch-cuda allocator is
+ * refused (MP_EINVAL at "$.device.allocator": the staircase is found at
+ * the DP's unrounded model budgets). 0 or a negative MP_E* code. */
 int mp_frontier(const mp_graph_t *g, const mp_plan_options_t *o, mp_frontier_t *out,
                 mp_error_t *err);
 void mp_frontier_free(mp_frontier_t *f);

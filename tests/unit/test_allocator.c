@@ -11,6 +11,7 @@
 
 #include "cuda_caching.h"
 #include "formats.h"
+#include "frontier.h"
 #include "plan.h"
 #include "suites.h"
 #include "test_daemon.h"
@@ -151,6 +152,12 @@ START_TEST(test_plans_follow_rounding) {
   ck_assert(!r.feasible);
   ck_assert_uint_eq(r.min_feasible_budget, 1603584);
   mp_plan_result_free(&r);
+  {
+    /* a frontier is found at the DP's unrounded model budgets: refused */
+    mp_frontier_t f;
+    ck_assert_int_eq(mp_frontier(g, &o, &f, &err), MP_EINVAL);
+    ck_assert_str_eq(err.path, "$.device.allocator");
+  }
   /* auto: recomputing a plans under the rounded peak */
   o.solver = MP_SOLVER_AUTO;
   ck_assert_int_eq(mp_plan(g, &o, &r, &err), 0);
