@@ -239,6 +239,19 @@ class SymbolicExportTest(unittest.TestCase):
         with self.assertRaisesRegex(_laws.DimsError, "name the input axis of dim 'seq'"):
             mt.export(m, i, dims={"batch": [2, 3, 4], "seq": [4, 8, 12]})
 
+    def test_batch_on_another_axis(self):
+        """Inputs laid out (time, batch, features): axes={"batch": 1}."""
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(8, 32), torch.nn.ReLU(),
+                                    torch.nn.Linear(32, 4))
+        x = torch.randn(5, 4, 8)
+        g = mt.export(model, (x,), dims="batch", axes={"batch": 1}, measure=False)
+        self.assertEqual(g["nodes"][0]["bytes"], {"terms": [{"c": 5 * 8 * 4, "batch": 1}]})
+        self.assertEqual(g["dims"]["batch"]["default"], 4)
+        want = mt.export(model, (torch.randn(5, 9, 8),), measure=False)
+        got = _dims.bind(g, {"batch": 9})
+        self.assertEqual([n["bytes"] for n in got["nodes"]], [n["bytes"] for n in want["nodes"]])
+
     def test_synthetic_replays(self):
         """symbolic_graph on hand-made replays: a slow timing on many nodes
         gives one warning within the format's 2,000 bytes, which the CLI
