@@ -133,7 +133,7 @@ DOCDIR       ?= $(PREFIX)/share/doc/memplan
 INSTALL      ?= install
 VERSION      := $(shell sed -n 's/.*MP_CLI_VERSION "\(.*\)"/\1/p' clients/cli/cli.h)
 PUBLIC_HDRS  := $(addprefix planner/,error.h graph.h schedule.h simulator.h device.h strategy.h \
-                  lowerset.h dp.h memonger.h swap.h plan.h frontier.h units.h) \
+                  lowerset.h dp.h memonger.h swap.h plan.h frontier.h units.h dims.h maximize.h) \
                 $(addprefix proto/,formats.h plan_json.h schedule_json.h frontier_json.h \
                   graph_stats_json.h json_util.h request_json.h)
 # memplan.pc names its directories from ${prefix} where it can, so that
