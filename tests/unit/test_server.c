@@ -1292,8 +1292,10 @@ START_TEST(test_dashboard_in_browser) {
   ck_assert_msg(rc == 0 && out && strcmp(out, "1\n") == 0, "deleting the graph failed (%d): %s", rc, out ? out : "");
   free(out);
 
-  /* 3: a plan held running, then the drain */
-  mp_test_daemon_start_in(&s, "--workers 2 --grace 30", 30000);
+  /* 3: a plan held running, then the drain. It is held (and the drain
+   * given) ten minutes, far past what the page's checks take on a loaded
+   * machine: the second SIGTERM below stops it at once. */
+  mp_test_daemon_start_in(&s, "--workers 2 --grace 600", 600000);
   ck_assert_int_eq(submit(&s, plan_body(wide_graph(2, 3), 1000000, "exact", NULL), running, NULL), 202);
   ck_assert_str_eq(wait_status(&s, running, "running", 30000), "running");
   snprintf(cmd, sizeof(cmd),
