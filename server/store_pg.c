@@ -684,6 +684,17 @@ static int srv__pg_get_plan(srv_store_t *base, const char *id, srv_job_row_t *ro
   return rc;
 }
 
+/* A new handle's parameters: $1 id, $2 job id, $3 owner, $4 creation
+ * time (as text in `created`), $5 request id. */
+static void srv__handle_vals(const srv_job_row_t *handle, const char *job_id, char created[40], const char *vals[5]) {
+  srv__num(created, 40, handle->created_ms);
+  vals[0] = handle->id;
+  vals[1] = job_id;
+  vals[2] = handle->owner;
+  vals[3] = created;
+  vals[4] = handle->request_id;
+}
+
 /* One statement: the job gains a live handle (its row lock orders this
  * with a cancel of its last one) only while it is in flight and needed. */
 static int srv__pg_add_handle(srv_store_t *base, const srv_job_row_t *handle, const char *job_id) {
@@ -692,12 +703,7 @@ static int srv__pg_add_handle(srv_store_t *base, const srv_job_row_t *handle, co
   const char *vals[5];
   PGresult *r;
   int rc;
-  srv__num(created, sizeof(created), handle->created_ms);
-  vals[0] = handle->id;
-  vals[1] = job_id;
-  vals[2] = handle->owner;
-  vals[3] = created;
-  vals[4] = handle->request_id;
+  srv__handle_vals(handle, job_id, created, vals);
   /* Not repeated on a broken connection: it may have committed. */
   if ((rc = srv__exec(pg, "add handle",
                       "WITH j AS (UPDATE jobs SET handles = handles + 1 WHERE id = $2"
@@ -718,12 +724,7 @@ static int srv__pg_add_done_handle(srv_store_t *base, const srv_job_row_t *handl
   const char *vals[5];
   PGresult *r;
   int rc;
-  srv__num(created, sizeof(created), handle->created_ms);
-  vals[0] = handle->id;
-  vals[1] = job_id;
-  vals[2] = handle->owner;
-  vals[3] = created;
-  vals[4] = handle->request_id;
+  srv__handle_vals(handle, job_id, created, vals);
   /* Not repeated on a broken connection: it may have committed. */
   if ((rc = srv__exec(pg, "add done handle",
                       "INSERT INTO handles(id, job_id, owner, created_ms, request_id)"
