@@ -383,6 +383,51 @@ class MaxBatchTest(unittest.TestCase):
             self.assertIn("--budget 'lots' is not a size", p.stderr)
 
 
+class CliFeatureTest(unittest.TestCase):
+    """cli_reads_graph2 and cli_supports_dims: a CLI that refuses the
+    option cleanly lacks the feature; a CLI that crashes is an error."""
+
+    def fake(self, d, name, body):
+        path = os.path.join(d, name)
+        with open(path, "w") as f:
+            f.write("#!/bin/sh\n" + body + "\n")
+        os.chmod(path, 0o755)
+        return path
+
+    def ask(self, cli):
+        old = os.environ.get("MEMPLAN_CLI")
+        os.environ["MEMPLAN_CLI"] = cli
+        _forecast._CLI_HAS.clear()
+        try:
+            return _forecast.cli_reads_graph2(), _forecast.cli_supports_dims()
+        finally:
+            _forecast._CLI_HAS.clear()
+            if old is None:
+                del os.environ["MEMPLAN_CLI"]
+            else:
+                os.environ["MEMPLAN_CLI"] = old
+
+    def test_absent_only_when_refused(self):
+        _need_torch(self)
+        _need_cli(self)
+        self.assertEqual(self.ask(_planner.cli_path()), (True, True))
+        with tempfile.TemporaryDirectory() as d:
+            # a CLI from before the options: it refuses the first it does not know
+            old = self.fake(d, "old", 'for a in "$@"; do case "$a" in --dim|--maximize) '
+                            'echo "memplan plan: unknown option \'$a\' (see memplan --help)" >&2; '
+                            'exit 2;; esac; done; exit 0')
+            self.assertEqual(self.ask(old), (False, False))
+            v1 = self.fake(d, "v1", "echo 'memplan: g.json: $.format: format must be "
+                           "\"memplan.graph/1\", got \"memplan.graph/2\"' >&2; exit 2")
+            self.assertEqual(self.ask(v1), (False, False))
+            for name, body in (("crash", "echo 'memplan: internal error' >&2; exit 3"),
+                               ("segv", "kill -SEGV $$"),
+                               ("bad", "echo 'memplan: g.json: $.nodes[0].bytes: bad' >&2; exit 2"),
+                               ("nojson", "echo 'not json'; exit 0")):
+                with self.assertRaises(_planner.PlannerError, msg=name):
+                    self.ask(self.fake(d, name, body))
+
+
 class CudaCommandTest(unittest.TestCase):
     def test_skips_without_cuda(self):
         _need_torch(self)

@@ -132,13 +132,32 @@ _PROBE = {"format": "memplan.graph/2",
           "nodes": [{"id": "a", "bytes": {"terms": [{"c": 1, "batch": 1}]}}]}
 
 
+def _absent(err, what):
+    """Whether a CLI failure says cleanly that the CLI lacks `what`: it
+    refused an option it does not know (exit 2, "unknown option '--dim'"),
+    or, for graph2, a native graph of another format version."""
+    msg = str(err)
+    if "(exit 2)" not in msg:
+        return False
+    opts = {"graph2": ("--dim",), "maximize": ("--maximize", "--max-value")}[what]
+    if any("unknown option '%s'" % o in msg for o in opts):
+        return True
+    return 'got "memplan.graph/2"' in msg
+
+
 def _cli_has(what, args):
+    """Whether the CLI has a feature: True when the probe plans; False only
+    when the CLI says cleanly that it does not know the feature (_absent);
+    any other failure (a crash, a CLI that is missing or prints no JSON)
+    raises PlannerError."""
     key = (_planner.cli_path(), what)
     if key not in _CLI_HAS:
         try:
             _planner._run_cli(args, _PROBE, timeout=60)
             _CLI_HAS[key] = True
-        except _planner.PlannerError:
+        except _planner.PlannerError as e:
+            if not _absent(e, what):
+                raise
             _CLI_HAS[key] = False
     return _CLI_HAS[key]
 
