@@ -237,8 +237,9 @@ test-chaos: $(SRV)
 	$(PYTHON) tests/chaos/test_chaos.py $(SRV)
 
 # tests/resilience: the queue's fairness between clients and their cap, a
-# full store (real SQLITE_FULL under a page cap) and its recovery, and the
-# retention sweep, each against the built daemon (about 30 s).
+# full store (real SQLITE_FULL under a page cap) and its recovery, the
+# retention sweep, and the listing and each plan's view agreeing after a
+# kill -9 and restart, each against the built daemon (about 30 s).
 test-resilience: $(SRV)
 	MEMPLAN_SERVER=$(CURDIR)/$(SRV) $(PYTHON) -m unittest discover -s tests/resilience -p 'test_*.py' -v
 

@@ -1591,6 +1591,13 @@ int srv_jobs_recover(srv_jobs_t *jobs, size_t *n) {
       srv__job_free(job);
       continue;
     }
+    /* A plan that was running when the daemon stopped waits for a worker
+     * again: its row says so, so that listings (read from the store) and
+     * the plan's own view (read here) agree. When the store refuses the
+     * write, stored_status keeps the row's word for the status counts. */
+    if (job->stored_status == SRV_JOB_RUNNING &&
+        srv_store_update_job(jobs->cfg.store, job->id, "queued", 0, 0, NULL) == 0)
+      job->stored_status = SRV_JOB_QUEUED;
     pthread_mutex_lock(&jobs->mu);
     srv__active_add(jobs, job);
     if (srv__push(jobs, job) != 0) { /* recovery ignores the bound: these were accepted */

@@ -270,13 +270,11 @@ static json_t *srv__result_summary(srv_server_t *s, const char *id) {
 /* A listing's entry: the row plus what a scheduler and the dashboard show
  * without fetching each plan: graph_name, and feasible, peak_bytes,
  * overhead_pct, solver_used and min_feasible_budget (null until the plan
- * is done, and where its result has none), and the
- * progress of a plan running here. 0 or SRV_ENOMEM. */
+ * is done, and where its result has none). 0 or SRV_ENOMEM. */
 static int srv__list_entry(srv_server_t *s, json_t *row) {
   const char *id = json_string_value(json_object_get(row, "id"));
   const char *st = json_string_value(json_object_get(row, "status"));
   const char *hash = json_string_value(json_object_get(row, "graph_hash"));
-  const char *job_id = json_string_value(json_object_get(row, "_job"));
   static const char *const figures[] = {"feasible", "peak_bytes", "overhead_pct", "solver_used",
                                         "min_feasible_budget"};
   json_t *sum = NULL, *name;
@@ -293,12 +291,6 @@ static int srv__list_entry(srv_server_t *s, json_t *row) {
     }
   }
   json_decref(sum);
-  if (strcmp(st, "running") == 0 && job_id) {
-    srv_job_t *job = srv_jobs_find(s->jobs, job_id);
-    json_t *pr = job ? srv_job_progress_json(job) : NULL;
-    srv_job_unref(job);
-    if (pr) json_object_set_new(row, "progress", pr);
-  }
   return 0;
 }
 
@@ -333,35 +325,77 @@ static int srv__as_handle(json_t *view, const srv_job_row_t *row) {
   return 0;
 }
 
+/* The job of a plan whose row says queued or running (`job_id`) when its
+ * state here is the truth: active here and not final, or final but not
+ * recorded yet (the store refused the write, see jobs.c; the row still
+ * says running). *final says whether it ended. A new reference, or NULL
+ * when the row is authoritative. */
+static srv_job_t *srv__live_job(srv_server_t *s, const char *job_id, int *final) {
+  srv_job_t *job = srv_jobs_find(s->jobs, job_id);
+  *final = 0;
+  if (job == NULL) return NULL;
+  *final = srv_job_is_final(job);
+  if (!*final || srv_job_unrecorded(job)) return job;
+  srv_job_unref(job); /* finished: the store row is authoritative */
+  return NULL;
+}
+
+/* A listing's entry of a plan whose row says queued or running takes the
+ * status, timings, error and progress of its job here when that state is
+ * the truth (srv__live_job), as the plan's own view does: a plan that was
+ * running when the daemon stopped, say, is queued until a worker takes it
+ * again. 0 or SRV_ENOMEM. */
+static int srv__list_live(srv_server_t *s, json_t *row) {
+  static const char *const live[] = {"status",      "started_at", "started_ms", "finished_at",
+                                     "finished_ms", "run_ms",     "error",      "progress"};
+  const char *st = json_string_value(json_object_get(row, "status"));
+  const char *job_id = json_string_value(json_object_get(row, "_job"));
+  srv_job_t *job;
+  json_t *mem;
+  size_t i;
+  int fin;
+  if (st == NULL || job_id == NULL || (strcmp(st, "queued") != 0 && strcmp(st, "running") != 0)) return 0;
+  if ((job = srv__live_job(s, job_id, &fin)) == NULL) return 0;
+  mem = srv_job_to_json(job);
+  srv_job_unref(job);
+  if (mem == NULL) return SRV_ENOMEM;
+  for (i = 0; i < sizeof(live) / sizeof(live[0]); i++) {
+    json_t *v = json_object_get(mem, live[i]);
+    if (v == NULL)
+      json_object_del(row, live[i]);
+    else if (json_object_set(row, live[i], v) != 0) {
+      json_decref(mem);
+      return SRV_ENOMEM;
+    }
+  }
+  json_decref(mem);
+  return 0;
+}
+
 /* The API view of plan `row` (read through its handle): parameters,
  * status, timings, error and (when done) the result. *final says whether
  * it reached a final status. NULL when out of memory. */
 static json_t *srv__plan_view(srv_server_t *s, const srv_job_row_t *row, int with_timeline, int *final,
                               int *keep) {
-  srv_job_t *job = row->handle_cancelled ? NULL : srv_jobs_find(s->jobs, row->job_id);
+  int fin;
+  srv_job_t *job = row->handle_cancelled ? NULL : srv__live_job(s, row->job_id, &fin);
   json_t *view;
   *final = 0;
   *keep = 1;
   if (job) {
-    int fin = srv_job_is_final(job);
-    /* Ended but not recorded yet (the store refused the write, see jobs.c):
-     * what is known here is the truth; the row still says running. */
-    if (!fin || srv_job_unrecorded(job)) {
-      srv_job_snapshot_t snap;
-      view = srv_job_to_json(job);
-      srv_job_snapshot(job, &snap);
-      if (view && snap.status == SRV_JOB_DONE) srv__attach_result(s, view, snap.key, with_timeline);
-      srv_job_unref(job);
-      *final = fin;
-      *keep = 0; /* the row will say more (or differ in its timings) */
-      if (view && srv__as_handle(view, row) != 0) {
-        json_decref(view);
-        view = NULL;
-      }
-      if (view) srv__drop_run_alias(view);
-      return view;
+    srv_job_snapshot_t snap;
+    view = srv_job_to_json(job);
+    srv_job_snapshot(job, &snap);
+    if (view && snap.status == SRV_JOB_DONE) srv__attach_result(s, view, snap.key, with_timeline);
+    srv_job_unref(job);
+    *final = fin;
+    *keep = 0; /* the row will say more (or differ in its timings) */
+    if (view && srv__as_handle(view, row) != 0) {
+      json_decref(view);
+      view = NULL;
     }
-    srv_job_unref(job); /* finished: the store row is authoritative */
+    if (view) srv__drop_run_alias(view);
+    return view;
   }
   view = srv_job_row_to_json(row);
   if (view == NULL || mp_json_set(view, "owner", json_string(row->owner))) {
@@ -510,26 +544,33 @@ int srv_plans_list(srv_server_t *s, const srv_viewer_t *who, const char *status,
     json_decref(arr);
     return SRV_ENOMEM;
   }
+  /* A full page has a next one, from its last row (even when the filter
+   * below drops that row). */
+  if (json_array_size(arr) == limit)
+    json_object_set(o, "next", json_object_get(json_array_get(arr, json_array_size(arr) - 1), "id"));
+  else
+    json_object_set_new(o, "next", json_null());
   {
-    size_t i;
-    json_t *row;
-    json_array_foreach(arr, i, row) {
+    size_t i = 0;
+    while (i < json_array_size(arr)) {
+      json_t *row = json_array_get(arr, i);
+      const char *now;
       srv__drop_run_alias(row);
-      if (srv__list_entry(s, row) != 0) {
+      if (srv__list_live(s, row) != 0 || srv__list_entry(s, row) != 0) {
         json_decref(arr);
         json_decref(o);
         return SRV_ENOMEM;
       }
       json_object_del(row, "_job"); /* the job's id is not the API's */
+      /* the store filtered by the row's status; the entry may say another */
+      now = json_string_value(json_object_get(row, "status"));
+      if (status && (now == NULL || strcmp(now, status) != 0))
+        json_array_remove(arr, i);
+      else
+        i++;
     }
   }
   json_object_set_new(o, "plans", arr);
-  if (json_array_size(arr) == limit) {
-    json_t *lastv = json_array_get(arr, json_array_size(arr) - 1);
-    json_object_set(o, "next", json_object_get(lastv, "id"));
-  } else {
-    json_object_set_new(o, "next", json_null());
-  }
   *out = o;
   return 0;
 }

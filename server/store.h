@@ -204,7 +204,8 @@ int srv_store_sweep(srv_store_t *st, double before_ms, double keep_after_ms, uin
 int srv_store_accept_job(srv_store_t *st, srv_job_row_t *row, const char *graph_json, size_t graph_len,
                          size_t n_nodes, unsigned max_queued, unsigned max_per_client, char joined_id[33]);
 /* Set status and timings (0 leaves a timing unchanged) and error (NULL
- * clears it). 0, SRV_ENOTFOUND or SRV_ESTORE. */
+ * clears it); "queued" (a plan waiting for a worker again) clears
+ * started_ms. 0, SRV_ENOTFOUND or SRV_ESTORE. */
 int srv_store_update_job(srv_store_t *st, const char *id, const char *status, double started_ms,
                          double finished_ms, const char *error_json);
 int srv_store_get_job(srv_store_t *st, const char *id, srv_job_row_t *row);

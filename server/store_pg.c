@@ -566,7 +566,7 @@ static int srv__pg_update_job(srv_store_t *base, const char *id, const char *sta
   vals[4] = id;
   if ((rc = srv__exec(pg, "update job",
                 "UPDATE jobs SET status = $1,"
-                " started_ms = CASE WHEN $2::float8 > 0 THEN $2::float8 ELSE started_ms END,"
+                " started_ms = CASE WHEN $1::text = 'queued' THEN 0 WHEN $2::float8 > 0 THEN $2::float8 ELSE started_ms END,"
                 " finished_ms = CASE WHEN $3::float8 > 0 THEN $3::float8 ELSE finished_ms END,"
                 " error = $4 WHERE id = $5",
                 5, vals, NULL, NULL, 1, &r)) != 0)

@@ -302,19 +302,18 @@ static int srv__sq_update_job(srv_store_t *base, const char *id, const char *sta
   int rc = SRV_ESTORE;
   pthread_mutex_lock(&st->mu);
   if (sqlite3_prepare_v2(st->db,
-                         "UPDATE jobs SET status = ?, started_ms = CASE WHEN ? > 0 THEN ? ELSE started_ms END,"
-                         " finished_ms = CASE WHEN ? > 0 THEN ? ELSE finished_ms END, error = ? WHERE id = ?",
+                         "UPDATE jobs SET status = ?1, started_ms = CASE WHEN ?1 = 'queued' THEN 0"
+                         " WHEN ?2 > 0 THEN ?2 ELSE started_ms END,"
+                         " finished_ms = CASE WHEN ?3 > 0 THEN ?3 ELSE finished_ms END, error = ?4 WHERE id = ?5",
                          -1, &s, NULL) == SQLITE_OK) {
     sqlite3_bind_text(s, 1, status, -1, SQLITE_STATIC);
     sqlite3_bind_double(s, 2, started_ms);
-    sqlite3_bind_double(s, 3, started_ms);
-    sqlite3_bind_double(s, 4, finished_ms);
-    sqlite3_bind_double(s, 5, finished_ms);
+    sqlite3_bind_double(s, 3, finished_ms);
     if (error_json)
-      sqlite3_bind_text(s, 6, error_json, -1, SQLITE_STATIC);
+      sqlite3_bind_text(s, 4, error_json, -1, SQLITE_STATIC);
     else
-      sqlite3_bind_null(s, 6);
-    sqlite3_bind_text(s, 7, id, -1, SQLITE_STATIC);
+      sqlite3_bind_null(s, 4);
+    sqlite3_bind_text(s, 5, id, -1, SQLITE_STATIC);
     /* A row rewritten in place says nothing of room for new rows: a full
      * store stays full until an insert or the probe succeeds. */
     if (sqlite3_step(s) == SQLITE_DONE)
