@@ -30,7 +30,7 @@ except ImportError as e:  # pragma: no cover - depends on the interpreter
 
 if torch is not None:
     import memplan.torch as mt
-    from memplan.torch import _dims, _forecast, _planner
+    from memplan.torch import _dims, _forecast, _planner, _probe
     from memplan.torch.models import torchvision_model, transformer
     torch.set_num_threads(1)
 
@@ -158,6 +158,37 @@ class _Quadratic(torch.nn.Module if torch is not None else object):
         h = torch.relu(self.fc(x))
         pairs = h.unsqueeze(0) * h.unsqueeze(1)  # batch x batch x 16
         return pairs.sum(1)
+
+
+SCRATCH_FROM = 8  # batches above this need scratch_double's scratch buffer
+SCRATCH_PER_SAMPLE = 1 << 18
+
+
+def scratch_double(x):
+    """x * 2, needing a scratch buffer of 256 KiB per sample above batch 8
+    (as a kernel that picks another algorithm at larger batches does): no
+    law fitted at batches 2-4 can see it."""
+    if x.shape[0] > SCRATCH_FROM:
+        t = torch.empty(x.shape[0] * SCRATCH_PER_SAMPLE, dtype=torch.uint8)
+        t.fill_(1)
+        del t
+    return x * 2
+
+
+if torch is not None:
+    torch.fx.wrap("scratch_double")  # one node of the trace, its body run as it is
+
+
+class _Jump(torch.nn.Module if torch is not None else object):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(256, 512)
+        self.b = torch.nn.Linear(512, 512)
+        self.c = torch.nn.Linear(512, 10)
+
+    def forward(self, x):
+        h = scratch_double(torch.relu(self.a(x)))
+        return self.c(torch.relu(self.b(h)))
 
 
 class SymbolicExportTest(unittest.TestCase):
@@ -328,6 +359,62 @@ class MaxBatchTest(unittest.TestCase):
         m = _forecast.measure_at(model, inputs, g2, res["_plan"], b)
         self.assertLessEqual(m["measured_peak_bytes"], budget)
 
+    def test_probe_matches_a_replay(self):
+        """Each node run alone at an unseen batch (inputs scaled from batches
+        3 and 4) needs the workspace a whole export there measures."""
+        for make, b in ((lambda n: torchvision_model("resnet18", n, 32), 6),
+                        (lambda n: transformer(n, seq=16, dim=32, heads=2, layers=1), 7)):
+            model, inputs = make(4)
+            exp = _forecast.export_forecast(model, inputs, 4, reps=1)
+            res = _probe.probe(model, inputs, exp, [b])
+            self.assertEqual(res["unprobed"], {})
+            replay = mt.export(model, make(b)[1], reps=1)
+            got = res["at"][b]
+            self.assertEqual(len(got), len(exp.groups))
+            for n in replay["nodes"]:
+                if n["id"] in got:
+                    self.assertEqual(got[n["id"]], n.get("workspace_bytes", 0), n["id"])
+
+    def test_probe_raises_a_broken_workspace(self):
+        """A node whose workspace appears only above batch 8: the laws from
+        batches 2-4 answer a batch whose step measures far over the budget;
+        probing each node alone at the answer raises the node's law to a
+        bound, and the answer then measures within the budget while the
+        next batch does not fit."""
+        torch.manual_seed(0)
+        model, x = _Jump(), torch.randn(4, 256)
+        exp = _forecast.export_forecast(model, (x,), 4, reps=1)
+        budget = 6_000_000
+        blind = _forecast.max_batch(exp.graph, budget)
+        self.assertGreater(blind["batch"], SCRATCH_FROM)
+        m = _forecast.measure_at(model, (x,), exp.graph, blind["_plan"], blind["batch"])
+        self.assertGreater(m["measured_peak_bytes"], budget)
+        res = _forecast.max_batch_probed(model, (x,), exp, budget)
+        b, probe = res["batch"], res["probe"]
+        self.assertTrue(probe["stable"])
+        self.assertEqual(probe["raised"], ["scratch_double"])
+        self.assertTrue({blind["batch"], b, b + 1} <= set(probe["batches"]), probe)
+        self.assertTrue(1 <= b < blind["batch"])
+        self.assertLessEqual(res["plan"]["peak_bytes"], budget)
+        self.assertFalse(res["next"]["feasible"])
+        self.assertGreater(res["next"]["min_feasible_budget"], budget)
+        g2 = res["_graph"]
+        law = next(n for n in g2["nodes"] if n["id"] == "scratch_double")["workspace_bytes"]
+        self.assertTrue(law["bound"])
+        for at in probe["batches"]:  # the bound covers the scratch at every probed batch
+            need = at * SCRATCH_PER_SAMPLE if at > SCRATCH_FROM else 0
+            self.assertGreaterEqual(_dims.bind(g2, {"batch": at})["nodes"][4]["workspace_bytes"],
+                                    need)
+        self.assertEqual(g2["nodes"][4]["id"], "scratch_double")
+        self.assertTrue(any(w.startswith("node 'scratch_double': workspace_bytes needs more "
+                                         "alone at batch=%d" % blind["batch"])
+                            for w in g2["warnings"]), g2["warnings"])
+        self.assertGreaterEqual(res["forecast"]["bounded_nodes"], 1)
+        self.assertNotIsInstance(exp.graph["nodes"][4].get("workspace_bytes", 0), dict)
+        m = _forecast.measure_at(model, (x,), g2, res["_plan"], b)
+        self.assertLessEqual(m["measured_peak_bytes"], budget)
+        self.assertGreaterEqual(m["predicted_peak_bytes"], m["measured_peak_bytes"])
+
     def test_command(self):
         src = ("import torch\n"
                "def make(batch):\n"
@@ -342,7 +429,8 @@ class MaxBatchTest(unittest.TestCase):
             with open(path, "w") as f:
                 f.write(src)
             p = subprocess.run([sys.executable, "-m", "memplan.torch", "max-batch", "--model",
-                                path + ":make", "--budget", "6MB", "--measure", "--reps", "1"],
+                                path + ":make", "--budget", "6MB", "--measure", "--reps", "1",
+                                "--threads", "1"],
                                capture_output=True, text=True, env=env, timeout=300)
             self.assertEqual(p.returncode, 0, p.stderr)
             out = json.loads(p.stdout)
@@ -352,6 +440,8 @@ class MaxBatchTest(unittest.TestCase):
             self.assertFalse(out["next"]["feasible"])
             self.assertLessEqual(out["measured"]["measured_peak_bytes"], 6_000_000)
             self.assertTrue(out["measured"]["within_budget"])
+            self.assertTrue(out["probe"]["stable"])
+            self.assertTrue({out["batch"], out["batch"] + 1} <= set(out["probe"]["batches"]))
             p = subprocess.run([sys.executable, "-m", "memplan.torch", "fidelity", "--model",
                                 path + ":make", "--batch", "16", "--export-batch", "4",
                                 "--reps", "1"], capture_output=True, text=True, env=env,

@@ -4,14 +4,18 @@ well memplan predicts it.
   export    --model M --batch N --out graph.json [--dims batch]
   fidelity  --model M --batch N [--budget-fraction F] [--server URL]
             [--mode recompute|checkpoint] [--export-batch K]
-  max-batch --model M --budget B [--export-batch K] [--measure]
+  max-batch --model M --budget B [--export-batch K] [--measure] [--no-probe]
+
+Every command takes --threads N (torch's CPU threads; torch's default
+otherwise, which may be 1).
 
 --dims batch exports a memplan.graph/2 (laws in the batch, from replays
 at N/2, 3N/4 and N). fidelity --export-batch K forecasts: it exports at
 batches no larger than K and plans the step at N from the laws, then
 measures at N. max-batch prints the largest batch whose plan fits B
 (bytes, or a size such as 2GiB), from an export at batches up to K
-(default 4); --measure applies that plan and measures one step
+(default 4), checked by running each node alone at the answer (--no-probe:
+the laws alone); --measure applies that plan and measures one step
 (docs/forecast.md).
 
 M is torchvision:NAME (input N x 3 x S x S, S = --image-size, default 64)
@@ -44,6 +48,8 @@ def _parser():
                        "forecast: export at batches no larger than this, plan at --batch")
         p.add_argument("--image-size", type=int, default=64)
         p.add_argument("--reps", type=int, default=3, help="timing repetitions (median)")
+        p.add_argument("--threads", type=int, default=None,
+                       help="torch's CPU threads (default: torch's own)")
         if name == "export":
             p.add_argument("--out", required=True, help="graph file to write ('-': stdout)")
         else:
@@ -76,6 +82,12 @@ def main(argv=None):
     if args.cmd != "max-batch" and args.batch < 1:
         print("memplan.torch: --batch must be at least 1", file=sys.stderr)
         return 2
+    if args.threads is not None:
+        if args.threads < 1:
+            print("memplan.torch: --threads must be at least 1", file=sys.stderr)
+            return 2
+        import torch
+        torch.set_num_threads(args.threads)
     try:
         if args.cmd == "max-batch":
             from ._forecast import main_max_batch

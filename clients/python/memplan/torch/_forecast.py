@@ -17,9 +17,11 @@ nondecreasing, which the export's laws are for any real model; the search
 relies on it as the CLI's does).
 """
 
+import copy
 import json
+import math
 
-from . import _dims, _planner
+from . import _dims, _laws, _planner
 from ._export import as_tuple, default_loss, export_full
 from ._predict import predict_applied
 
@@ -217,6 +219,90 @@ def max_batch(g2, budget, *, server=None, solver="auto", dims=None, limit=MAX_BA
     return out
 
 
+# ---- checking the answer's laws node by node ----------------------------
+
+PROBE_ROUNDS = 8
+
+
+def _exported_ws(exp, nid):
+    """A node's workspace at each exported batch: [(batch, bytes)]."""
+    out = []
+    for p, g in sorted(exp.replays.items()):
+        n = next(n for n in g["nodes"] if n["id"] == nid)
+        out.append((p[0], int(n.get("workspace_bytes", 0))))
+    return out
+
+
+def raise_workspace(g2, exp, probed):
+    """Raise the workspace law of every node that needed more, alone at a
+    probed batch, than its law gives there: the new law is a bound at or
+    above each of the node's measurements (exported and probed) and the
+    old law (_laws.larger of the two). probed: {batch: {node id: bytes}}.
+    Returns the warnings added (one per node raised); g2 is changed in
+    place."""
+    names = ["batch"]
+    added = []
+    by_id = {n["id"]: n for n in g2["nodes"]}
+    for nid, node in by_id.items():
+        pts = [(b, at[nid]) for b, at in sorted(probed.items()) if nid in at]
+        law = _laws.from_json(node.get("workspace_bytes", 0), names)
+        over = [(b, y, _laws.value(law, (b,))) for b, y in pts if y > _laws.value(law, (b,))]
+        if not over:
+            continue
+        allp = sorted(dict(_exported_ws(exp, nid) + pts).items())
+        s, c = _laws._envelope([x for x, _ in allp], [y for _, y in allp])
+        s = math.ceil(s)
+        c = max(math.ceil(c), -s)
+        new, _ = _laws.larger(law, [(s, (1,)), (c, (0,))])
+        node["workspace_bytes"] = _laws.to_json(new, names, bound=True, integer=True)
+        b, y, was = over[0]
+        added.append("node '%s': workspace_bytes needs more alone at batch=%d than its law says "
+                     "(measured %d, law %d); bound used: %s"
+                     % (nid, b, y, was, _laws.text(new, names)))
+    if added:
+        g2.setdefault("warnings", []).extend(added)
+    return added
+
+
+def max_batch_probed(model, example_inputs, exp, budget, *, server=None, solver="auto",
+                     limit=MAX_BATCH, loss_fn=None, rounds=PROBE_ROUNDS):
+    """max_batch on exp.graph, checked node by node: each node runs alone
+    at the answer b and at b + 1 (_probe.py); where one needs more
+    workspace than its law gives, the law is raised to a bound covering
+    it (raise_workspace, named in the graph's warnings) and the search
+    runs again, until the probes at the answer and the next batch all lie
+    within the laws. exp.graph is left as it is; the answer's "probe"
+    says which batches were probed, which nodes were raised, the rounds,
+    whether it ended stable, and nodes that could not be probed."""
+    from ._probe import probe
+    if list(_dims.dims_of(exp.graph)) != ["batch"]:
+        raise _dims.DimsError("memplan.torch: probing needs a graph whose one dim is batch")
+    g2 = copy.deepcopy(dict(exp.graph))
+    probed, raised, unprobed = {}, [], {}
+    stable, r = False, 0
+    for r in range(1, rounds + 1):
+        out = max_batch(g2, budget, server=server, solver=solver, limit=limit)
+        b = out["batch"]
+        want = [x for x in (b, b + 1) if 1 <= x <= limit and x not in probed]
+        if not want:
+            stable = True
+            break
+        res = probe(model, example_inputs, exp, want, loss_fn=loss_fn)
+        probed.update(res["at"])
+        unprobed.update(res["unprobed"])
+        added = raise_workspace(g2, exp, probed)
+        raised += [w.split("'")[1] for w in added]
+        if not added:
+            stable = True
+            break
+    if not stable:  # the answer of the last laws, unchecked: "stable" says so
+        out = max_batch(g2, budget, server=server, solver=solver, limit=limit)
+    out["probe"] = {"batches": sorted(probed), "raised": sorted(set(raised)), "rounds": r,
+                    "stable": stable, "unprobed": unprobed}
+    out["_graph"] = g2
+    return out
+
+
 def measure_at(model, example_inputs, g2, plan, batch, loss_fn=None, reps=0, mode="recompute"):
     """Apply `plan` (made for `batch`) to `model` and measure one step on
     the example inputs resized to `batch`: {measured_peak_bytes,
@@ -272,6 +358,10 @@ def add_max_batch_parser(sub):
     p.add_argument("--server", default=None, help="memplan daemon URL")
     p.add_argument("--solver", default="auto")
     p.add_argument("--limit", type=int, default=MAX_BATCH, help="largest batch to consider")
+    p.add_argument("--threads", type=int, default=None,
+                   help="torch's CPU threads (default: torch's own)")
+    p.add_argument("--no-probe", action="store_true",
+                   help="trust the laws: do not run each node alone at the answer")
     return p
 
 
@@ -286,13 +376,19 @@ def main_max_batch(args):
         print(str(e), file=sys.stderr)
         return 2
     exp = export_forecast(model, inputs, args.export_batch, name=args.model, reps=args.reps)
-    out = max_batch(exp.graph, budget, server=args.server, solver=args.solver,
-                    limit=max(1, args.limit))
+    if args.no_probe:
+        out = max_batch(exp.graph, budget, server=args.server, solver=args.solver,
+                        limit=max(1, args.limit))
+        g2 = exp.graph
+    else:
+        out = max_batch_probed(model, inputs, exp, budget, server=args.server,
+                               solver=args.solver, limit=max(1, args.limit))
+        g2 = out["_graph"]
     out = dict({"model": args.model, "exported_at": exp.graph["dims"]["batch"]["exported_at"]},
                **out)
-    out["forecast"]["warnings"] = list(exp.graph.get("warnings", []))
+    out["forecast"]["warnings"] = list(g2.get("warnings", []))
     if args.measure and out["batch"]:
-        m = measure_at(model, inputs, exp.graph, out["_plan"], out["batch"], reps=0)
+        m = measure_at(model, inputs, g2, out["_plan"], out["batch"], reps=0)
         m["within_budget"] = m["measured_peak_bytes"] <= budget
         out["measured"] = m
     print(dumps(out))

@@ -145,6 +145,14 @@ def to_json(law, names, bound=False, integer=True):
     return d
 
 
+def from_json(field, names):
+    """The law of a size or time field (a number or its wire form) as
+    (coefficient, exponents) pairs in `names` order."""
+    if isinstance(field, (int, float)):
+        return [(field, (0,) * len(names))]
+    return [(t["c"], tuple(int(t.get(n, 0)) for n in names)) for t in field["terms"]]
+
+
 def evaluate(field, binding, names, where="value"):
     """A size or time field (a number or a law object) at a binding
     (values in `names` order)."""
