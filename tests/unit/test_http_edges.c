@@ -262,23 +262,26 @@ END_TEST
 
 /* --header-timeout: a head sent a byte every 100 ms, a connection that
  * says nothing, and a kept-alive connection that sends no next request are
- * all closed after about a second, not after --request-timeout (30 s). */
+ * all closed after about a second, not after --request-timeout (60 s).
+ * The trickled head would take some 30 s whole, and a whole head is
+ * answered, not closed: closed at all, it was closed by the deadline,
+ * however slow the machine. */
 START_TEST(test_head_deadline) {
-  static const char head[] = "GET /healthz HTTP/1.1\r\nHost: t\r\nX-Pad: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n";
+  char head[400];
   mp_test_daemon_t s;
   int fd, silent, i, closed = 0;
   char *a;
-  mp_test_daemon_start(&s, "--header-timeout 1 --request-timeout 30", 0);
+  snprintf(head, sizeof(head), "GET /healthz HTTP/1.1\r\nHost: t\r\nX-Pad: %0260d\r\n\r\n", 0);
+  mp_test_daemon_start(&s, "--header-timeout 1 --request-timeout 60", 0);
   fd = mp_test_raw_connect(s.port);
   silent = mp_test_raw_connect(s.port);
-  for (i = 0; i < (int)sizeof(head) - 1 && !closed; i++) {
+  for (i = 0; i < (int)strlen(head) && !closed; i++) {
     if (send(fd, head + i, 1, MSG_NOSIGNAL) != 1)
       closed = 1;
     else
       closed = mp_test_raw_closed(fd, 100);
   }
   ck_assert_msg(closed, "a head sent a byte at a time outlived --header-timeout");
-  ck_assert_int_le(i, 60); /* about 1 s of the 9 s the whole head takes */
   close(fd);
   ck_assert_msg(mp_test_raw_closed(silent, 8000), "a silent connection outlived --header-timeout");
   close(silent);
@@ -297,30 +300,34 @@ START_TEST(test_head_deadline) {
 END_TEST
 
 /* --min-body-rate: a body trickling at 10 bytes a second is closed once
- * --header-timeout has passed; one that keeps the rate is read whole. */
+ * --header-timeout has passed (about a second; the test tries for 60 s,
+ * well before --max-upload-seconds would close it); one that keeps the
+ * rate is read whole (its first 10 kB buy it 10 s of slack, so a stalled
+ * test process does not fall below the rate). */
 START_TEST(test_body_rate) {
   mp_test_daemon_t s;
-  char head[256], *a;
+  char head[256], *a, lead[10000];
   int fd, i, closed = 0;
   mp_test_daemon_start(&s, "--header-timeout 1 --min-body-rate 1000 --max-upload-seconds 100", 0);
   post_head(head, sizeof(head), "/v1/plans", 100000, NULL);
   fd = mp_test_raw_connect(s.port);
   raw_send(fd, head, strlen(head));
-  for (i = 0; i < 80 && !closed; i++) {
+  for (i = 0; i < 600 && !closed; i++) {
     if (send(fd, " ", 1, MSG_NOSIGNAL) != 1)
       closed = 1;
     else
       closed = mp_test_raw_closed(fd, 100);
   }
   ck_assert_msg(closed, "a trickling body outlived --min-body-rate");
-  ck_assert_int_le(i, 50);
   close(fd);
-  /* 20 kB in 4 s (5 kB/s) keeps the rate */
+  /* 10 kB at once, then 10 kB in 2 s (5 kB/s), keeps the rate */
   post_head(head, sizeof(head), "/v1/plans", 20002, NULL);
   fd = mp_test_raw_connect(s.port);
   raw_send(fd, head, strlen(head));
   raw_send(fd, "{", 1);
-  for (i = 0; i < 40; i++) {
+  memset(lead, ' ', sizeof(lead));
+  raw_send(fd, lead, sizeof(lead));
+  for (i = 0; i < 20; i++) {
     char chunk[500];
     memset(chunk, ' ', sizeof(chunk));
     raw_send(fd, chunk, sizeof(chunk));
@@ -337,7 +344,8 @@ START_TEST(test_body_rate) {
 END_TEST
 
 /* More than 3/4 of --max-connections taken by slow heads: they get a
- * second, not --header-timeout (60 s here), and /healthz is answered. */
+ * second, not --header-timeout (60 s here), and /healthz is answered.
+ * Polled for up to 50 s: any shedding before the 60 s is the pressure's. */
 START_TEST(test_slow_heads_shed_under_pressure) {
   enum { N = 36 };
   mp_test_daemon_t s;
@@ -350,7 +358,7 @@ START_TEST(test_slow_heads_shed_under_pressure) {
     raw_send(fds[i], "G", 1);
   }
   t0 = mp_test_now_ms();
-  while (closed < N && mp_test_now_ms() - t0 < 15000) {
+  while (closed < N - 10 && mp_test_now_ms() - t0 < 50000) {
     closed = 0;
     for (i = 0; i < N; i++) closed += fds[i] < 0 || mp_test_raw_closed(fds[i], 0);
     mp_test_nap_ms(100);
