@@ -62,6 +62,9 @@
  * passes, for an upper bound, and their plan answers when the exact passes
  * stop at a limit first. */
 #define MP__CHAIN_BEAM 4
+/* The exact passes merge their candidates into the staircase in batches of
+ * this many plus a quarter of the staircase (mp__chain_push). */
+#define MP__CHAIN_BATCH 64
 
 /* The bound of one multiplier is tight for the pairs whose kept memory is
  * what its optimum keeps, and weak for the others: four more multipliers,
@@ -111,6 +114,8 @@ typedef struct {
   size_t tcap;
   mp__cpair_t *cand;
   size_t ncand, capcand;
+  mp__cpair_t *buf, *tmp;     /* exact passes: candidates not yet merged, and merge space */
+  size_t nbuf, *runs;         /* (capacity capcand, as cand's) */
   size_t hint;                /* where the last push placed or met its pair */
   size_t work, limit;          /* candidate steps so far, and the limit */
   size_t beam;                /* the beam's pairs per state (0: all, an exact pass) */
@@ -227,6 +232,9 @@ static void mp__chain_free(mp__chain_t *c) {
   free(c->pm);
   free(c->alive);
   free(c->cand);
+  free(c->buf);
+  free(c->tmp);
+  free(c->runs);
   free(c->heap);
 }
 
@@ -477,11 +485,118 @@ static size_t mp__chain_find(mp__chain_t *c, uint64_t yk) {
   return lo;
 }
 
-/* Merge candidate y into the staircase at `at` = mp__chain_find(c, y->k). */
+/* The merge order of candidates: kept memory ascending, then retained time
+ * descending, then peak and predecessor ascending (so of two candidates
+ * with the same kept memory and retained time, the one that beats the
+ * other comes first). */
+static inline int mp__cpair_order(const mp__cpair_t *x, const mp__cpair_t *y) {
+  if (x->k != y->k) return x->k < y->k ? -1 : 1;
+  if (x->a != y->a) return x->a > y->a ? -1 : 1;
+  if (x->p != y->p) return x->p < y->p ? -1 : 1;
+  return x->from < y->from ? -1 : x->from > y->from;
+}
+
+/* Sort x[0 .. n) into merge order, with scratch space w of n entries; the
+ * result is in x or w (returned). The candidates come in runs already in
+ * order (one source's pairs, stepped in order of kept memory), so the
+ * runs are found first and merged pairwise. */
+static mp__cpair_t *mp__cpair_sort(mp__cpair_t *x, mp__cpair_t *w, size_t n, size_t *runs) {
+  size_t nr = 0, i;
+  for (i = 0; i < n; i++)
+    if (i == 0 || mp__cpair_order(&x[i - 1], &x[i]) > 0) runs[nr++] = i;
+  while (nr > 1) {
+    size_t r, nn = 0;
+    for (r = 0; r < nr; r += 2) {
+      size_t a = runs[r], ae = r + 1 < nr ? runs[r + 1] : n, b = ae,
+             be = r + 2 < nr ? runs[r + 2] : n, o = a;
+      while (a < ae && b < be) w[o++] = mp__cpair_order(&x[b], &x[a]) < 0 ? x[b++] : x[a++];
+      while (a < ae) w[o++] = x[a++];
+      while (b < be) w[o++] = x[b++];
+      runs[nn++] = runs[r];
+    }
+    nr = nn;
+    {
+      mp__cpair_t *t = x;
+      x = w;
+      w = t;
+    }
+  }
+  return x;
+}
+
+/* Merge the pending candidates c->buf into the staircase: both in merge
+ * order, one sweep keeps each entry whose retained time passes every
+ * entry before it (the others are beaten by one of those: no less kept
+ * memory and no more retained time, or an exact tie that comes later in
+ * the order). The result is the set of candidates no other beats, the
+ * same as inserting them one at a time (beating is transitive). */
+/* Room for need entries in each of cand, buf and tmp (one capacity,
+ * capcand, so that they can trade places) and in runs. */
+static int mp__chain_room(mp__chain_t *c, size_t need) {
+  size_t nc = c->capcand ? c->capcand : 1024;
+  mp__cpair_t *x;
+  size_t *r;
+  if (need <= c->capcand) return 0;
+  while (nc < need) nc *= 2;
+  if ((x = realloc(c->cand, nc * sizeof(*x))) == NULL) return MP_ENOMEM;
+  c->cand = x;
+  if ((x = realloc(c->buf, nc * sizeof(*x))) == NULL) return MP_ENOMEM;
+  c->buf = x;
+  if ((x = realloc(c->tmp, nc * sizeof(*x))) == NULL) return MP_ENOMEM;
+  c->tmp = x;
+  if ((r = realloc(c->runs, nc * sizeof(*r))) == NULL) return MP_ENOMEM;
+  c->runs = r;
+  c->capcand = nc;
+  return 0;
+}
+
+static void mp__cpair_swap(mp__cpair_t **x, mp__cpair_t **y) {
+  mp__cpair_t *t = *x;
+  *x = *y;
+  *y = t;
+}
+
+static int mp__chain_flush(mp__chain_t *c) {
+  size_t i = 0, j = 0, nt = 0;
+  double top = -HUGE_VAL;
+  if (c->nbuf == 0) return 0;
+  /* sorted buffer into buf (the sort may end in tmp) */
+  if (mp__cpair_sort(c->buf, c->tmp, c->nbuf, c->runs) == c->tmp) mp__cpair_swap(&c->buf, &c->tmp);
+  while (i < c->ncand || j < c->nbuf) {
+    const mp__cpair_t *x;
+    if (j == c->nbuf || (i < c->ncand && mp__cpair_order(&c->cand[i], &c->buf[j]) <= 0))
+      x = &c->cand[i++];
+    else
+      x = &c->buf[j++];
+    if (nt == 0 || x->a > top) {
+      c->tmp[nt++] = *x;
+      top = x->a;
+    }
+  }
+  mp__cpair_swap(&c->cand, &c->tmp);
+  c->ncand = nt;
+  c->nbuf = 0;
+  c->hint = 0;
+  return 0;
+}
+
+/* Merge candidate y into the staircase at `at` = mp__chain_find(c, y->k).
+ * In the exact passes a candidate the staircase does not beat waits in
+ * c->buf, merged in batches (mp__chain_flush): inserting into the middle
+ * of a staircase of thousands of entries one at a time moved most of them
+ * each time. The beam inserts at once (its bar reads the staircase). */
 static int mp__chain_push(mp__chain_t *c, const mp__cpair_t *y, size_t at) {
   size_t k;
   if (at > 0 && mp__cpair_beats(&c->cand[at - 1], y)) {
     c->hint = at;
+    return 0;
+  }
+  if (c->beam == 0) {
+    int rc = mp__chain_room(c, c->ncand + c->nbuf + 1);
+    if (rc != 0) return rc;
+    c->buf[c->nbuf++] = *y;
+    c->hint = at;
+    if (c->nbuf >= MP__CHAIN_BATCH + c->ncand / 4) return mp__chain_flush(c);
     return 0;
   }
   /* y goes at `at`, replacing the entries it beats from at - 1 on */
@@ -489,13 +604,8 @@ static int mp__chain_push(mp__chain_t *c, const mp__cpair_t *y, size_t at) {
   for (k = at; k < c->ncand && mp__cpair_beats(y, &c->cand[k]); k++) {
   }
   if (k == at) {
-    if (c->ncand == c->capcand) {
-      size_t nc = c->capcand ? 2 * c->capcand : 1024;
-      mp__cpair_t *np = realloc(c->cand, nc * sizeof(*np));
-      if (np == NULL) return MP_ENOMEM;
-      c->cand = np;
-      c->capcand = nc;
-    }
+    int rc = mp__chain_room(c, c->ncand + 1);
+    if (rc != 0) return rc;
     memmove(&c->cand[at + 1], &c->cand[at], (c->ncand - at) * sizeof(*y));
     c->ncand++;
   } else if (k > at + 1) {
@@ -794,6 +904,7 @@ static int mp__chain_pass(mp__chain_t *c, const mp_plan_options_t *o, double t0,
     double thr;
     mp__chain_target(c, &ps, L);
     c->ncand = 0;
+    c->nbuf = 0;
     /* sources up to first(L): all of bd(L) kept */
     thr = c->T[L] - c->TR[L] - c->tb[L] + c->H[L] - c->lam * (double)c->cap +
           c->lam * (double)(c->mb[L] + c->MR[L]) - R - tol - 1e-9 * fabs(c->lam * (double)c->cap);
@@ -812,6 +923,7 @@ static int mp__chain_pass(mp__chain_t *c, const mp_plan_options_t *o, double t0,
         (rc = c->no_skip ? mp__chain_far(c, &ps, 0, fst + 1, thr, c->mb[L], c->tb[L])
                          : mp__chain_far_beam(c, &ps, 0, fst + 1, thr, c->mb[L], c->tb[L])) != 0)
       return rc;
+    if ((rc = mp__chain_flush(c)) != 0) return rc;
     if (c->npr + c->ncand > c->cappr) {
       size_t nc = c->cappr;
       mp__cpair_t *np;
