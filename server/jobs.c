@@ -112,6 +112,12 @@ struct srv_jobs_s {
    * it plans (cancellable), so end-to-end tests can observe a "running"
    * plan however fast the planner gets. Read once at start; 0 in service. */
   double test_delay_ms;
+  /* Test hook: MEMPLAN_TEST_PLAN_HOLD_FILE names a file; while it exists
+   * every job waits before it plans (cancellable, and ended by a shutdown
+   * or --plan-timeout as the delay is), so a test holds plans running
+   * exactly as long as it needs, whatever the machine's load. NULL in
+   * service. */
+  char *test_hold_file;
   /* shared store */
   int shared;
   char owner[96];            /* this replica in the store's leases */
@@ -1199,6 +1205,10 @@ static srv_job_status_t srv__run(srv_jobs_t *jobs, srv_job_t *job, char **text, 
     struct timespec ts = {0, 10 * 1000000L};
     while (srv_mono_ms() < until && !srv__should_stop(job)) nanosleep(&ts, NULL);
   }
+  if (jobs->test_hold_file) {
+    struct timespec ts = {0, 10 * 1000000L};
+    while (access(jobs->test_hold_file, F_OK) == 0 && !srv__should_stop(job)) nanosleep(&ts, NULL);
+  }
 
   if (job->kind == SRV_JOB_PLAN) {
     mp_plan_result_t r;
@@ -1558,6 +1568,11 @@ int srv_jobs_new(const srv_jobs_config_t *cfg, srv_jobs_t **out) {
   {
     const char *d = getenv("MEMPLAN_TEST_PLAN_DELAY_MS");
     j->test_delay_ms = d ? atof(d) : 0;
+    d = getenv("MEMPLAN_TEST_PLAN_HOLD_FILE");
+    if (d && d[0] && (j->test_hold_file = strdup(d)) == NULL) {
+      free(j);
+      return SRV_ENOMEM;
+    }
   }
   j->shared = srv_store_shared(cfg->store);
   if (j->shared) {
@@ -1675,5 +1690,6 @@ void srv_jobs_free(srv_jobs_t *jobs) {
   }
   pthread_cond_destroy(&jobs->cv);
   pthread_mutex_destroy(&jobs->mu);
+  free(jobs->test_hold_file);
   free(jobs);
 }

@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <check.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -30,7 +31,7 @@ void mp_test_daemon_mkdir(mp_test_daemon_t *d) {
 }
 
 void mp_test_daemon_start_in(mp_test_daemon_t *d, const char *flags, int delay_ms) {
-  char portfile[256], cmdline[2048], delay[32], *argv[64], *tok, *save = NULL;
+  char portfile[256], hold[256], cmdline[2048], delay[32], *argv[64], *tok, *save = NULL;
   int argc = 0;
   double t0;
   pid_t pid;
@@ -43,6 +44,7 @@ void mp_test_daemon_start_in(mp_test_daemon_t *d, const char *flags, int delay_m
   for (tok = strtok_r(cmdline, " ", &save); tok && argc < 63; tok = strtok_r(NULL, " ", &save)) argv[argc++] = tok;
   argv[argc] = NULL;
   snprintf(delay, sizeof(delay), "%d", delay_ms);
+  snprintf(hold, sizeof(hold), "%s/hold", d->dir);
   d->tls = strstr(flags ? flags : "", "--tls-cert") != NULL;
   pid = fork();
   ck_assert_int_ge(pid, 0);
@@ -58,6 +60,7 @@ void mp_test_daemon_start_in(mp_test_daemon_t *d, const char *flags, int delay_m
       setenv("MEMPLAN_TEST_PLAN_DELAY_MS", delay, 1);
     else
       unsetenv("MEMPLAN_TEST_PLAN_DELAY_MS");
+    setenv("MEMPLAN_TEST_PLAN_HOLD_FILE", hold, 1);
     execv(argv[0], argv);
     _exit(127);
   }
@@ -80,6 +83,18 @@ void mp_test_daemon_start_in(mp_test_daemon_t *d, const char *flags, int delay_m
 void mp_test_daemon_start(mp_test_daemon_t *d, const char *flags, int delay_ms) {
   mp_test_daemon_mkdir(d);
   mp_test_daemon_start_in(d, flags, delay_ms);
+}
+
+void mp_test_daemon_hold(mp_test_daemon_t *d) {
+  char path[256];
+  snprintf(path, sizeof(path), "%s/hold", d->dir);
+  mp_test_write_file(path, "");
+}
+
+void mp_test_daemon_release(mp_test_daemon_t *d) {
+  char path[256];
+  snprintf(path, sizeof(path), "%s/hold", d->dir);
+  ck_assert_msg(unlink(path) == 0 || errno == ENOENT, "cannot remove %s", path);
 }
 
 void mp_test_daemon_kill(mp_test_daemon_t *d, int sig) {
@@ -108,6 +123,7 @@ int mp_test_daemon_wait_exit(mp_test_daemon_t *d, double timeout_ms) {
 void mp_test_daemon_stop(mp_test_daemon_t *d, int sig) {
   int rc;
   if (d->pid <= 0) return;
+  mp_test_daemon_release(d);
   kill(d->pid, sig);
   rc = mp_test_daemon_wait_exit(d, 60000);
   if (sig == SIGTERM) ck_assert_msg(rc == 0, "memplan-server did not exit cleanly (see %s)", d->dir);

@@ -35,12 +35,23 @@ void mp_test_daemon_mkdir(mp_test_daemon_t *d);
  * `flags` (may be NULL; space-separated, no quoting; a later flag wins).
  * `delay_ms` > 0 sets MEMPLAN_TEST_PLAN_DELAY_MS (server/jobs.c: every job
  * is held that long) in the daemon's environment; otherwise the daemon runs
- * without it. Waits (up to 30 s) until GET /healthz answers 200; fails the
+ * without it. MEMPLAN_TEST_PLAN_HOLD_FILE is always set, to d->dir/hold
+ * (see mp_test_daemon_hold). Waits (up to 30 s) until GET /healthz answers 200; fails the
  * test if the daemon exits or never gets there. */
 void mp_test_daemon_start_in(mp_test_daemon_t *d, const char *flags, int delay_ms);
 
 /* mp_test_daemon_mkdir, then mp_test_daemon_start_in: a fresh data dir. */
 void mp_test_daemon_start(mp_test_daemon_t *d, const char *flags, int delay_ms);
+
+/* Hold every job the daemon picks from now on before it plans, until
+ * mp_test_daemon_release (server/jobs.c: MEMPLAN_TEST_PLAN_HOLD_FILE; a
+ * cancel, --plan-timeout or a shutdown's stop still ends a held job). A
+ * test that needs a plan still running at some later moment holds it so,
+ * rather than for a time the machine's load can outrun. */
+void mp_test_daemon_hold(mp_test_daemon_t *d);
+
+/* End the hold: held jobs go on planning. */
+void mp_test_daemon_release(mp_test_daemon_t *d);
 
 /* Send `sig` to the daemon, if it runs. */
 void mp_test_daemon_kill(mp_test_daemon_t *d, int sig);
@@ -49,7 +60,8 @@ void mp_test_daemon_kill(mp_test_daemon_t *d, int sig);
  * on a signal or timeout (after which it is killed with SIGKILL). */
 int mp_test_daemon_wait_exit(mp_test_daemon_t *d, double timeout_ms);
 
-/* Stop the daemon (if it runs) with `sig` and reap it, waiting up to 60 s;
+/* Stop the daemon (if it runs) with `sig` and reap it, waiting up to 60 s
+ * (a hold is released first, so a drain does not wait on held jobs);
  * with SIGTERM it must exit cleanly (status 0, which under the sanitizers
  * also means no leak), else the test fails. The dir stays, for a restart. */
 void mp_test_daemon_stop(mp_test_daemon_t *d, int sig);

@@ -1076,8 +1076,10 @@ START_TEST(test_server_device_keys_and_recovery) {
   json_decref(o);
   mp_test_daemon_stop(&s, SIGTERM);
 
-  /* recovery: a job held running, kill -9, restart */
-  mp_test_daemon_start_in(&s, NULL, 60000);
+  /* recovery: a job held running (mp_test_daemon_hold: until the kill),
+   * kill -9, restart */
+  mp_test_daemon_start_in(&s, NULL, 0);
+  mp_test_daemon_hold(&s);
   b = body_with_graph("cg_vgg19.txt", "{\"budget\": \"3GiB\", \"solver\": \"none\", "
                                       "\"device\": {\"intra_layer_reuse\": true, \"copy_engines\": 1, "
                                       "\"h2d_bandwidth\": \"6GB/s\", \"host_budget\": 123456789, "
@@ -1121,6 +1123,7 @@ START_TEST(test_server_device_keys_and_recovery) {
   }
   json_decref(o);
   mp_test_daemon_stop(&s, SIGKILL);
+  mp_test_daemon_release(&s);
   mp_test_daemon_start_in(&s, NULL, 0);
   snprintf(path, sizeof(path), "/v1/plans/%s?wait=30", id);
   ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, NULL, &o, NULL), 200);

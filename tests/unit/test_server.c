@@ -167,6 +167,45 @@ static double metric(mp_test_daemon_t *s, const char *series) {
   return v;
 }
 
+/* Wait until the metric `series` reaches at least `want` (bounded at 60 s,
+ * a bound on the wait and no verdict on speed); fails the test otherwise. */
+static void wait_metric(mp_test_daemon_t *s, const char *series, double want) {
+  double t0 = mp_test_now_ms();
+  while (metric(s, series) < want) {
+    ck_assert_msg(mp_test_now_ms() - t0 < 60000, "%s never reached %g", series, want);
+    mp_test_nap_ms(20);
+  }
+}
+
+/* GET `path` in a curl of its own, in the background: its answer lands in
+ * s->dir/`tag`.body and its status in s->dir/`tag`.code (when it ends). */
+static void http_background(mp_test_daemon_t *s, const char *path, const char *tag) {
+  char cmd[1024];
+  snprintf(cmd, sizeof(cmd),
+           "curl -s --max-time 120 -o %s/%s.body -w '%%{http_code}' 'http://127.0.0.1:%d%s' >%s/%s.code.tmp "
+           "2>/dev/null && mv %s/%s.code.tmp %s/%s.code &",
+           s->dir, tag, s->port, path, s->dir, tag, s->dir, tag, s->dir, tag);
+  ck_assert_int_eq(system(cmd), 0);
+}
+
+/* The status of the http_background request `tag`, once it ended (bounded
+ * at 150 s); *o its body as JSON (new reference). */
+static int http_background_wait(mp_test_daemon_t *s, const char *tag, json_t **o) {
+  char path[256], *text;
+  double t0 = mp_test_now_ms();
+  int st;
+  snprintf(path, sizeof(path), "%s/%s.code", s->dir, tag);
+  while ((text = mp_test_read_file(path, NULL)) == NULL) {
+    ck_assert_msg(mp_test_now_ms() - t0 < 150000, "the request %s never ended", tag);
+    mp_test_nap_ms(20);
+  }
+  st = atoi(text);
+  free(text);
+  snprintf(path, sizeof(path), "%s/%s.body", s->dir, tag);
+  *o = json_load_file(path, 0, NULL);
+  return st;
+}
+
 /* ---- tests ---- */
 
 /* Submit, poll to done, read the result with schedule and timeline; the
@@ -305,13 +344,15 @@ END_TEST
 /* Four identical submissions at once share one computation, each under a
  * plan id of its own. */
 START_TEST(test_shared_computation) {
-  /* hold each plan 1.5 s so that "running" is observable however fast
-   * the planner is (server/jobs.c: MEMPLAN_TEST_PLAN_DELAY_MS) */
+  /* the computation is held (mp_test_daemon_hold) until all four are
+   * answered, so each later one meets it unfinished however loaded the
+   * machine is */
   mp_test_daemon_t s;
   char cmd[2048], reqf[256], *out = NULL, *body, *line, ids[4][64];
   int n = 0, i, k;
   json_t *o;
-  mp_test_daemon_start(&s, NULL, 1500);
+  mp_test_daemon_start(&s, NULL, 0);
+  mp_test_daemon_hold(&s);
   snprintf(reqf, sizeof(reqf), "%s/same.json", s.dir);
   body = plan_body(wide_graph(4, 10), 1000000, "exact", NULL);
   mp_test_write_file(reqf, body);
@@ -335,6 +376,7 @@ START_TEST(test_shared_computation) {
   ck_assert_int_eq(n, 4);
   for (i = 0; i < 4; i++)
     for (k = 0; k < i; k++) ck_assert_str_ne(ids[i], ids[k]);
+  mp_test_daemon_release(&s);
   for (i = 0; i < 4; i++) {
     o = wait_final(&s, ids[i], 60);
     ck_assert_str_eq(jstr(o, "status"), "done");
@@ -349,12 +391,15 @@ END_TEST
 
 /* A cancel of one of two identical submissions cancels that plan alone:
  * the computation goes on for the other, which ends done; a cancel of the
- * last one left stops the computation. */
+ * last one left stops the computation. The computations are held
+ * (mp_test_daemon_hold) while the cancels are sent, so that each meets
+ * them unfinished however loaded the machine is. */
 START_TEST(test_cancel_shared) {
   mp_test_daemon_t s;
   char a[64], b[64], c[64], d[64], path[128];
   json_t *o;
-  mp_test_daemon_start(&s, "--workers 1", 1500);
+  mp_test_daemon_start(&s, "--workers 1", 0);
+  mp_test_daemon_hold(&s);
   ck_assert_int_eq(submit(&s, plan_body(wide_graph(4, 12), 1000000, "exact", NULL), a, NULL), 202);
   ck_assert_int_eq(submit(&s, plan_body(wide_graph(4, 12), 1000000, "exact", NULL), b, &o), 202);
   ck_assert(json_is_true(json_object_get(o, "deduplicated")));
@@ -364,6 +409,7 @@ START_TEST(test_cancel_shared) {
   ck_assert_int_eq(mp_test_daemon_http(&s, "DELETE", path, NULL, NULL, &o, NULL), 200);
   ck_assert_str_eq(jstr(o, "status"), "cancelled");
   json_decref(o);
+  mp_test_daemon_release(&s);
   o = wait_final(&s, b, 60);
   ck_assert_str_eq(jstr(o, "status"), "done");
   ck_assert_ptr_nonnull(json_object_get(o, "result"));
@@ -373,6 +419,7 @@ START_TEST(test_cancel_shared) {
   ck_assert_ptr_null(json_object_get(o, "result"));
   json_decref(o);
   /* both handles of another pair cancelled: the computation stops */
+  mp_test_daemon_hold(&s);
   ck_assert_int_eq(submit(&s, plan_body(wide_graph(4, 13), 1000000, "exact", NULL), c, NULL), 202);
   ck_assert_int_eq(submit(&s, plan_body(wide_graph(4, 13), 1000000, "exact", NULL), d, NULL), 202);
   snprintf(path, sizeof(path), "/v1/plans/%s", d);
@@ -382,6 +429,7 @@ START_TEST(test_cancel_shared) {
   o = wait_final(&s, c, 60);
   ck_assert_str_eq(jstr(o, "status"), "cancelled");
   json_decref(o);
+  mp_test_daemon_release(&s);
   ck_assert(metric(&s, "memplan_computations_total{kind=\"plan\"}") == 2);
   /* the computations: the first pair's done, the second's cancelled */
   ck_assert_int_eq(mp_test_daemon_http(&s, "GET", "/v1/status", NULL, NULL, &o, NULL), 200);
@@ -715,18 +763,21 @@ static int frontier_get(mp_test_daemon_t *s, const char *hash, const char *query
 }
 
 /* GET /v1/graphs/{hash}/frontier is a job: 202 with its id, status and
- * Location while it is computed (the daemon holds every job 4 s here,
- * ample time for two requests on a loaded machine),
- * joined by the same request, long-polled with ?wait=, then cached. */
+ * Location while it is computed (held by the hold file until the test
+ * releases it, so every request below meets it unfinished however loaded
+ * the machine is), joined by the same request, long-polled with ?wait=,
+ * then cached. */
 START_TEST(test_frontier_job) {
   mp_test_daemon_t s;
   json_t *o = NULL;
   char path[200], hash[65], fid[64], *hdr = NULL;
-  mp_test_daemon_start(&s, "--workers 1", 4000);
+  mp_test_daemon_start(&s, "--workers 1", 0);
   ck_assert_int_eq(submit(&s, plan_body(shipped("cg_vgg19.txt"), 4LL << 30, "approx", "{\"wait\": 60}"), NULL, &o),
                    200);
   snprintf(hash, sizeof(hash), "%s", jstr(o, "graph_hash"));
   json_decref(o);
+  ck_assert(metric(&s, "memplan_plans_deduplicated_total") == 0);
+  mp_test_daemon_hold(&s);
   snprintf(path, sizeof(path), "/v1/graphs/%s/frontier?solver=approx", hash);
   ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, NULL, &o, &hdr), 202);
   /* Location: this route, under the solver's own name (approx is closures) */
@@ -748,7 +799,14 @@ START_TEST(test_frontier_job) {
   if (strcmp(jstr(o, "status"), "running") == 0)
     ck_assert(json_is_number(json_object_get(json_object_get(o, "progress"), "elapsed_ms")));
   json_decref(o);
-  ck_assert_int_eq(frontier_get(&s, hash, "solver=approx&wait=60", &o), 200);
+  /* a long poll joins it (a join counts as a deduplication) and is answered
+   * 200 once the job is let go */
+  ck_assert(metric(&s, "memplan_plans_deduplicated_total") == 1);
+  snprintf(path, sizeof(path), "/v1/graphs/%s/frontier?solver=approx&wait=60", hash);
+  http_background(&s, path, "poll");
+  wait_metric(&s, "memplan_plans_deduplicated_total", 2);
+  mp_test_daemon_release(&s);
+  ck_assert_int_eq(http_background_wait(&s, "poll", &o), 200);
   ck_assert_str_eq(jstr(o, "cache"), "joined");
   ck_assert_uint_gt(json_array_size(json_object_get(o, "points")), 1);
   json_decref(o);
@@ -997,12 +1055,13 @@ END_TEST
 /* SIGTERM: not ready, no new work, the running plan finishes, exit 0; the
  * next start still has the plan, done. */
 START_TEST(test_sigterm_drain) {
-  /* hold each plan 1.5 s so that "running" is observable however fast
-   * the planner is (server/jobs.c: MEMPLAN_TEST_PLAN_DELAY_MS) */
+  /* the plan is held (mp_test_daemon_hold) until the drain has been seen,
+   * so it is running throughout however loaded the machine is */
   mp_test_daemon_t s;
   char id[64], path[128];
   json_t *o = NULL;
-  mp_test_daemon_start(&s, "--workers 1 --grace 60", 1500);
+  mp_test_daemon_start(&s, "--workers 1 --grace 600", 0);
+  mp_test_daemon_hold(&s);
   ck_assert_int_eq(submit(&s, plan_body(wide_graph(4, 10), 1000000, "exact", NULL), id, NULL), 202);
   ck_assert_str_eq(wait_status(&s, id, "running", 30000), "running");
   mp_test_daemon_kill(&s, SIGTERM);
@@ -1013,16 +1072,15 @@ START_TEST(test_sigterm_drain) {
     while ((st = mp_test_daemon_http(&s, "GET", "/readyz", NULL, NULL, NULL, NULL)) == 200 &&
            mp_test_now_ms() - t0 < 60000) /* a bound on the wait, not a verdict on speed */
       mp_test_nap_ms(10);
-    if (st != 0) { /* 0: the plan already finished and the daemon is gone */
-      ck_assert_int_eq(st, 503);
-      st = submit(&s, plan_body(wide_graph(4, 10), 3000000, "exact", NULL), NULL, &o);
-      ck_assert(st == 503 || st == 0);
-      if (st == 503) ck_assert_str_eq(err_code(o), "draining");
-      json_decref(o);
-    }
+    ck_assert_int_eq(st, 503);
+    ck_assert_int_eq(submit(&s, plan_body(wide_graph(4, 10), 3000000, "exact", NULL), NULL, &o), 503);
+    ck_assert_str_eq(err_code(o), "draining");
+    json_decref(o);
+    ck_assert_str_eq(wait_status(&s, id, "running", 0), "running");
   }
+  mp_test_daemon_release(&s);
   ck_assert_int_eq(mp_test_daemon_wait_exit(&s, 60000), 0);
-  mp_test_daemon_start_in(&s, NULL, 1500);
+  mp_test_daemon_start_in(&s, NULL, 0);
   snprintf(path, sizeof(path), "/v1/plans/%s", id);
   ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, NULL, &o, NULL), 200);
   ck_assert_str_eq(jstr(o, "status"), "done");
@@ -1035,24 +1093,28 @@ END_TEST
 /* kill -9 with a plan running and two queued: the restart finds all three
  * and finishes them; the plan done before the crash is still readable. */
 START_TEST(test_kill9_recovery) {
-  /* hold each plan 1.5 s so that "running" is observable however fast
-   * the planner is (server/jobs.c: MEMPLAN_TEST_PLAN_DELAY_MS) */
+  /* the plans are held (mp_test_daemon_hold) until the kill, so the first
+   * is running and the others queued then however loaded the machine is */
   mp_test_daemon_t s;
   char done[64], a[64], b[64], c[64];
   json_t *o = NULL;
-  mp_test_daemon_start(&s, "--workers 1", 1500);
+  mp_test_daemon_start(&s, "--workers 1", 0);
   ck_assert_int_eq(submit(&s, plan_body(shipped("cg_vgg19.txt"), 8LL << 30, "auto", "{\"wait\": 60}"), done, &o),
                    200);
   ck_assert_str_eq(jstr(o, "status"), "done");
   json_decref(o);
+  mp_test_daemon_hold(&s);
   ck_assert_int_eq(submit(&s, plan_body(wide_graph(4, 10), 1000000, "exact", NULL), a, NULL), 202);
   ck_assert_int_eq(submit(&s, plan_body(wide_graph(4, 10), 2000000, "exact", NULL), b, NULL), 202);
   ck_assert_int_eq(submit(&s, plan_body(shipped("cg_resnet50.txt"), 6LL << 30, "approx", NULL), c, NULL), 202);
   ck_assert_str_eq(wait_status(&s, a, "running", 30000), "running");
+  ck_assert_str_eq(wait_status(&s, b, "queued", 0), "queued");
+  ck_assert_str_eq(wait_status(&s, c, "queued", 0), "queued");
   mp_test_daemon_kill(&s, SIGKILL);
   ck_assert_int_eq(mp_test_daemon_wait_exit(&s, 10000), -1);
+  mp_test_daemon_release(&s);
 
-  mp_test_daemon_start_in(&s, "--workers 1", 1500);
+  mp_test_daemon_start_in(&s, "--workers 1", 0);
   o = wait_final(&s, a, 120);
   ck_assert_str_eq(jstr(o, "status"), "done");
   ck_assert(json_is_object(json_object_get(o, "result")));
@@ -1189,19 +1251,21 @@ START_TEST(test_openapi) {
   json_decref(rt);
   free(routes);
 
-  /* every job held 1.5 s, so that the async fit below is still running
-   * when it is answered (202 with its id) */
-  mp_test_daemon_start(&s, NULL, 1500);
+  mp_test_daemon_start(&s, NULL, 0);
   ck_assert_int_eq(submit(&s, plan_body(shipped("cg_vgg19.txt"), 8LL << 30, "none", "{\"wait\": 30}"), id, &o),
                    200);
   snprintf(hash, sizeof(hash), "%s", jstr(o, "graph_hash"));
   json_decref(o);
   {
+    /* the async fit is held (mp_test_daemon_hold) until it is answered
+     * (202 with its id) */
     char body[200];
+    mp_test_daemon_hold(&s);
     snprintf(body, sizeof(body), "{\"graph_hash\": \"%s\", \"budgets\": [\"8GiB\"], \"wait\": 0}", hash);
     ck_assert_int_eq(mp_test_daemon_http(&s, "POST", "/v1/fit", body, NULL, &o, NULL), 202);
     snprintf(fit_id, sizeof(fit_id), "%s", jstr(o, "id"));
     json_decref(o);
+    mp_test_daemon_release(&s);
   }
   for (line = ops; line && *line; line = next) {
     char method[16], path[256], real[512], *p, *q;
@@ -1239,11 +1303,11 @@ END_TEST
  * text, the timeline and frontier charts) and the screenshot. Three runs of
  * the daemon on one data directory set up what the page must show:
  * 1. finished plans, and the frontier of the one selected, kept by the store;
- * 2. --plan-timeout 0.2 with every job held 1 s (server/jobs.c:
- *    MEMPLAN_TEST_PLAN_DELAY_MS): a plan that fails with deadline_exceeded.
+ * 2. --plan-timeout 0.2 with every job held (mp_test_daemon_hold) until
+ *    its deadline: a plan that fails with deadline_exceeded.
  *    Its graph is then taken out of the store (as from a store restored
  *    without it), so the daemon answers its frontier with a 404;
- * 3. every job held 30 s: a plan held running, whose progress the page
+ * 3. every job held: a plan held running, whose progress the page
  *    shows. The script sends SIGTERM last: the held plan keeps the daemon
  *    draining while the page shows it; a second SIGTERM stops it at once. */
 START_TEST(test_dashboard_in_browser) {
@@ -1276,7 +1340,8 @@ START_TEST(test_dashboard_in_browser) {
   mp_test_daemon_stop(&s, SIGTERM);
 
   /* 2: a plan that fails for a real reason, then loses its graph */
-  mp_test_daemon_start_in(&s, "--workers 2 --plan-timeout 0.2", 1000);
+  mp_test_daemon_start_in(&s, "--workers 2 --plan-timeout 0.2", 0);
+  mp_test_daemon_hold(&s);
   ck_assert_int_eq(submit(&s, plan_body(wide_graph(3, 4), 1000000, "exact", "{\"wait\": 60}"), failed, &o), 200);
   ck_assert_str_eq(jstr(o, "status"), "failed");
   ck_assert_str_eq(err_code(o), "deadline_exceeded");
@@ -1292,10 +1357,11 @@ START_TEST(test_dashboard_in_browser) {
   ck_assert_msg(rc == 0 && out && strcmp(out, "1\n") == 0, "deleting the graph failed (%d): %s", rc, out ? out : "");
   free(out);
 
-  /* 3: a plan held running, then the drain. It is held (and the drain
-   * given) ten minutes, far past what the page's checks take on a loaded
-   * machine: the second SIGTERM below stops it at once. */
-  mp_test_daemon_start_in(&s, "--workers 2 --grace 600", 600000);
+  /* 3: a plan held running, then the drain. It is held until stopped
+   * and the drain given ten minutes, far past what the page's checks take
+   * on a loaded machine: the second SIGTERM below stops it at once. */
+  mp_test_daemon_start_in(&s, "--workers 2 --grace 600", 0);
+  mp_test_daemon_hold(&s);
   ck_assert_int_eq(submit(&s, plan_body(wide_graph(2, 3), 1000000, "exact", NULL), running, NULL), 202);
   ck_assert_str_eq(wait_status(&s, running, "running", 30000), "running");
   snprintf(cmd, sizeof(cmd),

@@ -239,8 +239,9 @@ START_TEST(test_fit_async) {
   mp_test_daemon_t s;
   json_t *o = NULL, *sync = NULL;
   char hash[80], body[400], id[64], path[128], *hdr = NULL;
-  mp_test_daemon_start(&s, "", 1500); /* every job held 1.5 s: a wait of 0 sees it running */
+  mp_test_daemon_start(&s, "", 0);
   put_resnet(&s, hash);
+  mp_test_daemon_hold(&s); /* the fit is held until answered: a wait of 0 sees it unfinished */
   snprintf(body, sizeof(body), "{\"graph_hash\": \"%s\", \"budgets\": [\"3GiB\", \"2GiB\"], \"solver\": \"approx\", "
            "\"wait\": 0}", hash);
   ck_assert_int_eq(mp_test_daemon_http(&s, "POST", "/v1/fit", body, NULL, &o, &hdr), 202);
@@ -251,6 +252,7 @@ START_TEST(test_fit_async) {
   ck_assert_ptr_nonnull(strstr(hdr, path));
   free(hdr);
   json_decref(o);
+  mp_test_daemon_release(&s);
   snprintf(path, sizeof(path), "/v1/fit/%s?wait=120", id);
   ck_assert_int_eq(mp_test_daemon_http(&s, "GET", path, NULL, NULL, &o, NULL), 200);
   ck_assert_uint_eq(json_array_size(json_object_get(o, "budgets")), 2);
