@@ -329,11 +329,13 @@ class ContractTest(unittest.TestCase):
         d.call("PUT", "/v1/plans", {"budget": 1}, expect=405)
 
     def test_2_queue_auth_limits(self):
-        """A daemon that holds every job for a minute, one worker, a queue
-        of one, a token and small limits: 401, 413, 503 and cancellation."""
+        """A daemon that holds every job until it is cancelled (Daemon.hold),
+        one worker, a queue of one, a token and small limits: 401, 413, 503
+        and cancellation."""
         d = Daemon("--workers", "1", "--queue-size", "1", "--max-body-bytes", "100000", "--max-budgets", "2",
-                   "--max-nodes", "50", token=TOKEN, delay_ms=60000)
+                   "--max-nodes", "50", token=TOKEN)
         try:
+            d.hold()
             self.queue(d)
         finally:
             d.stop()
@@ -370,10 +372,12 @@ class ContractTest(unittest.TestCase):
         d.call("DELETE", "/v1/plans/" + a["id"], expect=409)
 
     def test_3_deadlines(self):
-        """--plan-timeout 1 with every job held longer: a frontier's
-        deadline answers 504, a plan's is a failed plan."""
-        d = Daemon("--workers", "1", "--plan-timeout", "1", delay_ms=60000)
+        """--plan-timeout 1 with every job held until its deadline
+        (Daemon.hold): a frontier's deadline answers 504, a plan's is a
+        failed plan."""
+        d = Daemon("--workers", "1", "--plan-timeout", "1")
         try:
+            d.hold()
             _, _, p = d.call("POST", "/v1/plans", {"graph": chain(2, 2), "budget": 1, "wait": 30}, expect=200)
             self.assertEqual(p["status"], "failed")
             self.assertEqual(p["error"]["code"], "deadline_exceeded")
@@ -415,8 +419,9 @@ class ContractTest(unittest.TestCase):
         """--max-queued-per-client 1 with every job held: a client's second
         waiting plan is 429 with Retry-After, and so is a frontier or a fit
         it asks for; another client's plan is taken."""
-        d = Daemon("--workers", "1", "--max-queued-per-client", "1", "--trusted-proxy", "127.0.0.1", delay_ms=60000)
+        d = Daemon("--workers", "1", "--max-queued-per-client", "1", "--trusted-proxy", "127.0.0.1")
         try:
+            d.hold()
             g = chain(2, 2)
             _, _, a = d.call("POST", "/v1/plans", {"graph": g, "budget": 1}, headers={"X-Client-Id": "a"},
                              expect=202)

@@ -68,7 +68,8 @@ class Daemon:
     def __init__(self, *flags, token=None, delay_ms=0, workers=2, env=None):
         """`flags` follow the harness's own (a free loopback port, the temp
         dir's store and log, `--workers` unless `workers` is None); `env`
-        adds to the daemon's environment."""
+        adds to the daemon's environment. MEMPLAN_TEST_PLAN_HOLD_FILE names
+        the temp dir's hold file (see hold())."""
         for binary in (SERVER, CLI):
             if not os.access(binary, os.X_OK):
                 raise RuntimeError("%s is missing: run `make all` (or set MEMPLAN_SERVER / MEMPLAN_CLI)" % binary)
@@ -87,6 +88,8 @@ class Daemon:
         env.pop("MEMPLAN_TEST_PLAN_DELAY_MS", None)
         if delay_ms:
             env["MEMPLAN_TEST_PLAN_DELAY_MS"] = str(delay_ms)
+        self.hold_file = os.path.join(self.dir, "hold")
+        env["MEMPLAN_TEST_PLAN_HOLD_FILE"] = self.hold_file
         env.update(env_extra)
         self._stderr = open(os.path.join(self.dir, "stderr"), "wb")
         self.proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=self._stderr,
@@ -132,11 +135,27 @@ class Daemon:
                 total += float(value)
         return total
 
+    def hold(self):
+        """Hold every job the daemon picks from now on before it plans, until
+        release() (server/jobs.c: MEMPLAN_TEST_PLAN_HOLD_FILE; a cancel,
+        --plan-timeout or a shutdown's stop still ends a held job): a test
+        that needs a plan unfinished at some later moment holds it so,
+        rather than for a time the machine's load can outrun."""
+        open(self.hold_file, "w").close()
+
+    def release(self):
+        """End the hold: held jobs go on planning."""
+        try:
+            os.unlink(self.hold_file)
+        except FileNotFoundError:
+            pass
+
     def stop(self):
-        """SIGTERM, reap (SIGKILL after 60 s), remove the temp dir. Returns
+        """Release a hold, SIGTERM, reap (SIGKILL after 60 s), remove the temp dir. Returns
         a complaint ("" when none): an unclean exit, which under the
         sanitizers also means a leak, or a sanitizer report on stderr."""
         if self.proc.poll() is None:
+            self.release()
             self.proc.send_signal(signal.SIGTERM)
             try:
                 self.proc.wait(60)

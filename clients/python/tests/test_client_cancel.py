@@ -1,6 +1,7 @@
 """Cancelling, and waiting with a bound, against a daemon whose every job is
-held (MEMPLAN_TEST_PLAN_DELAY_MS, server/jobs.c) so that plans are seen
-queued and running however fast the planner is."""
+held until cancelled (Daemon.hold: MEMPLAN_TEST_PLAN_HOLD_FILE, server/jobs.c)
+so that plans are seen queued and running however fast the planner is and
+however loaded the machine."""
 
 import threading
 import time
@@ -11,10 +12,11 @@ import memplan
 
 
 class ClientCancelTest(harness.DaemonTestCase):
-    DAEMON_ARGS = {"workers": 1, "delay_ms": 60000}
+    DAEMON_ARGS = {"workers": 1}
 
     def setUp(self):
         self.client = memplan.Client(self.url)
+        self.daemon.hold()
 
     def test_cancel_running_and_queued(self):
         running = self.client.submit_plan(harness.VGG19, "2GiB")

@@ -1,9 +1,10 @@
 """A busy daemon: 503 answers are retried after Retry-After, within bounds.
 
 The daemon has one worker and room for one queued plan, and holds every job
-3 s (MEMPLAN_TEST_PLAN_DELAY_MS): with one plan running and one queued, the
-next submission gets 503 queue_full (Retry-After: 5) until the queue has
-room again."""
+until the test lets go (Daemon.hold: MEMPLAN_TEST_PLAN_HOLD_FILE): with one
+plan running and one queued, the next submission gets 503 queue_full
+(Retry-After: 5) until the queue has room again, however loaded the
+machine."""
 
 import threading
 import time
@@ -15,7 +16,13 @@ import memplan
 
 class ClientRetryTest(harness.DaemonTestCase):
     DAEMON_FLAGS = ("--queue-size", "1")
-    DAEMON_ARGS = {"workers": 1, "delay_ms": 3000}
+    DAEMON_ARGS = {"workers": 1}
+
+    def setUp(self):
+        self.daemon.hold()
+
+    def tearDown(self):
+        self.daemon.release()
 
     def fill_queue(self, client, running_budget, queued_budget):
         """One plan running and one queued: the queue is full. Both plans' ids."""
@@ -56,6 +63,7 @@ class ClientRetryTest(harness.DaemonTestCase):
             time.sleep(0.01)
         client.cancel(queued)
         client.cancel(running)
+        self.daemon.release()
         t.join(60)
         self.assertFalse(t.is_alive())
         self.assertNotIn("error", outcome)
