@@ -9,9 +9,13 @@ every start appends to. start() runs the binary ($MEMPLAN_SERVER, else
 build/memplan-server of this checkout) on a free loopback port
 (--listen 127.0.0.1:0, --port-file) and returns once it listens; stop()
 sends SIGTERM and, asked to check, fails on an unclean exit or a sanitizer
-report; kill() sends any signal (kill -9 to test recovery). request()
-speaks HTTP/1.1 to it, on a connection of its own or one kept by the
-caller.
+report; kill() sends any signal (kill -9 to test recovery). hold() and
+release() create and remove the directory's hold file, which every start
+names in MEMPLAN_TEST_PLAN_HOLD_FILE: while it exists every job waits before
+it plans (server/jobs.c; a cancel, --plan-timeout or a shutdown's stop
+still ends the wait), so a test keeps plans queued and running exactly as
+long as it needs, however loaded the machine. request() speaks HTTP/1.1 to
+it, on a connection of its own or one kept by the caller.
 
 (clients/python/tests/harness.py keeps its own Daemon: the client and
 contract tests need a one-shot daemon started in its constructor, with a
@@ -94,6 +98,7 @@ class Daemon:
         self.dir = tempfile.mkdtemp(prefix="memplan-daemon-") if directory is None else directory
         os.makedirs(self.dir, exist_ok=True)
         self.log = os.path.join(self.dir, "log")
+        self.hold_file = os.path.join(self.dir, "hold")
         self.proc = None
         self.port = None
         self.killed = False
@@ -108,6 +113,7 @@ class Daemon:
         delay_ms = self.delay_ms if delay_ms is None else delay_ms
         if delay_ms:
             env["MEMPLAN_TEST_PLAN_DELAY_MS"] = str(delay_ms)
+        env["MEMPLAN_TEST_PLAN_HOLD_FILE"] = self.hold_file
         env.update(self.env)
         argv = [self.binary, "--listen", "127.0.0.1:0", "--port-file", portfile,
                 "--data-dir", os.path.join(self.dir, "data"), "--log-file", self.log] + self.flags
@@ -126,6 +132,19 @@ class Daemon:
             except (OSError, ValueError):
                 time.sleep(0.05)
         raise RuntimeError("memplan-server did not start (in %s)" % self.dir)
+
+    def hold(self):
+        """Hold every job picked from now on (this start and the next ones)
+        before it plans, until release(). A stop with jobs held waits out
+        --grace before it ends them (they stay queued for the next start)."""
+        open(self.hold_file, "w").close()
+
+    def release(self):
+        """End the hold: held jobs go on planning."""
+        try:
+            os.unlink(self.hold_file)
+        except FileNotFoundError:
+            pass
 
     def alive(self):
         return self.proc is not None and self.proc.poll() is None

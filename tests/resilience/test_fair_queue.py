@@ -4,8 +4,8 @@ more than the plan running, and a client past --max-queued-per-client gets
 429 with Retry-After while others are still served; frontier computations
 count as the asking client's.
 
-Real daemon, one worker, every job held for ten minutes before it plans
-(MEMPLAN_TEST_PLAN_DELAY_MS; the hold is cancellable): the worker stays on
+Real daemon, one worker, every job held before it plans until cancelled
+(Daemon.hold: MEMPLAN_TEST_PLAN_HOLD_FILE): the worker stays on
 the job it took for as long as a test needs, so what is queued, and in what
 order the worker takes it, is the daemon's decision alone, never a matter
 of how fast the test sends its requests. A test moves the worker on by
@@ -18,7 +18,6 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from memplan_daemon import Daemon, chain_graph, until  # noqa: E402
 GRAPH = chain_graph(4, "fair")
-HOLD_MS = "600000"
 
 
 def plan(budget, wait=None):
@@ -33,8 +32,9 @@ class FairQueueTest(unittest.TestCase):
 
     def setUp(self):
         self.d = Daemon(None, ["--workers", "1", "--queue-size", "64", "--max-queued-per-client", str(self.CAP),
-                               "--trusted-proxy", "127.0.0.1", "--grace", "1"],
-                        {"MEMPLAN_TEST_PLAN_DELAY_MS": HOLD_MS}).start()
+                               "--trusted-proxy", "127.0.0.1", "--grace", "1"])
+        self.d.hold()
+        self.d.start()
         self.ids = []
 
     def tearDown(self):
@@ -102,8 +102,9 @@ class FairQueueTest(unittest.TestCase):
         share, and takes that client's turn."""
         self.d.cleanup()
         self.d = Daemon(None, ["--workers", "1", "--queue-size", "64", "--max-queued-per-client", "4",
-                               "--trusted-proxy", "127.0.0.1", "--grace", "1"],
-                        {"MEMPLAN_TEST_PLAN_DELAY_MS": HOLD_MS}).start()
+                               "--trusted-proxy", "127.0.0.1", "--grace", "1"])
+        self.d.hold()
+        self.d.start()
         # The worker held by another client's plan, which stores the graph.
         busy = self.hold("busy", 101)
         st, _, body = self.d.request("GET", "/v1/plans/" + busy)

@@ -3,9 +3,10 @@ the principals of a token file and their roles, the queue keyed on the
 principal (X-Client-Id and X-Forwarded-For believed only from a trusted
 proxy), a per-principal cap that leaves room for the others and keeps
 /readyz ready, the throttle on failed authentication, and the queue's order
-(a newcomer goes before a flooding principal's next plan). Every job is held
-(MEMPLAN_TEST_PLAN_DELAY_MS) so that the queue's order shows in the plans'
-start times; no verdict depends on how fast the machine is."""
+(a newcomer goes before a flooding principal's next plan). Jobs are held
+(Daemon.hold: MEMPLAN_TEST_PLAN_HOLD_FILE) while a test needs them queued or
+running, so that the queue's order and its shares are the daemon's decision
+alone; no verdict depends on how fast or loaded the machine is."""
 
 import json
 import os
@@ -36,8 +37,12 @@ def auth(name, extra=None):
 
 
 class _Base(unittest.TestCase):
-    def start(self, flags, delay_ms=0):
-        self.d = Daemon(None, ["--grace", "1"] + flags, delay_ms=delay_ms)
+    def start(self, flags, hold=False):
+        """The daemon with the token file; with `hold`, every job held
+        (Daemon.hold) from the start."""
+        self.d = Daemon(None, ["--grace", "1"] + flags)
+        if hold:
+            self.d.hold()
         path = os.path.join(self.d.dir, "tokens")
         with open(path, "w") as f:
             f.write("# name role token\n\n")
@@ -97,7 +102,8 @@ class PrincipalsTest(_Base):
     def test_single_token_is_admin(self):
         """The one-token file is the principal "default" with the admin
         role: it submits and cancels."""
-        d = Daemon(None, ["--workers", "1", "--grace", "1"], delay_ms=60000)
+        d = Daemon(None, ["--workers", "1", "--grace", "1"])
+        d.hold()
         self.d = d
         path = os.path.join(d.dir, "token")
         with open(path, "w") as f:
@@ -116,7 +122,7 @@ class PrincipalsTest(_Base):
         client: capped at --max-queued-per-client, while another principal
         is served, and /readyz stays ready. From a trusted proxy the header
         names the client."""
-        d = self.start(["--workers", "1", "--queue-size", "20", "--max-queued-per-client", "50"], delay_ms=60000)
+        d = self.start(["--workers", "1", "--queue-size", "20", "--max-queued-per-client", "50"], hold=True)
         codes = []
         for i in range(30):
             st, hdrs, body = d.request("POST", "/v1/plans", plan(4000 + i),
@@ -135,7 +141,7 @@ class PrincipalsTest(_Base):
 
     def test_trusted_proxy_names_clients(self):
         d = self.start(["--workers", "1", "--max-queued-per-client", "2", "--trusted-proxy", "127.0.0.0/8"],
-                       delay_ms=60000)
+                       hold=True)
         codes = [d.request("POST", "/v1/plans", plan(5000 + i), auth("alice", {"X-Client-Id": "c%d" % i}))[0]
                  for i in range(6)]
         self.assertEqual(codes, [202] * 6)
@@ -181,25 +187,35 @@ class PrincipalsTest(_Base):
         self.assertEqual(d.request("GET", "/v1/plans", headers=dict(bad, **{"X-Forwarded-For": "10.1.0.9"}))[0], 429)
 
     def test_newcomer_before_flooders_next(self):
-        """Two workers busy with a flooding principal's plans: another
+        """Two workers busy with a flooding principal's plans (held): another
         principal's plan starts at the first worker to free, before every
         plan the flooder still had queued when it came (a ring that served
         the flooder first made it wait for both workers)."""
-        d = self.start(["--workers", "2", "--max-queued-per-client", "20"], delay_ms=400)
+        d = self.start(["--workers", "2", "--max-queued-per-client", "20"], hold=True)
         flood = []
         for i in range(8):
             st, _, body = d.request("POST", "/v1/plans", plan(7000 + i), auth("alice"))
             self.assertEqual(st, 202, body)
             flood.append(body["id"])
+
+        def status(pid, who):
+            return d.request("GET", "/v1/plans/" + pid, headers=auth(who))[2]["status"]
+        self.assertTrue(wait_until(lambda: [status(i, "alice") for i in flood[:2]] == ["running"] * 2, 60))
         st, _, small = d.request("POST", "/v1/plans", plan(7999), auth("bob"))
         self.assertEqual(st, 202, small)
-        # plans still queued now were queued when bob's was accepted
-        queued = [i for i in flood if d.request("GET", "/v1/plans/" + i, headers=auth("alice"))[2]["status"] == "queued"]
+        queued = flood[2:]
+        self.assertEqual([status(i, "alice") for i in queued], ["queued"] * len(queued))
+        # one worker frees: it takes bob's plan, the other worker still holds
+        # the flooder's second
+        st, _, body = d.request("DELETE", "/v1/plans/" + flood[0], headers=auth("alice"))
+        self.assertIn(st, (200, 202), body)
+        self.assertTrue(wait_until(lambda: status(small["id"], "bob") == "running", 60))
+        self.assertEqual([status(i, "alice") for i in queued], ["queued"] * len(queued))
+        d.release()
 
         def final(pid, who):
             v = d.request("GET", "/v1/plans/%s?wait=60" % pid, headers=auth(who))[2]
             return v if v["status"] == "done" else None
-        self.assertTrue(queued, "every flooder plan had started: hold the jobs longer")
         small = wait_until(lambda: final(small["id"], "bob"), 60)
         self.assertTrue(small)
         starts = [wait_until(lambda i=i: final(i, "alice"), 60)["started_ms"] for i in queued]
@@ -210,7 +226,7 @@ class OwnershipTest(_Base):
     """Each submission is a plan of its own, owned by its principal."""
 
     def test_own_plans(self):
-        d = self.start(["--workers", "1"], delay_ms=1500)
+        d = self.start(["--workers", "1"], hold=True)  # alice's computation unfinished when bob's comes
         st, _, a = d.request("POST", "/v1/plans", plan(8000), auth("alice"))
         self.assertEqual(st, 202, a)
         st, _, b = d.request("POST", "/v1/plans", plan(8000), auth("bob"))
@@ -223,6 +239,7 @@ class OwnershipTest(_Base):
         self.assertEqual(d.request("GET", "/v1/plans/%s?wait=5" % a["id"], headers=auth("bob"))[0], 404)
         self.assertEqual(d.request("DELETE", "/v1/plans/" + a["id"], headers=auth("bob"))[0], 404)
         self.assertEqual(d.request("GET", "/v1/plans/" + a["id"], headers=auth("eve"))[0], 404)
+        d.release()
         for who, pid in (("alice", a["id"]), ("bob", b["id"])):
             v = d.request("GET", "/v1/plans/%s?wait=60" % pid, headers=auth(who))[2]
             self.assertEqual((v["status"], v["id"], v["owner"]), ("done", pid, who), v)
@@ -250,15 +267,17 @@ class OwnershipTest(_Base):
     def test_cancel_needs_no_other(self):
         """alice cancels her plan; bob's identical one is still computed and
         ends done; an admin may cancel anyone's."""
-        d = self.start(["--workers", "1"], delay_ms=1500)
+        d = self.start(["--workers", "1"], hold=True)  # each plan unfinished until cancelled or released
         a = d.request("POST", "/v1/plans", plan(8100), auth("alice"))[2]
         b = d.request("POST", "/v1/plans", plan(8100), auth("bob"))[2]
         st, _, v = d.request("DELETE", "/v1/plans/" + a["id"], headers=auth("alice"))
         self.assertEqual((st, v["status"]), (200, "cancelled"), v)
+        d.release()
         v = d.request("GET", "/v1/plans/%s?wait=60" % b["id"], headers=auth("bob"))[2]
         self.assertEqual(v["status"], "done", v)
         self.assertIn("result", v)
         self.assertEqual(d.request("GET", "/v1/plans/" + a["id"], headers=auth("alice"))[2]["status"], "cancelled")
+        d.hold()
         c = d.request("POST", "/v1/plans", plan(8200), auth("alice"))[2]
         st, _, v = d.request("DELETE", "/v1/plans/" + c["id"], headers=auth("root"))
         self.assertIn(st, (200, 202), v)
@@ -355,7 +374,7 @@ class OwnershipTest(_Base):
         own (another's is 404, before and after it is computed, also from
         the cached answer); an admin reads any; a read-all principal may
         not poll fits (a poll may start work: 403)."""
-        d = self.start(["--workers", "1"], delay_ms=1500)
+        d = self.start(["--workers", "1"], hold=True)  # the fit unfinished while both are asked
         body = {"graph": GRAPH, "budgets": [8600, 8700], "wait": 0}
         st, _, a = d.request("POST", "/v1/fit", body, auth("alice"))
         self.assertEqual(st, 202, a)
@@ -366,6 +385,7 @@ class OwnershipTest(_Base):
             self.assertEqual(d.request("GET", "/v1/fit/" + a["id"], headers=auth("bob"))[0], 404)
             self.assertEqual(d.request("GET", "/v1/fit/%s?wait=5" % b["id"], headers=auth("alice"))[0], 404)
             self.assertEqual(d.request("GET", "/v1/fit/" + a["id"], headers=auth("dash"))[0], 403)
+            d.release()
             answers = {}
             for who, f in (("alice", a), ("bob", b), ("root", a), ("root", b)):
                 st, _, got = d.request("GET", "/v1/fit/%s?wait=60" % f["id"], headers=auth(who))

@@ -3,8 +3,9 @@
 GET /v1/plans/{id} give every plan the same status and timings, and so do
 the listing's status filter and /v1/status's counts.
 
-The real daemon holds every plan (MEMPLAN_TEST_PLAN_DELAY_MS, cancellable)
-so that the states compared below stay put until the test moves them: two
+The real daemon holds every plan (Daemon.hold: MEMPLAN_TEST_PLAN_HOLD_FILE,
+until cancelled or stopped) so that the states compared below stay put until
+the test moves them, however loaded the machine: two
 workers run two plans, a third waits; the daemon is killed (SIGKILL) and
 restarted with one worker, which takes the oldest plan again. The other
 plan that was running waits for a worker: queued, not started, in both
@@ -19,13 +20,13 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from memplan_daemon import Daemon, chain_graph, until  # noqa: E402
 
-HOLD_MS = 600000  # every plan is held until cancelled or the daemon stops
 TIMING_KEYS = ("started_at", "started_ms", "finished_at", "finished_ms", "run_ms")
 
 
 class RestartListingTest(unittest.TestCase):
     def setUp(self):
-        self.d = Daemon(None, ["--workers", "2", "--grace", "1"], delay_ms=HOLD_MS)
+        self.d = Daemon(None, ["--workers", "2", "--grace", "1"])
+        self.d.hold()  # every plan, across the restart, until cancelled or the daemon stops
         self.d.start()
 
     def tearDown(self):

@@ -24,8 +24,7 @@ class RetentionTest(unittest.TestCase):
         self.d.cleanup()
 
     def test_age(self):
-        self.d = Daemon(None, ["--workers", "1", "--retain-age", "2", "--sweep-interval", "0.2"],
-                        {"MEMPLAN_TEST_PLAN_DELAY_MS": "400"}).start()
+        self.d = Daemon(None, ["--workers", "1", "--retain-age", "2", "--sweep-interval", "0.2"]).start()
         old_body = {"graph": chain_graph(5, "old"), "budget": 10 ** 6}
         st, _, old = self.d.request("POST", "/v1/plans", old_body)
         self.assertEqual(st, 202, old)
@@ -38,8 +37,9 @@ class RetentionTest(unittest.TestCase):
         st, _, again = self.d.request("POST", "/v1/plans", old_body)
         self.assertEqual((st, again["cache"]), (200, "hit"), again)
         self.assertNotEqual(again["id"], old["id"])
-        # Queued and running plans outlive any age: eight in a row take
-        # 3.2 s, longer than --retain-age.
+        # Queued and running plans outlive any age: eight held (Daemon.hold)
+        # while the old plan's 2 s pass and it is swept.
+        self.d.hold()
         queued = []
         for i in range(8):
             st, _, body = self.d.request("POST", "/v1/plans",
@@ -48,8 +48,18 @@ class RetentionTest(unittest.TestCase):
             queued.append(body["id"])
         # The old plan, its result and its graph go once 2 s have passed,
         # and what memory kept of them with them: its view is gone, and the
-        # same body again is a new plan.
-        self.assertTrue(wait_until(lambda: old["id"] not in listed(self.d), 20), self.d.log_tail())
+        # same body again is a new plan. (The sweep deletes plans, then
+        # results, then graphs, each in a transaction of its own, and
+        # memory forgets each after its commit: all of it is waited for.)
+        def old_gone():
+            return (old["id"] not in listed(self.d)
+                    and all(self.d.request("GET", "/v1/plans/" + pid)[0] == 404 for pid in (old["id"], again["id"]))
+                    and self.d.request("GET", "/v1/graphs/" + old["graph_hash"])[0] == 404)
+        self.assertTrue(wait_until(old_gone, 20), self.d.log_tail())
+        for pid in queued:
+            st, _, body = self.d.request("GET", "/v1/plans/" + pid)
+            self.assertEqual(st, 200, body)
+            self.assertIn(body["status"], ("queued", "running"), body)
         for pid in (old["id"], again["id"]):
             st, _, body = self.d.request("GET", "/v1/plans/" + pid)
             self.assertEqual(st, 404, body)
@@ -59,6 +69,7 @@ class RetentionTest(unittest.TestCase):
         self.assertEqual(st, 202, body)
         self.assertNotEqual(body["id"], old["id"])
         queued.append(body["id"])
+        self.d.release()
         # Each of them is seen done (and deleted 2 s later in its turn).
         seen = set()
 
