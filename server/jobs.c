@@ -99,6 +99,11 @@ typedef struct srv__client_s {
 struct srv_jobs_s {
   srv_jobs_config_t cfg;
   pthread_mutex_t mu;
+  /* Held (before mu) across a local plan's status write to the store and
+   * the stored_status it sets, and across srv_jobs_count_status's count of
+   * the store and its correction from memory: a count never sees a row
+   * written whose stored_status says otherwise (the plan counted twice). */
+  pthread_mutex_t rows_mu;
   pthread_cond_t cv;
   srv__client_t *ring, *ring_tail; /* clients with queued jobs, next to serve first */
   size_t depth;              /* queued jobs, all clients */
@@ -932,7 +937,7 @@ int srv_jobs_submit_frontier(srv_jobs_t *jobs, const srv_plan_params_t *fp, cons
  * A write the store refuses (a full disk, an I/O error) is tried again a
  * few times; a final state it still refuses stays here: the plan keeps its
  * place on the active list, marked unrecorded, and is shown from memory
- * (plans.c), counted as it ended (srv_jobs_adjust_counts), and written by
+ * (plans.c), counted as it ended (srv_jobs_count_status), and written by
  * srv_jobs_flush once the store takes writes again. So no plan is ever
  * shown queued or running once it has ended, whatever its row says; and a
  * plan that never got recorded runs again after a restart, which is true
@@ -967,14 +972,19 @@ static int srv__write_final(srv_jobs_t *jobs, srv_job_t *job, const char *ej, in
   st = job->status;
   fin = job->finished_ms;
   pthread_mutex_unlock(&jobs->mu);
+  pthread_mutex_lock(&jobs->rows_mu);
   rc = srv__write_row(jobs, job->id, srv_job_status_name(st), 0, fin, ej, tries);
-  if (rc != 0 && rc != SRV_ENOTFOUND) return rc;
+  if (rc != 0 && rc != SRV_ENOTFOUND) {
+    pthread_mutex_unlock(&jobs->rows_mu);
+    return rc;
+  }
   pthread_mutex_lock(&jobs->mu);
   if (job->unrecorded == 2) jobs->unrecorded--;
   job->unrecorded = 0;
   job->stored_status = st;
   if (job->listed) srv__active_remove(jobs, job);
   pthread_mutex_unlock(&jobs->mu);
+  pthread_mutex_unlock(&jobs->rows_mu);
   return 0;
 }
 
@@ -1034,15 +1044,21 @@ int srv_job_unrecorded(srv_job_t *job) {
   return u;
 }
 
-void srv_jobs_adjust_counts(srv_jobs_t *jobs, uint64_t counts[SRV_JOB_NSTATUS]) {
+int srv_jobs_count_status(srv_jobs_t *jobs, uint64_t counts[SRV_JOB_NSTATUS]) {
   srv_job_t *job;
-  pthread_mutex_lock(&jobs->mu);
-  for (job = jobs->active; job; job = job->anext)
-    if (job->kind == SRV_JOB_PLAN && job->in_store && !job->remote && job->stored_status != job->status) {
-      if (counts[job->stored_status] > 0) counts[job->stored_status]--;
-      counts[job->status]++;
-    }
-  pthread_mutex_unlock(&jobs->mu);
+  int rc;
+  pthread_mutex_lock(&jobs->rows_mu);
+  if ((rc = srv_store_count_status(jobs->cfg.store, counts)) == 0) {
+    pthread_mutex_lock(&jobs->mu);
+    for (job = jobs->active; job; job = job->anext)
+      if (job->kind == SRV_JOB_PLAN && job->in_store && !job->remote && job->stored_status != job->status) {
+        if (counts[job->stored_status] > 0) counts[job->stored_status]--;
+        counts[job->status]++;
+      }
+    pthread_mutex_unlock(&jobs->mu);
+  }
+  pthread_mutex_unlock(&jobs->rows_mu);
+  return rc;
 }
 
 /* ---- cancellation ---- */
@@ -1448,10 +1464,14 @@ static void srv__execute(srv_jobs_t *jobs, srv_job_t *job) {
   int shared = jobs->shared && job->kind == SRV_JOB_PLAN, local_plan = job->kind == SRV_JOB_PLAN && !shared;
   int rc = 0;
 
-  if (local_plan && (rc = srv__write_row(jobs, job->id, "running", job->started_ms, 0, NULL, 3)) == 0) {
-    pthread_mutex_lock(&jobs->mu);
-    job->stored_status = SRV_JOB_RUNNING;
-    pthread_mutex_unlock(&jobs->mu);
+  if (local_plan) {
+    pthread_mutex_lock(&jobs->rows_mu);
+    if ((rc = srv__write_row(jobs, job->id, "running", job->started_ms, 0, NULL, 3)) == 0) {
+      pthread_mutex_lock(&jobs->mu);
+      job->stored_status = SRV_JOB_RUNNING;
+      pthread_mutex_unlock(&jobs->mu);
+    }
+    pthread_mutex_unlock(&jobs->rows_mu);
   }
   t0 = srv_mono_ms();
   if (rc != 0 && rc != SRV_ENOTFOUND) {
@@ -1582,6 +1602,7 @@ int srv_jobs_new(const srv_jobs_config_t *cfg, srv_jobs_t **out) {
     snprintf(j->owner, sizeof(j->owner), "%.60s/%ld/%s", host[0] ? host : "replica", (long)getpid(), rnd);
   }
   pthread_mutex_init(&j->mu, NULL);
+  pthread_mutex_init(&j->rows_mu, NULL);
   pthread_cond_init(&j->cv, NULL);
   *out = j;
   return 0;
@@ -1690,6 +1711,7 @@ void srv_jobs_free(srv_jobs_t *jobs) {
   }
   pthread_cond_destroy(&jobs->cv);
   pthread_mutex_destroy(&jobs->mu);
+  pthread_mutex_destroy(&jobs->rows_mu);
   free(jobs->test_hold_file);
   free(jobs);
 }

@@ -186,10 +186,12 @@ int srv_job_unrecorded(srv_job_t *job);
  * still unrecorded. Blocking (store writes): the upkeep calls it off the
  * loop. */
 size_t srv_jobs_flush(srv_jobs_t *jobs);
-/* Correct the store's counts by status (queued, running, done, failed,
- * cancelled) with what is known here and not yet written: plans that ended
- * unrecorded, and recovered plans the store still says are running. */
-void srv_jobs_adjust_counts(srv_jobs_t *jobs, uint64_t counts[SRV_JOB_NSTATUS]);
+/* The plans by status (queued, running, done, failed, cancelled): the
+ * store's counts corrected with what is known here and not yet written
+ * (plans that ended unrecorded, recovered plans the store still says are
+ * running), taken so that no status write lands between the two. 0 or the
+ * store's error. Blocking (a store read). */
+int srv_jobs_count_status(srv_jobs_t *jobs, uint64_t counts[SRV_JOB_NSTATUS]);
 
 void srv_jobs_stats(srv_jobs_t *jobs, uint64_t *queued, uint64_t *capacity, uint64_t *running,
                     uint64_t *workers);

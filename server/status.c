@@ -51,7 +51,7 @@ json_t *srv_status_json(srv_server_t *s) {
   uint64_t hits, misses, counts[5];
   srv__gauges(s, &g);
   srv_metrics_cache_counts(s->metrics, &hits, &misses);
-  if (srv_store_count_status(s->store, counts) == 0) srv_jobs_adjust_counts(s->jobs, counts);
+  if (srv_jobs_count_status(s->jobs, counts) != 0) memset(counts, 0, sizeof(counts));
   return json_pack("{s:s,s:f,s:I,s:I,s:I,s:I,s:b,s:{s:I,s:I,s:I,s:I,s:I},s:{s:I,s:I,s:I,s:I,s:I}}", "version",
                    SRV_VERSION, "uptime_s", g.uptime_s, "workers", (json_int_t)g.workers, "running",
                    (json_int_t)g.running, "queue_depth", (json_int_t)g.queue_depth, "queue_capacity",
