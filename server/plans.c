@@ -562,7 +562,8 @@ int srv_plans_list(srv_server_t *s, const srv_viewer_t *who, const char *status,
         return SRV_ENOMEM;
       }
       json_object_del(row, "_job"); /* the job's id is not the API's */
-      /* the store filtered by the row's status; the entry may say another */
+      /* the store gave the rows of that status and every queued or running
+       * one: the entry's live status decides */
       now = json_string_value(json_object_get(row, "status"));
       if (status && (now == NULL || strcmp(now, status) != 0))
         json_array_remove(arr, i);

@@ -214,7 +214,9 @@ int srv_store_get_job(srv_store_t *st, const char *id, srv_job_row_t *row);
 int srv_store_pending_jobs(srv_store_t *st, srv_job_row_t **rows, size_t *n);
 /* A page of plans (handles), newest first, with seq < before_seq (0: from
  * the newest), owned by `owner` (NULL: anyone's), filtered by status when
- * not NULL. Appends row summaries to `arr` (each with "owner", and
+ * not NULL: the rows of that status and every queued or running one, whose
+ * plan may have that status in memory before its row says so (the caller
+ * filters again by the live status). Appends row summaries to `arr` (each with "owner", and
  * "_job", the computing job's id, which the caller removes). */
 int srv_store_list_jobs(srv_store_t *st, const char *owner, const char *status, unsigned limit,
                         long long before_seq, json_t *arr, long long *last_seq);

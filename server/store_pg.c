@@ -655,7 +655,7 @@ static int srv__pg_list_jobs(srv_store_t *base, const char *owner, const char *s
   vals[2] = lim;
   vals[3] = owner;
   if (srv__exec(pg, "list jobs",
-                "SELECT " SRV__PLAN_COLS " WHERE ($1::text IS NULL OR " SRV__PLAN_STATUS " = $1)"
+                "SELECT " SRV__PLAN_COLS " WHERE ($1::text IS NULL OR " SRV__PLAN_STATUS " IN ($1, 'queued', 'running'))"
                 " AND ($2::bigint = 0 OR h.seq < $2::bigint) AND ($4::text IS NULL OR h.owner = $4)"
                 " ORDER BY h.seq DESC LIMIT $3::bigint",
                 4, vals, NULL, NULL, 1, &r) != 0)

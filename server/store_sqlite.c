@@ -455,7 +455,7 @@ static int srv__sq_list_jobs(srv_store_t *base, const char *owner, const char *s
   *last_seq = 0;
   pthread_mutex_lock(&st->mu);
   if (sqlite3_prepare_v2(st->db,
-                         "SELECT " SRV__PLAN_COLS " WHERE (?1 IS NULL OR " SRV__PLAN_STATUS " = ?1)"
+                         "SELECT " SRV__PLAN_COLS " WHERE (?1 IS NULL OR " SRV__PLAN_STATUS " IN (?1, 'queued', 'running'))"
                          " AND (?2 = 0 OR h.seq < ?2) AND (?4 IS NULL OR h.owner = ?4) ORDER BY h.seq DESC LIMIT ?3",
                          -1, &s, NULL) != SQLITE_OK)
     goto out;
