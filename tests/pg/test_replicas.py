@@ -4,8 +4,11 @@ A real PostgreSQL server (Debian's, found with pg_config) is created in a
 temporary directory, listening on loopback only, and run as the `postgres`
 user when the test runs as root (PostgreSQL refuses to run as root). Three
 replicas of the built daemon (MEMPLAN_SERVER) share it, each with two workers,
-a plan delay (MEMPLAN_TEST_PLAN_DELAY_MS) so that plans are seen running,
-and a short lease so that a dead replica's plans come back quickly.
+a plan delay (MEMPLAN_TEST_PLAN_DELAY_MS) so that plans take a while, and a
+short lease so that a dead replica's plans come back quickly. A test that
+needs plans unfinished until some later step holds them (Daemon.hold,
+MEMPLAN_TEST_PLAN_HOLD_FILE) on every replica that may claim them, so that
+no verdict depends on the machine's speed or load.
 
 The tests run in order (their names are numbered) on the same cluster:
 kill -9 of a replica that holds running plans, a long poll answered by a
@@ -100,6 +103,15 @@ class ReplicasTest(unittest.TestCase):
 
     # ---- helpers ----
 
+    def hold(self, *extra):
+        """Hold every plan any replica (and `extra`) takes from now on."""
+        for r in list(self.replicas) + list(extra):
+            r.hold()
+
+    def release(self, *extra):
+        for r in list(self.replicas) + list(extra):
+            r.release()
+
     def submit(self, replica, budget=None, expect=202):
         if budget is None:
             ReplicasTest.budget += 1000
@@ -146,6 +158,7 @@ class ReplicasTest(unittest.TestCase):
 
     def test_1_kill9_a_replica_with_running_plans(self):
         r = self.replicas
+        self.hold()  # until the kill: the victim's plans are running then
         ids = [self.submit(r[i % N_REPLICAS])["id"] for i in range(12)]
         victim = r[1]
         until("the victim to run plans", lambda: victim.status().get("running", 0) > 0, 30)
@@ -164,6 +177,7 @@ class ReplicasTest(unittest.TestCase):
             again = http(r[2].port, "GET", "/v1/plans/%s" % body["id"])[1]
             if again.get("status") == "running":
                 self.assertIn(again["replica"]["id"], held, again)
+        self.release()
         try:
             self.check_everywhere(ids)
         finally:
@@ -269,8 +283,10 @@ class ReplicasTest(unittest.TestCase):
         ends done for the other. Cancelling both stops the computation."""
         self.all_idle()
         r = self.replicas
-        slow = Replica(self.tmp, "slowh", self.pg.uri(), lease=LEASE_S, workers=1, delay_ms=3000)
+        slow = Replica(self.tmp, "slowh", self.pg.uri(), lease=LEASE_S, workers=1)
         self.retired.append(slow)
+        # the computation held (wherever it is claimed) until the cancel
+        self.hold(slow)
         try:
             ReplicasTest.budget += 1000
             body = {"graph": GRAPH, "budget": ReplicasTest.budget}
@@ -282,9 +298,11 @@ class ReplicasTest(unittest.TestCase):
             self.assertNotEqual(a["id"], b["id"])
             st, v = http(r[2].port, "DELETE", "/v1/plans/" + a["id"])
             self.assertEqual((st, v["status"]), (200, "cancelled"), v)
+            self.release(slow)
             self.assertEqual(self.final(r[0], b["id"])["status"], "done")
             self.assertEqual(self.final(r[0], a["id"])["status"], "cancelled")
             # both of another pair: the computation is cancelled
+            self.hold(slow)
             ReplicasTest.budget += 1000
             body = {"graph": GRAPH, "budget": ReplicasTest.budget}
             c = http(slow.port, "POST", "/v1/plans", body)[1]
@@ -296,6 +314,7 @@ class ReplicasTest(unittest.TestCase):
                   lambda: self.pg.sql("postgres", "SELECT status FROM jobs WHERE id = '%s'" % job) == [["cancelled"]],
                   60)
         finally:
+            self.release(slow)
             self.assertEqual(slow.stop(), 0)
 
     def test_3c_schema_from_before_handles(self):
@@ -598,10 +617,11 @@ class ReplicasTest(unittest.TestCase):
         (renewed every 100 s), so no renewal can put it back in the future
         between the two steps; the claim takes the plan whose lease ran out
         before any queued one (store_pg.c), so one try is enough. The plans
-        are held 12 s, which the claim needs only a moment of."""
+        are held (Daemon.hold) until the claim is seen."""
         self.pg.sql("postgres", "CREATE DATABASE claimback")
-        rep = Replica(self.tmp, "back", self.pg.uri("claimback"), lease=300, workers=2, delay_ms=12000)
+        rep = Replica(self.tmp, "back", self.pg.uri("claimback"), lease=300, workers=2)
         self.retired.append(rep)
+        rep.hold()
         first = self.submit(rep)["id"]
         until("the plan to run", lambda: rep.status().get("running", 0) == 1, 30)
         self.pg.sql("claimback", "UPDATE jobs SET lease_until = clock_timestamp() - interval '1 hour'"
@@ -609,6 +629,7 @@ class ReplicasTest(unittest.TestCase):
         seconds = [self.submit(rep)["id"]]
         until("the idle worker to claim the running plan back",
               lambda: "claimed back while running" in rep.log_text(), 60)
+        rep.release()
         for plan_id in [first] + seconds:
             self.assertEqual(self.final(rep, plan_id)["status"], "done")
         self.assertEqual(rep.stop(), 0)
