@@ -37,9 +37,12 @@ be refused: the flooding principal never fills the queue, nor turns
 /readyz unready. The
 daemon runs with a token file of named principals; the other attackers
 use a principal of their own ("bulk"). The daemon holds each job 300 ms
-(MEMPLAN_TEST_PLAN_DELAY_MS), so plans (the plan flood's at least) are
-still queued or running when it is killed; every plan accepted, the good
-client's and the flood's, must finish after the restart.
+(MEMPLAN_TEST_PLAN_DELAY_MS), so that the plan flood meets its share of
+the queue. Before the kill every job is held (the hold file,
+MEMPLAN_TEST_PLAN_HOLD_FILE) and one more plan is submitted, so at least
+one plan is queued or running when the daemon is killed, however loaded
+the machine; every plan accepted, the good client's and the flood's and
+that one, must finish after the restart.
 
 Usage: test_chaos.py [--bench] SERVER_BINARY   (standard library only;
 loopback only; every loop is bounded by a deadline). One summary line at
@@ -497,10 +500,18 @@ def main():
                             % (AUTH_FAILURES, guess))
         accepted += plan_flood.get("accepted", [])
 
-        # kill -9 with plans queued and running, restart: every accepted plan finishes
+        # kill -9 with plans queued and running (held, one at least), restart:
+        # every accepted plan finishes
+        daemon.hold()
+        st, doc, _ = request(daemon.port, "POST", "/v1/plans", {"graph": GRAPH, "budget": 999_999_999}, who="ops")
+        if st == 202 and doc:
+            accepted.append(doc["id"])
+        else:
+            problems.append("the plan held for the kill was answered %d: %s" % (st, doc))
         st, doc, _ = request(daemon.port, "GET", "/v1/status")
         pending = doc.get("queue_depth", 0) + doc.get("running", 0) if st == 200 and doc else -1
         daemon.kill(signal.SIGKILL)
+        daemon.release()
         daemon.start(delay_ms=0)
         unfinished = []
         deadline = time.monotonic() + 60
