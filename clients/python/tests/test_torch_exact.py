@@ -1,7 +1,8 @@
 """Tests that an applied plan holds what memplan counts: a saved tensor
 made by an op that needs no gradient (the mask of torch.where), RNG states
-of recomputed random ops, the loss held through backward; plans applied at
-the planner's least feasible budget measure at or under it. Also tracing
+of recomputed random ops, the loss held through backward, the gradient of
+a concatenation (a dense block); plans applied at the planner's least
+feasible budget measure at or under it. Also tracing
 what torch.fx 1.13 on Python 3.11 cannot trace alone (tuple unpacking of a
 traced value): torchvision's ShuffleNet-V2 and VisionTransformer as shipped,
 and an LSTM. Real torch; the planner is the memplan CLI of this checkout
@@ -114,6 +115,39 @@ class _Exact:
 
     def test_least_feasible_budget(self):
         self.check_at(_least(self.graph))
+
+
+class _DenseBlock(torch.nn.Module):
+    """DenseNet's pattern: each layer reads the concatenation of every
+    earlier feature map, so each feature's gradient comes from several
+    concatenations, each of which hands its inputs slices of one
+    gradient."""
+
+    def __init__(self, c0=16, growth=8, layers=5):
+        super().__init__()
+        self.stem = torch.nn.Conv2d(3, c0, 3, padding=1)
+        self.layers = torch.nn.ModuleList(
+            torch.nn.Sequential(torch.nn.BatchNorm2d(c0 + i * growth), torch.nn.ReLU(),
+                                torch.nn.Conv2d(c0 + i * growth, growth, 3, padding=1))
+            for i in range(layers))
+        self.head = torch.nn.Conv2d(c0 + layers * growth, 8, 1)
+
+    def forward(self, x):
+        feats = [self.stem(x)]
+        for layer in self.layers:
+            feats.append(layer(torch.cat(feats, 1)))
+        return self.head(torch.cat(feats, 1))
+
+
+class DenseCatTest(_Exact, unittest.TestCase):
+    """The least feasible plan of a dense block measures what memplan
+    predicts: the applier copies each slice of a concatenation's gradient
+    (_recompute.cat_own_grads), so no used slice keeps the whole gradient
+    allocated."""
+
+    @staticmethod
+    def make():
+        return _DenseBlock(), (torch.randn(8, 3, 16, 16),)
 
 
 class MaskTest(_Exact, unittest.TestCase):

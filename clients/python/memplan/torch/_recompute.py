@@ -61,6 +61,10 @@ that `where` saves) are made again in the recomputation (export's aux_of)
 and, in the forward pass too, just before their first reader, as memplan
 counts them.
 
+Concatenations run as cat_own_grads: torch.cat whose backward gives each
+input a gradient of its own storage, as memplan counts gradients (see
+there).
+
 Limits: each saved tensor is unpacked once (no retain_graph, no double
 backward through recomputed values); a boundary value modified in place
 after the forward read it raises an error at the recomputation.
@@ -318,6 +322,8 @@ class _Program:
         if n.op == "call_module":
             return self.modules[n](*args, **kwargs)
         if n.op == "call_function":
+            if n.target in _CATS:
+                return cat_own_grads(*args, **kwargs)
             return n.target(*args, **kwargs)
         if n.op == "call_method":
             return getattr(args[0], n.target)(*args[1:], **kwargs)
@@ -327,6 +333,44 @@ class _Program:
                 v = getattr(v, a)
             return v
         raise RecomputeError("memplan.torch: unexpected fx node %s (%s)" % (n.name, n.op))
+
+
+class _CatOwnGrads(torch.autograd.Function):
+    """torch.cat whose backward gives each input a gradient in a storage of
+    its own (see cat_own_grads)."""
+
+    @staticmethod
+    def forward(ctx, dim, *ts):
+        ctx.dim = dim
+        ctx.sizes = [t.shape[dim] for t in ts]
+        return torch.cat(ts, dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        pieces = grad.split(ctx.sizes, ctx.dim)
+        return (None,) + tuple(p.clone() if need else None
+                               for p, need in zip(pieces, ctx.needs_input_grad[1:]))
+
+
+_CATS = (torch.cat, torch.concat)
+
+
+def cat_own_grads(tensors, dim=0):
+    """torch.cat(tensors, dim), except that its backward copies each
+    input's slice of the output's gradient. torch.cat's own backward hands
+    its inputs views of that gradient, which then stays allocated whole
+    until the last input has used its slice; memplan counts each input's
+    gradient apart, freed after that input's backward (a concatenation
+    read by six dense layers kept a used slice alive under the plan's
+    peak). With the copies the step holds what memplan counts: during the
+    cat's backward its output's gradient and its inputs', then only the
+    inputs' not yet used. The values are the same."""
+    ts = list(tensors)
+    if not ts or any(not isinstance(t, torch.Tensor) or t.dim() != ts[0].dim() or
+                     t.dtype != ts[0].dtype for t in ts) or ts[0].dim() == 0:
+        return torch.cat(ts, dim)
+    d = dim if dim >= 0 else dim + ts[0].dim()
+    return _CatOwnGrads.apply(d, *ts)
 
 
 def _rng_heads(order, in_rec, random_fx):
