@@ -36,9 +36,19 @@
  * multiplier is the one that maximises the bound at {} (golden-section
  * search; the bound is concave in it). Before the exact passes, the beam's
  * (below) find a plan whose charged time U caps R and lets it jump to U
- * (mp__chain_next_cut). The reverse passes
+ * (mp__chain_next_cut); on a chain the beam is wide (MP__CHAIN_BEAM_WIDE),
+ * since its plan is also the answer when the exact passes stop at a limit.
+ * An exact pass's candidates wait in a buffer and join their target's
+ * staircase in sorted batches (mp__chain_flush), not one insertion each.
+ * The reverse passes
  * (least peak to finish, hq, and the Lagrangian bound) are O(n window) and
  * O(n span).
+ *
+ * Where it is slow: chains whose sizes and times are drawn independently
+ * are close to a knapsack, with thousands of checkpoints; the bound is then
+ * within a fraction of a percent of the optimum but millions of pairs stay
+ * within that gap, and a solve stops at the work or pair limit with the
+ * beam's plan (docs/algorithms.md).
  */
 #include "dp_chain.h"
 

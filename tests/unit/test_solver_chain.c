@@ -194,6 +194,51 @@ START_TEST(test_chain_random_shapes) {
 }
 END_TEST
 
+/* More random chains, of other lengths and seeds, at every 10% of the
+ * range and one byte below its least budget: the prefix DP against the exact DP
+ * (the same optimum, proven, within the budget; below the least budget the
+ * same least budget). The exact passes merge their candidates in batches
+ * and the beam is wide on chains (dp_chain.c); both must leave the answer
+ * the exact DP's. */
+START_TEST(test_chain_random_lengths) {
+  static const size_t lens[] = {150, 250};
+  int shape, seed, k, checked = 0;
+  size_t li;
+  for (li = 0; li < sizeof(lens) / sizeof(lens[0]); li++)
+    for (shape = 0; shape < MP_GEN_CHAIN_SHAPES; shape++)
+      for (seed = 3; seed <= 4; seed++) {
+        mp_graph_t *g = mp_gen_chain_random(lens[li], (uint64_t)seed, (mp_gen_chain_shape_t)shape);
+        uint64_t lo, hi;
+        ck_assert_ptr_nonnull(g);
+        tc_range(g, &lo, &hi);
+        for (k = 0; k <= 10; k++) {
+          uint64_t b = k == 0 ? lo - 1 : lo + (hi - lo) / 10 * (uint64_t)k;
+          mp_dp_result_t ex, ch;
+          tc_dps(g, b, &ex, &ch);
+          ck_assert_int_eq(ch.feasible, ex.feasible);
+          if (ex.feasible) {
+            ck_assert_msg(ch.exact_used, "%s n=%zu seed %d at %d%%: not proven",
+                          mp_gen_chain_shape_name((mp_gen_chain_shape_t)shape), lens[li], seed,
+                          10 * k);
+            ck_assert_msg(fabs(ch.recompute_time - ex.recompute_time) <=
+                              1e-9 * (ex.recompute_time + 1),
+                          "%s n=%zu seed %d at %d%%: prefix DP %g, exact DP %g",
+                          mp_gen_chain_shape_name((mp_gen_chain_shape_t)shape), lens[li], seed,
+                          10 * k, ch.recompute_time, ex.recompute_time);
+            ck_assert_uint_le(ch.model_peak, b);
+            checked++;
+          } else {
+            ck_assert_uint_eq(ch.min_feasible_budget, ex.min_feasible_budget);
+          }
+          mp_dp_result_free(&ex);
+          mp_dp_result_free(&ch);
+        }
+        mp_graph_free(g);
+      }
+  ck_assert_int_gt(checked, 120);
+}
+END_TEST
+
 /* Transformer-shaped near-chains: valid plans within the budget, the model
  * at or above the exact DP's (the prefixes are some of the lower sets). */
 START_TEST(test_near_chain_valid) {
@@ -422,6 +467,7 @@ Suite *suite_solver_chain(void) {
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_chain_matches_exact);
   tcase_add_test(tc, test_chain_random_shapes);
+  tcase_add_test(tc, test_chain_random_lengths);
   tcase_add_test(tc, test_near_chain_valid);
   tcase_add_test(tc, test_near_chain_beam_skip);
   tcase_add_test(tc, test_chain_bound_jump);
