@@ -26,6 +26,7 @@ from ._export import as_tuple, default_loss, export_full
 from ._predict import predict_applied
 
 MAX_BATCH = 1 << 31
+MAXIMIZE_TIMEOUT = 3600.0  # seconds the CLI's search may take
 
 
 def export_batches(k):
@@ -184,7 +185,8 @@ def _cli_maximize(g2, budget, solver, extra, limit=MAX_BATCH):
             "--max-value", str(int(limit)), "--summary"]
     for k, v in (extra or {}).items():
         args += ["--dim", "%s=%d" % (k, v)]
-    return _planner._run_cli(args, g2)
+    # about 2 log2(batch) plans, each as long as one plan may take
+    return _planner._run_cli(args, g2, timeout=MAXIMIZE_TIMEOUT)
 
 
 def max_batch(g2, budget, *, server=None, solver="auto", dims=None, limit=MAX_BATCH):
