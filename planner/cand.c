@@ -95,12 +95,25 @@ void mp__cand_pick_init(mp__cand_pick_t *p, const mp_plan_options_t *o) {
 
 void mp__cand_pick(void *arg, mp__cand_t *c) {
   mp__cand_pick_t *p = arg;
+  mp__cand_t home;
+  if (p->home != NULL) {
+    int rc;
+    if (p->home_rc != 0) return;
+    rc = mp__cand_home(p, c, &home, &p->home_err);
+    mp__cand_free(c);
+    if (rc != 0) {
+      p->home_rc = rc;
+      return;
+    }
+    c = &home;
+  }
   if (c->sim.peak_bytes < p->least_peak) p->least_peak = c->sim.peak_bytes;
   if (mp__cand_better(p->o, c, &p->best)) {
     mp__cand_free(&p->best);
     p->best = *c;
     memset(c, 0, sizeof(*c));
   }
+  if (c == &home) mp__cand_free(&home);
 }
 
 /* ---- Plan results --------------------------------------------------------- */

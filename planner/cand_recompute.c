@@ -474,9 +474,9 @@ int mp__cand_dp_least(const mp_graph_t *g, const mp_plan_options_t *o, double t0
  * is an interval from the least simulated peak among them: the plan at
  * that least budget peaks exactly there. *first (when not NULL) receives
  * the figures of the solve at o->budget (no strategy). */
-static int mp__offer_dp_family(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
-                               mp__family_t family, mp__cand_pick_t *p, mp_plan_result_t *r,
-                               mp_dp_result_t *first, mp_error_t *err) {
+int mp__offer_dp_family(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
+                        mp__family_t family, mp__cand_pick_t *p, mp_plan_result_t *r,
+                        mp_dp_result_t *first, mp_error_t *err) {
   mp_dp_result_t dr;
   mp__cand_t c;
   uint64_t dp_min;
@@ -533,7 +533,7 @@ int mp__cand_portfolio(const mp_graph_t *g, const mp_plan_options_t *o, double t
   mp__cand_pick_t p;
   mp__portfolio_t pf;
   mp_dp_result_t dr;
-  int rc, dr_window;
+  int rc, dr_window, dr_part;
   uint64_t dp_min = 0;
 
   mp_plan_options_t so = *o;
@@ -560,6 +560,7 @@ int mp__cand_portfolio(const mp_graph_t *g, const mp_plan_options_t *o, double t
   r->n_lower_sets = dr.n_lower_sets;
   if (!dr.feasible) dp_min = dr.min_feasible_budget;
   dr_window = dr.window_width > 0;
+  dr_part = dr_window && dr.window_width < g->n_activations;
   mp_dp_result_free(&dr);
 
   if (o->accounting == MP_ACCOUNTING_DEFAULT) {
@@ -587,6 +588,11 @@ int mp__cand_portfolio(const mp_graph_t *g, const mp_plan_options_t *o, double t
       mp_strategy_free(pf.low);
       if (rc != 0) goto fail;
     }
+    /* a window holding part of the lattice: the same DP in other orders
+     * (cand_orders.c) */
+    if (family == MP__FAMILY_EXACT && dr_part && o->objective == MP_OBJECTIVE_TIME && pf.all_peak > 0 &&
+        (rc = mp__offer_orders(g, o, t0, pf.all_peak, &p, r, err)) != 0)
+      goto fail;
     /* The climb (cand_climb.c): where the window family answered and its
      * DP plans at the budget, when the best plan so far fits and still
      * recomputes (nothing could beat it otherwise) */

@@ -64,6 +64,15 @@ typedef struct {
   const mp_plan_options_t *o;
   mp__cand_t best;         /* empty until the first candidate */
   uint64_t least_peak;     /* UINT64_MAX until the first candidate */
+  /* When home is set, candidates are plans of a renumbered copy of home
+   * (cand_orders.c): mp__cand_pick translates each into home's indices
+   * (home_map[v]: home's node v in the copy; home_inv the other way) and
+   * simulates it on home before weighing it; a failure is kept in home_rc
+   * and home_err. */
+  const mp_graph_t *home;
+  const uint32_t *home_map, *home_inv;
+  int home_rc;
+  mp_error_t home_err;
 } mp__cand_pick_t;
 
 void mp__cand_pick_init(mp__cand_pick_t *p, const mp_plan_options_t *o);
@@ -275,5 +284,27 @@ int mp__offer_climb(const mp_graph_t *g, const mp_plan_options_t *o, double t0, 
  * caller frees (mp_plan_result_free). */
 int mp__cand_portfolio(const mp_graph_t *g, const mp_plan_options_t *o, double t0, mp__family_t family,
                        mp_plan_result_t *r, mp_error_t *err);
+
+/* The family's DP plan at o->budget, its slack walk, and where it finds
+ * none its plan at its least model budget and that plan searched lower,
+ * offered to p; *first (optional) receives the figures of the solve at
+ * o->budget (cand_recompute.c). */
+int mp__offer_dp_family(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
+                        mp__family_t family, mp__cand_pick_t *p, mp_plan_result_t *r,
+                        mp_dp_result_t *first, mp_error_t *err);
+
+/* ---- The window family in other orders (cand_orders.c) ------------------ */
+
+/* After a fallback to a partial window family: the window DP's candidates
+ * (mp__offer_dp_family) on g renumbered in two fixed topological orders,
+ * the greedy least-live-memory order and the order of the fallback's plan
+ * at its least model budget, each translated back to g and offered to p
+ * ("window-dp-reordered" in r when one wins). The orders depend on g and o
+ * alone, never on o->budget. 0 or an error. */
+int mp__offer_orders(const mp_graph_t *g, const mp_plan_options_t *o, double t0, uint64_t top,
+                     mp__cand_pick_t *p, mp_plan_result_t *r, mp_error_t *err);
+/* c (a plan of p->home's renumbered copy) as a plan of p->home, built and
+ * simulated there into *out. c is left as it is. */
+int mp__cand_home(const mp__cand_pick_t *p, mp__cand_t *c, mp__cand_t *out, mp_error_t *err);
 
 #endif
