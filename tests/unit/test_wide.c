@@ -438,7 +438,7 @@ END_TEST
  *     so that the window is partial and its other orders answer
  *     (cand_orders.c): feasible wherever exact is and within 1.10 times its
  *     recomputation. On these four DAGs the graph's own order alone was not
- *     (1.35 to 1.56 times exact, or no plan at exact's least budget); the
+ *     (1.40 to 1.56 times exact, or no plan at one of exact's budgets); the
  *     bound does not hold on every such DAG at 300 sets (a scan of sixteen
  *     is in docs/benchmarks.md). */
 static void window_vs_exact(size_t n, unsigned seed, double w, size_t window_sets, double bound) {
