@@ -32,8 +32,9 @@
  * staircase holds the smaller budget's cost, an upper bound when plans never
  * cost more at a larger budget (the recompute solvers: cand_recompute.c,
  * the slack walk); for those solvers a search (mp__refine) then closes the
- * gaps between neighbouring points of different cost by bisection, within
- * o->frontier_solves and o->frontier_ms, and the frontier says whether it
+ * gaps between neighbouring points of different cost, probing where the
+ * plan above a gap starts to answer and bisecting where that says nothing,
+ * within o->frontier_solves and o->frontier_ms, and the frontier says whether it
  * found every breakpoint (exact), got within 1% everywhere, or neither.
  * The plans share DP sessions and answers (reuse.c), which changes no
  * answer, and with o->threads > 1 the samples after the least budget are
@@ -57,6 +58,12 @@
 #define MP__SAMPLES 16
 #define MP__BISECT 8
 
+/* Where a point's plan may start to be the answer (mp__refine's guess). */
+typedef struct {
+  uint64_t budget; /* the point's */
+  uint64_t from;   /* its guess */
+} mp__from_t;
+
 typedef struct {
   const mp__solver_t *self;
   const mp_graph_t *g;
@@ -64,6 +71,8 @@ typedef struct {
   double t0;
   mp_frontier_t *f;
   size_t cap;
+  mp__from_t *from; /* one per point, in the order added (sorted by mp__refine) */
+  size_t n_from, cap_from;
 } mp__fs_t;
 
 /* The options of every solve: the asked solver at `budget`, as a plan
@@ -86,6 +95,28 @@ static int mp__solve(mp__fs_t *s, uint64_t budget, mp_plan_result_t *r, mp_error
   if ((rc = mp__plan_stop(s->o, s->t0, err)) != 0) return rc;
   if (s->o->deadline_ms > 0) po.deadline_ms = s->o->deadline_ms - (mp__now_ms() - s->t0);
   return mp_plan(s->g, &po, r, err);
+}
+
+/* The least budget from which the plan r at `budget` may be the answer,
+ * the search's guess for the breakpoint below it (mp__refine): its
+ * simulated peak, below which it does not fit, or, for the plan of the DP
+ * solved at the budget, the model peak of that DP's answer, which is the
+ * DP's answer from there up to the budget (reuse.c, mp__answer_holds). */
+static int mp__add_from(mp__fs_t *s, uint64_t budget, const mp_plan_result_t *r, mp_error_t *err) {
+  uint64_t from = r->sim.peak_bytes;
+  if (r->has_model && r->source != NULL && r->model_peak > from && r->model_peak <= budget &&
+      strcmp(r->source + strlen(r->source) - 3, "-dp") == 0)
+    from = r->model_peak;
+  if (s->n_from == s->cap_from) {
+    size_t nc = s->cap_from ? 2 * s->cap_from : 32;
+    mp__from_t *nf = realloc(s->from, nc * sizeof(*nf));
+    if (nf == NULL) return mp_error_set(err, MP_ENOMEM, "", "out of memory");
+    s->from = nf;
+    s->cap_from = nc;
+  }
+  s->from[s->n_from].budget = budget;
+  s->from[s->n_from++].from = from;
+  return 0;
 }
 
 /* A feasible plan as a candidate point at `budget`. */
@@ -114,7 +145,7 @@ static int mp__add(mp__fs_t *s, uint64_t budget, const mp_plan_result_t *r, mp_e
   p->n_swapped = m->n_swapped;
   p->n_recomputed = m->n_recomputed;
   if (s->f->solver_used == s->f->solver) s->f->solver_used = r->solver_used;
-  return 0;
+  return mp__add_from(s, budget, r, err);
 }
 
 /* Solve at `budget` and keep the plan as a candidate; *feasible says
@@ -133,19 +164,18 @@ static int mp__probe(mp__fs_t *s, uint64_t budget, int *feasible, uint64_t *min_
 
 static int mp__refine(mp__fs_t *s, int *complete, int *within, mp_error_t *err);
 
-static int mp__sampled(const mp__solver_t *self, const mp_graph_t *g, const mp_plan_options_t *o,
-                       double t0, mp_frontier_t *out, mp_error_t *err) {
-  mp__fs_t s;
+static int mp__sampled(mp__fs_t *ps, const mp__solver_t *self, const mp_graph_t *g,
+                       const mp_plan_options_t *o, double t0, mp_frontier_t *out, mp_error_t *err) {
   mp_plan_result_t r;
   uint64_t lo, hi, mb, hint = 0;
   int rc, ok = 0, k, hi_probed = 0;
 
-  memset(&s, 0, sizeof(s));
-  s.self = self;
-  s.g = g;
-  s.o = o;
-  s.t0 = t0;
-  s.f = out;
+  memset(ps, 0, sizeof(*ps));
+  ps->self = self;
+  ps->g = g;
+  ps->o = o;
+  ps->t0 = t0;
+  ps->f = out;
   if ((rc = mp_device_check(&o->device, err)) != 0) return rc;
   out->solver = o->solver;
   out->solver_used = o->solver;
@@ -171,8 +201,8 @@ static int mp__sampled(const mp__solver_t *self, const mp_graph_t *g, const mp_p
   if (!(self->caps & MP__CAP_BUDGET)) {
     /* a fixed policy (layrub): one plan whatever the budget, placed at its
      * peak */
-    if ((rc = mp__solve(&s, UINT64_MAX, &r, err)) != 0) return rc;
-    rc = mp__add(&s, r.sim.peak_bytes, &r, err);
+    if ((rc = mp__solve(ps, UINT64_MAX, &r, err)) != 0) return rc;
+    rc = mp__add(ps, r.sim.peak_bytes, &r, err);
     mp_plan_result_free(&r);
     return rc;
   }
@@ -183,18 +213,18 @@ static int mp__sampled(const mp__solver_t *self, const mp_graph_t *g, const mp_p
   }
   if (mb > hi) mb = hi;
   lo = hi;
-  if ((rc = mp__probe(&s, mb, &ok, &hint, err)) != 0) return rc;
+  if ((rc = mp__probe(ps, mb, &ok, &hint, err)) != 0) return rc;
   if (ok) {
     lo = mb;
   } else {
     uint64_t a = mb, b = hi; /* a: infeasible; b: feasible (to be checked) */
     int i;
     if (hint > mb && hint < hi) {
-      if ((rc = mp__probe(&s, hint, &ok, NULL, err)) != 0) return rc;
+      if ((rc = mp__probe(ps, hint, &ok, NULL, err)) != 0) return rc;
       if (ok) b = hint; else a = hint;
     }
     if (b == hi) {
-      if ((rc = mp__probe(&s, hi, &ok, NULL, err)) != 0) return rc;
+      if ((rc = mp__probe(ps, hi, &ok, NULL, err)) != 0) return rc;
       hi_probed = 1;
       if (!ok) return 0; /* nothing plans, not even at the top (host budget) */
     }
@@ -203,7 +233,7 @@ static int mp__sampled(const mp__solver_t *self, const mp_graph_t *g, const mp_p
       uint64_t tol = (hi - mb) / 256 + 1;
       for (i = 0; i < MP__BISECT && b - a > tol; i++) {
         uint64_t m = a + (b - a) / 2;
-        if ((rc = mp__probe(&s, m, &ok, NULL, err)) != 0) return rc;
+        if ((rc = mp__probe(ps, m, &ok, NULL, err)) != 0) return rc;
         if (ok) b = m; else a = m;
       }
     }
@@ -223,16 +253,16 @@ static int mp__sampled(const mp__solver_t *self, const mp_graph_t *g, const mp_p
         continue; /* solved already */
       buds[n++] = bud;
     }
-    mp__options(&s, 0, &po);
+    mp__options(ps, 0, &po);
     if ((rc = mp__plan_many(g, &po, t0, buds, n, res, err)) != 0) return rc;
     for (i = 0; i < n; i++) {
-      if (rc == 0) rc = mp__add(&s, buds[i], &res[i], err);
+      if (rc == 0) rc = mp__add(ps, buds[i], &res[i], err);
       mp_plan_result_free(&res[i]);
     }
   }
   if (rc == 0 && !(self->caps & MP__CAP_SWAPS) && o->frontier_solves > 0) {
     int complete, within;
-    if ((rc = mp__refine(&s, &complete, &within, err)) != 0) return rc;
+    if ((rc = mp__refine(ps, &complete, &within, err)) != 0) return rc;
     out->exact = complete;
     if (complete)
       out->exact_reason[0] = '\0';
@@ -255,16 +285,40 @@ static int mp__cmp_budget(const void *a, const void *b) {
   return x->budget < y->budget ? -1 : x->budget > y->budget;
 }
 
+static int mp__cmp_from(const void *a, const void *b) {
+  const mp__from_t *x = a, *y = b;
+  return x->budget < y->budget ? -1 : x->budget > y->budget;
+}
+
+/* The guess kept for the point at `budget` (s->from sorted), or 0. */
+static uint64_t mp__from_at(const mp__fs_t *s, uint64_t budget) {
+  size_t lo = 0, hi = s->n_from;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (s->from[mid].budget < budget) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < s->n_from && s->from[lo].budget == budget ? s->from[lo].from : 0;
+}
+
 /* Between two solved budgets a < b whose plans cost c_a > c_b, a budget in
  * between may cost anything from c_b to c_a (plans never cost more at a
- * larger budget: cand_recompute.c). Rounds of bisection close these gaps:
- * each round solves the midpoint of every open gap (in parallel, plan_many.c)
- * until the two ends are one byte apart, so the breakpoint is b itself. The
- * gaps whose ends differ by more than 1% go first, so that a frontier cut
- * short by o->frontier_solves is within 1% of every plan when that much could be
- * done; so is a search stopped by o->frontier_ms, which it checks before
- * each round. Sets *complete (every gap closed) and *within (none above
- * 1%). */
+ * larger budget: cand_recompute.c). Rounds of probes close these gaps: each
+ * round solves one or two budgets in every open gap (in parallel,
+ * plan_many.c) until the two ends are one byte apart, so the breakpoint is b
+ * itself. Which budgets: b's plan usually answers from where it starts to
+ * fit, its simulated peak, or, when the DP solved at b answered, from that
+ * answer's model peak (mp__add_from): at that guess g the round solves g
+ * and g - 1, which close the gap when the guess is right (g costs c_b, g -
+ * 1 costs c_a) and split it otherwise. A guess at or below a says nothing
+ * new (the gap's a end is already above it), and the round solves the
+ * midpoint instead, so every round narrows every gap it probes. The search
+ * is exact whatever the guesses: a gap is closed only by two solved
+ * budgets one byte apart. The gaps whose ends differ by more than 1% go
+ * first, so that a frontier cut short by o->frontier_solves is within 1% of
+ * every plan when that much could be done; so is a search stopped by
+ * o->frontier_ms, which it checks before each round. Sets *complete (every
+ * gap closed) and *within (none above 1%). */
 static int mp__refine(mp__fs_t *s, int *complete, int *within, mp_error_t *err) {
   uint64_t *buds = NULL;
   mp_plan_result_t *res = NULL;
@@ -276,6 +330,7 @@ static int mp__refine(mp__fs_t *s, int *complete, int *within, mp_error_t *err) 
     size_t i, n = 0, n_wide = 0, n_open = 0;
     mp_plan_options_t po;
     qsort(f->points, f->n_points, sizeof(*f->points), mp__cmp_budget);
+    qsort(s->from, s->n_from, sizeof(*s->from), mp__cmp_from);
     for (i = 0; i + 1 < f->n_points; i++) {
       const mp_frontier_point_t *a = &f->points[i], *b = &f->points[i + 1];
       if (!(a->extra_time > b->extra_time) || b->budget - a->budget <= 1) continue;
@@ -286,24 +341,31 @@ static int mp__refine(mp__fs_t *s, int *complete, int *within, mp_error_t *err) 
     *within = n_wide == 0;
     if (n_open == 0 || used >= s->o->frontier_solves) break;
     if (s->o->frontier_ms > 0 && mp__now_ms() - s->t0 >= s->o->frontier_ms) break;
-    if (cap < n_open) {
-      uint64_t *nb = realloc(buds, n_open * sizeof(*buds));
+    if (cap < 2 * n_open) {
+      uint64_t *nb = realloc(buds, 2 * n_open * sizeof(*buds));
       mp_plan_result_t *nr;
       if (nb != NULL) buds = nb;
-      nr = nb ? realloc(res, n_open * sizeof(*res)) : NULL;
+      nr = nb ? realloc(res, 2 * n_open * sizeof(*res)) : NULL;
       if (nr != NULL) res = nr;
       if (nb == NULL || nr == NULL) {
         rc = mp_error_set(err, MP_ENOMEM, "", "out of memory");
         break;
       }
-      cap = n_open;
+      cap = 2 * n_open;
     }
     for (i = 0; i + 1 < f->n_points && used + n < s->o->frontier_solves; i++) {
       const mp_frontier_point_t *a = &f->points[i], *b = &f->points[i + 1];
       int wide = !(b->extra_time > 0 && a->extra_time <= 1.01 * b->extra_time);
+      uint64_t g;
       if (!(a->extra_time > b->extra_time) || b->budget - a->budget <= 1) continue;
       if (n_wide > 0 && !wide) continue; /* the gaps above 1% first */
-      buds[n++] = a->budget + (b->budget - a->budget) / 2;
+      g = mp__from_at(s, b->budget);
+      if (g <= a->budget || g > b->budget) {
+        buds[n++] = a->budget + (b->budget - a->budget) / 2;
+        continue;
+      }
+      if (g < b->budget) buds[n++] = g;
+      if (g - 1 > a->budget && used + n < s->o->frontier_solves) buds[n++] = g - 1;
     }
     used += n;
     mp__options(s, 0, &po);
@@ -329,7 +391,9 @@ int mp__frontier_sampled(const mp__solver_t *self, const mp_graph_t *g,
   int rc;
   if ((rc = mp__many_open(g, o, &many, err)) != 0) return rc;
   mp__reuse_use_staircases(many.o.reuse); /* (reuse.c) */
-  rc = mp__sampled(self, g, &many.o, t0, out, err);
+  mp__fs_t fs;
+  rc = mp__sampled(&fs, self, g, &many.o, t0, out, err);
+  free(fs.from);
   mp__many_close(&many);
   return rc;
 }

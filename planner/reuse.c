@@ -7,9 +7,12 @@
  * sets, their figures and the reverse pass, which hold at every budget, so a
  * later solve costs a forward search. And the sessions' answers: a session's
  * solves are pure (dp.h: the answer at a budget depends on the budget
- * alone), so an answer, once found, is kept and given again. The plans of a
- * fit or a frontier ask the same model budgets many times, since every slack
- * walk climbs the same fixed ladder. Sharing changes no answer: a session
+ * alone), so an answer, once found, is kept and given again, at its budget
+ * and at every budget from its model peak up to it, where it is the answer
+ * too (mp__answer_holds). The plans of a fit or a frontier ask the same
+ * model budgets many times, since every slack walk climbs the same fixed
+ * ladder, and a frontier's search for its breakpoints asks budgets just
+ * below the ones it solved. Sharing changes no answer: a session
  * never bounds a solve by its earlier answers, which would break ties
  * differently from a fresh solve.
  *
@@ -217,15 +220,36 @@ static int mp__result_copy(const mp_dp_result_t *src, mp_dp_result_t *dst) {
   return 0;
 }
 
+/* Whether the answer `a`, solved at a budget at or above `budget`, is the
+ * answer at `budget` too. A solve at B picks, among the plans whose model
+ * peak fits B, the best by an order that does not depend on B (least
+ * recomputation, then least kept memory, then the tie rules of
+ * dp_forward.c, mp__tie_better, which compare pairs along a path and never
+ * the budget), and every state keeps the pairs that no pair fitting B
+ * dominates. Lowering the budget to B' only removes plans: the answer at B
+ * still fits B' when its model peak does, no plan that fits B' beats it
+ * (each fits B too), and the states on its path keep its pairs (a pair that
+ * dominates one at B' fits B too). So the answer at B holds at every
+ * budget from its model peak to B. A budget below a family's least one
+ * has no plan whatever it is, with the same least budget. */
+static int mp__answer_holds(const mp__answer_t *a, uint64_t budget) {
+  if (a->budget == budget) return 1;
+  if (a->r.feasible) return a->r.model_peak <= budget;
+  return a->r.min_feasible_budget > a->budget; /* (0: unknown) */
+}
+
 /* The book's answer for family k under options d at `budget`, copied into
- * *dr: 1 when it has one, 0 when not, or MP_ENOMEM. */
+ * *dr: 1 when it has one, 0 when not, or MP_ENOMEM. The answer is the one
+ * kept at `budget`, or one kept at a larger budget that holds there
+ * (mp__answer_holds): of the answers at or above `budget`, only the first
+ * can (an answer at a larger budget that held would be the first's too). */
 static int mp__book_find(mp__book_t *b, int k, const mp_dp_options_t *d, uint64_t budget,
                          mp_dp_result_t *dr) {
   int found = 0;
   pthread_mutex_lock(&b->lock);
   if (b->fam[k].set && mp__same_dp(&b->fam[k].d, d)) {
     size_t i = mp__book_at(b, k, budget);
-    if (i < b->fam[k].n && b->fam[k].ans[i].budget == budget)
+    if (i < b->fam[k].n && mp__answer_holds(&b->fam[k].ans[i], budget))
       found = mp__result_copy(&b->fam[k].ans[i].r, dr) == 0 ? 1 : MP_ENOMEM;
   }
   pthread_mutex_unlock(&b->lock);

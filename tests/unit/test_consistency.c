@@ -859,6 +859,92 @@ START_TEST(test_staircase_starts_search) {
 }
 END_TEST
 
+/* A DP answer holds from its model peak up to the budget it was solved at
+ * (reuse.c, mp__answer_holds): the book answers a budget in between from
+ * it, with no search, and that answer is a fresh session's there, strategy
+ * and figures. Below the least budget an answer without a plan holds at
+ * every lower budget. Solves at random budgets, then at random budgets
+ * between each answer's model peak and its budget (and at the model peak
+ * itself), on the exact family (a layered DAG, ResNet-50), the window
+ * family and the approx family. */
+static void answers_hold_below(const mp_graph_t *g, int exact, size_t max_sets, size_t window,
+                               uint64_t seed) {
+  mp_plan_options_t po;
+  mp_dp_options_t d, du;
+  mp_dp_session_t *fresh, *su;
+  mp_dp_point_t *pts = NULL;
+  mp_dp_result_t r1, r2, rf;
+  mp_error_t err;
+  size_t n = 0, i, v, held = 0;
+  uint64_t lo, hi;
+  int rc;
+  mp_plan_options_init(&po);
+  po.max_lower_sets = max_sets;
+  po.window_sets = window;
+  po.reuse = mp__reuse_new(g);
+  ck_assert_ptr_nonnull(po.reuse);
+  mp__dp_options_from(&po, exact, &du);
+  du.objective = po.objective;
+  du.accounting = po.accounting;
+  d = du;
+  ck_assert_int_eq(mp_dp_session_new(g, &d, &fresh, &err), 0);
+  ck_assert_int_eq(mp_dp_session_staircase(fresh, UINT64_MAX, 0, &pts, &n, &err), 0);
+  ck_assert_uint_gt(n, 3);
+  lo = pts[0].budget - pts[0].budget / 16;
+  hi = pts[n - 1].budget + pts[n - 1].budget / 8;
+  free(pts);
+  for (i = 0; i < 24; i++) {
+    uint64_t b1, b2;
+    size_t passes;
+    seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+    b1 = lo + seed % (hi - lo);
+    du.budget = b1;
+    ck_assert_int_eq(mp__reuse_solve(&po, &du, &r1, &err), 0);
+    seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+    if (r1.feasible)
+      b2 = i % 3 == 0 ? r1.model_peak : r1.model_peak + seed % (b1 - r1.model_peak + 1);
+    else
+      b2 = b1 - seed % (b1 - lo + 1);
+    su = mp__reuse_session(po.reuse, &du, &rc, &err);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_ptr_nonnull(su);
+    passes = mp__dp_session_passes(su);
+    du.budget = b2;
+    ck_assert_int_eq(mp__reuse_solve(&po, &du, &r2, &err), 0);
+    ck_assert_uint_eq(mp__dp_session_passes(su), passes); /* from the book */
+    ck_assert_int_eq(mp_dp_session_solve(fresh, b2, &rf, &err), 0);
+    ck_assert_int_eq(r2.feasible, r1.feasible);
+    ck_assert_int_eq(rf.feasible, r1.feasible);
+    if (rf.feasible) {
+      ck_assert(r2.recompute_time == rf.recompute_time);
+      ck_assert_uint_eq(r2.kept_bytes, rf.kept_bytes);
+      ck_assert_uint_eq(r2.model_peak, rf.model_peak);
+      for (v = 0; v < g->n_nodes; v++) ck_assert_uint_eq(r2.strategy->seg[v], rf.strategy->seg[v]);
+      held += b2 < b1;
+    } else {
+      ck_assert_uint_eq(r2.min_feasible_budget, rf.min_feasible_budget);
+    }
+    mp_dp_result_free(&r1);
+    mp_dp_result_free(&r2);
+    mp_dp_result_free(&rf);
+  }
+  ck_assert_uint_ge(held, 8);
+  mp__reuse_free(po.reuse);
+  mp_dp_session_free(fresh);
+}
+
+START_TEST(test_answer_holds_below) {
+  mp_graph_t *g = mp_tl_layered_dag(60, 3, 30), *r50 = mp_test_load_shipped("resnet50");
+  ck_assert_ptr_nonnull(g);
+  answers_hold_below(g, 1, 0, 0, 0x1234567ULL);
+  answers_hold_below(r50, 1, 0, 0, 0x7654321ULL);
+  answers_hold_below(g, 1, 1, 600, 0xabcdefULL); /* the window family */
+  answers_hold_below(r50, 0, 0, 0, 0xfedcbaULL); /* the approx family */
+  mp_graph_free(g);
+  mp_graph_free(r50);
+}
+END_TEST
+
 /* The local searches below the DP's least budget (cand_refine.c) are kept
  * in the reuse book: on ResNet-50, plans at six budgets from the least
  * budget (969,269,792 B, where exact-dp-refined answers) to just below the
@@ -1115,6 +1201,7 @@ Suite *suite_consistency(void) {
   tcase_add_test(tc, test_fit_repeated_budgets);
   tcase_add_test(tc, test_reuse_under_deadline);
   tcase_add_test(tc, test_staircase_starts_search);
+  tcase_add_test(tc, test_answer_holds_below);
   tcase_add_test(tc, test_refine_kept);
   suite_add_tcase(s, tc);
   tc = tcase_create("frontier");
