@@ -5,11 +5,11 @@
  * (the others at a given binding) and plans each with mp_plan at the
  * options' budget. It requires every size law to be non-decreasing in that
  * dimension (mp_graph_dims_monotone): then each schedule's peak only grows
- * with it, and feasibility is monotone. The search doubles from the
- * dimension's min until a value does not fit (or the limit is reached),
- * then bisects: about 2 log2(answer) plans. Its answer is always locally
- * right whatever the solver: the plan at `value` fits, the plan at
- * `value` + 1 does not.
+ * with it, and feasibility is monotone. For the DP solvers each probe asks
+ * only for the least feasible budget and the search steers by those budgets;
+ * the others plan each probe at the budget, doubling then bisecting
+ * (maximize.c says how). Its answer is always locally right whatever the
+ * solver: the plan at `value` fits, and `value` + 1 does not.
  *
  * Ownership: mp_maximize fills a caller-provided struct; release it with
  * mp_maximize_free (safe on a zeroed struct). g, others, o are borrowed.

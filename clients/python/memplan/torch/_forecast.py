@@ -182,7 +182,7 @@ def _cli_maximize(g2, budget, solver, extra, limit=MAX_BATCH):
     if not cli_supports_dims():
         return None
     args = ["plan", "--budget", str(int(budget)), "--solver", solver, "--maximize", "batch",
-            "--max-value", str(int(limit)), "--summary"]
+            "--max-value", str(int(limit))]
     for k, v in (extra or {}).items():
         args += ["--dim", "%s=%d" % (k, v)]
     # about 2 log2(batch) plans, each as long as one plan may take
@@ -204,18 +204,29 @@ def max_batch(g2, budget, *, server=None, solver="auto", dims=None, limit=MAX_BA
         best = search_max(fits, 1, limit)
         how = "bisection here over memplan plan"
     out = {"batch": best, "budget": int(budget), "searched_by": how}
-    if best:
-        plan = fits.plan(best)
-        out["plan"] = _summary(plan)
-        out["_plan"] = plan
-    if best < limit:
-        nxt = fits.plan(best + 1)
-        least = nxt.get("min_feasible_budget")
-        if least is None and not nxt.get("feasible"):
-            least = _planner.plan(_dims.bind(g2, dict(extra, batch=best + 1)), 0, solver=solver,
-                                  server=server).get("min_feasible_budget")
-        out["next"] = {"batch": best + 1, "feasible": bool(nxt.get("feasible")),
-                       "min_feasible_budget": least}
+    if ans is not None:
+        # the CLI's answer carries the plan at the answer and the next
+        # batch's least feasible budget: nothing to plan again
+        if best:
+            out["plan"] = _summary(ans["plan"])
+            out["_plan"] = ans["plan"]
+        nxt = ans.get("next")
+        if nxt:
+            out["next"] = {"batch": int(nxt["value"]), "feasible": False,
+                           "min_feasible_budget": nxt.get("min_feasible_budget")}
+    else:
+        if best:
+            plan = fits.plan(best)
+            out["plan"] = _summary(plan)
+            out["_plan"] = plan
+        if best < limit:
+            nxt = fits.plan(best + 1)
+            least = nxt.get("min_feasible_budget")
+            if least is None and not nxt.get("feasible"):
+                least = _planner.plan(_dims.bind(g2, dict(extra, batch=best + 1)), 0, solver=solver,
+                                      server=server).get("min_feasible_budget")
+            out["next"] = {"batch": best + 1, "feasible": bool(nxt.get("feasible")),
+                           "min_feasible_budget": least}
     info = _dims.forecast_info(g2, dict(extra, batch=max(1, best)))
     out["dims"], out["forecast"] = info["dims"], info["forecast"]
     return out
