@@ -44,11 +44,20 @@
  * (least peak to finish, hq, and the Lagrangian bound) are O(n window) and
  * O(n span).
  *
- * Where it is slow: chains whose sizes and times are drawn independently
- * are close to a knapsack, with thousands of checkpoints; the bound is then
- * within a fraction of a percent of the optimum but millions of pairs stay
- * within that gap, and a solve stops at the work or pair limit with the
- * beam's plan (docs/algorithms.md).
+ * The tail bound. On chains whose sizes and times are drawn independently
+ * (close to a knapsack, thousands of checkpoints) the Lagrangian bound
+ * misses the optimum by what the last few dozen segments cost beyond their
+ * relaxation, and every pair along the chain sits within that gap. So
+ * after the beam, on a chain, the last MP__CHAIN_TAIL states get an exact
+ * cost to finish as a function of the kept memory, up to a cap
+ * (mp__chain_tail): the exact passes cut pairs of those states by it, and
+ * the Lagrangian bounds of the states before them are raised through it
+ * (mp__chain_tail_floor), which brings the bound at {} to within about a
+ * unit of the optimum on the random chains of `make bench`. What remains
+ * slow: chains where many pairs tie within that unit (sizes and times
+ * proportional to each other, or shrinking by stages), where a solve can
+ * still stop at the work or pair limit with the beam's plan
+ * (docs/algorithms.md).
  */
 #include "dp_chain.h"
 
@@ -85,6 +94,11 @@
 /* The exact passes merge their candidates into the staircase in batches of
  * this many plus a quarter of the staircase (mp__chain_push). */
 #define MP__CHAIN_BATCH 64
+/* The tail bound (mp__chain_tail): over the last MP__CHAIN_TAIL states,
+ * labels up to MP__CHAIN_TAIL_VBAR times the beam plan's cost to finish
+ * from there (plus a margin). */
+#define MP__CHAIN_TAIL 256
+#define MP__CHAIN_TAIL_VBAR 1.5
 
 /* The bound of one multiplier is tight for the pairs whose kept memory is
  * what its optimum keeps, and weak for the others: four more multipliers,
@@ -99,6 +113,13 @@ typedef struct {
   uint32_t state;  /* the pair's state L */
   uint32_t from;   /* index of the previous pair, UINT32_MAX at {} */
 } mp__cpair_t;
+
+/* A label of the tail bound: from its state, a pair keeping at most k
+ * (k^, as the pairs) can finish charging v more. */
+typedef struct {
+  uint64_t k;
+  double v;
+} mp__ctail_t;
 
 /* A node of the max-tree over states, on the beam's heap. */
 typedef struct {
@@ -143,6 +164,13 @@ typedef struct {
   mp__chain_stats_t *stats;   /* NULL, or figures for the tests */
   mp__cnode_t *heap;          /* the beam's far search: tree nodes, best first */
   size_t nheap, capheap;
+  /* the tail bound (mp__chain_tail): for the states tail0 .. n-1, the
+   * labels tl[toff[L - tail0] .. toff[L - tail0 + 1]), kept memory k^
+   * ascending and cost rising; 0 tail0: none */
+  size_t tail0;
+  size_t *toff, *tnum;
+  mp__ctail_t *tl;
+  double tvbar;               /* the labels' cap: beyond the last, at least this */
 } mp__chain_t;
 
 static double mp__cscore(const mp__chain_t *c, const mp__cpair_t *x) {
@@ -256,6 +284,9 @@ static void mp__chain_free(mp__chain_t *c) {
   free(c->tmp);
   free(c->runs);
   free(c->heap);
+  free(c->toff);
+  free(c->tnum);
+  free(c->tl);
 }
 
 static int mp__chain_init(mp__chain_t *c, const mp_graph_t *g, uint64_t budget) {
@@ -411,6 +442,181 @@ static void mp__chain_hq(mp__chain_t *c, uint32_t *qnext) {
   }
 }
 
+/* ---- The tail bound ------------------------------------------------------ */
+
+/* The cost to finish from state L >= tail0 with kept memory k^ (as the
+ * pairs carry it), at least: the cost of the first label keeping at least
+ * k^, else tvbar. */
+static double mp__chain_tail_at(const mp__chain_t *c, size_t L, uint64_t k) {
+  size_t lo = c->toff[L - c->tail0], end = lo + c->tnum[L - c->tail0], hi = end;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (c->tl[mid].k < k) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < end ? c->tl[lo].v : c->tvbar;
+}
+
+/* The labels' merge order: kept memory ascending, then cost descending
+ * (so that a sweep from the end meets the cheapest of equal ones first). */
+static inline int mp__ctail_before(const mp__ctail_t *a, const mp__ctail_t *b) {
+  return a->k < b->k || (a->k == b->k && a->v > b->v);
+}
+
+/* Sort x[0 .. n) into merge order, the runs (ascending already: one
+ * target's labels) starting at runs[0 .. nr), merged pairwise with
+ * scratch w; the result is in x or w (returned). */
+static mp__ctail_t *mp__ctail_sort(mp__ctail_t *x, mp__ctail_t *w, size_t n, size_t *runs,
+                                   size_t nr) {
+  while (nr > 1) {
+    size_t r, nn = 0;
+    mp__ctail_t *t;
+    for (r = 0; r < nr; r += 2) {
+      size_t a = runs[r], ae = r + 1 < nr ? runs[r + 1] : n, b = ae,
+             be = r + 2 < nr ? runs[r + 2] : n, o = a;
+      while (a < ae && b < be) w[o++] = mp__ctail_before(&x[b], &x[a]) ? x[b++] : x[a++];
+      while (a < ae) w[o++] = x[a++];
+      while (b < be) w[o++] = x[b++];
+      runs[nn++] = runs[r];
+    }
+    nr = nn;
+    t = x;
+    x = w;
+    w = t;
+  }
+  return x;
+}
+
+/* Room for need labels in *x of capacity *cap. */
+static int mp__ctail_room(mp__ctail_t **x, size_t *cap, size_t need) {
+  size_t nc = *cap;
+  mp__ctail_t *nx;
+  if (need <= nc) return 0;
+  while (nc < need) nc *= 2;
+  if ((nx = realloc(*x, nc * sizeof(*nx))) == NULL) return MP_ENOMEM;
+  *x = nx;
+  *cap = nc;
+  return 0;
+}
+
+/* The tail bound over the states tail0 .. n-1: for each, from the end,
+ * every way to finish whose cost is at most vbar, as labels (the most k^
+ * a pair may keep to take it, its cost), those another beats (allows at
+ * least as much for no more) dropped. A step L -> L'' with kept (m, t)
+ * turns a label (k, v) of L'' into (min(k - m, the most the step's own
+ * peak allows), v + its charged time); a step into V gives (the most its
+ * peak allows, 0). By induction every way of cost at most vbar is
+ * represented, so from L with k^ kept no way costs less than the first
+ * label allowing k^, and when none does, none costs vbar or less. */
+static int mp__chain_tail(mp__chain_t *c, size_t tail0, double vbar) {
+  size_t n = c->n, L, L2, i, ntl = 0, captl = 1024, nb, capb = 1024, capsc = 1024, nr,
+         caprun = 64;
+  mp__ctail_t *b = malloc(capb * sizeof(*b)), *sc = malloc(capsc * sizeof(*sc));
+  size_t *runs = malloc(caprun * sizeof(*runs));
+  int rc = MP_ENOMEM;
+  c->toff = calloc(n - tail0 + 1, sizeof(size_t));
+  c->tnum = calloc(n - tail0 + 1, sizeof(size_t));
+  c->tl = malloc(captl * sizeof(mp__ctail_t));
+  if (b == NULL || sc == NULL || runs == NULL || c->toff == NULL || c->tnum == NULL ||
+      c->tl == NULL)
+    goto out;
+  c->tail0 = tail0;
+  c->tvbar = vbar;
+  for (L = n; L-- > tail0;) {
+    nb = 0;
+    nr = 0;
+    c->toff[L - tail0] = ntl;
+    if (c->hq[L] > c->cap) continue; /* nothing finishes from L */
+    for (L2 = L + 1; L2 <= n; L2++) {
+      uint64_t m = 0, clim, cst = mp__chain_cost(c, L, L2);
+      double t = 0, ch;
+      size_t lo, hi;
+      /* the step's peak only grows with L2 */
+      if (cst > c->cap || c->MR[L] > c->cap - cst) break;
+      clim = c->cap - cst - c->MR[L];
+      if (nr == caprun) {
+        size_t *nrun = realloc(runs, 2 * caprun * sizeof(*runs));
+        if (nrun == NULL) goto out;
+        runs = nrun;
+        caprun *= 2;
+      }
+      runs[nr++] = nb;
+      if (L2 == n) {
+        if ((rc = mp__ctail_room(&b, &capb, nb + 1)) != 0) goto out;
+        if ((rc = mp__ctail_room(&sc, &capsc, nb + 1)) != 0) goto out;
+        b[nb].k = clim;
+        b[nb++].v = 0;
+        continue;
+      }
+      mp__chain_keep(c, L, L2, &m, &t);
+      ch = c->T[L2] - c->T[L] - t - (c->TR[L2] - c->TR[L]);
+      lo = c->toff[L2 - tail0];
+      hi = lo + c->tnum[L2 - tail0];
+      if ((rc = mp__ctail_room(&b, &capb, nb + (hi - lo))) != 0) goto out;
+      if ((rc = mp__ctail_room(&sc, &capsc, nb + (hi - lo))) != 0) goto out;
+      for (i = lo; i < hi; i++) {
+        const mp__ctail_t *x = &c->tl[i];
+        double v = x->v + ch;
+        if (x->k < m) continue;
+        if (v > vbar) break;
+        b[nb].v = v;
+        if (x->k - m >= clim) { /* the later labels allow no more, cost more */
+          b[nb++].k = clim;
+          break;
+        }
+        b[nb++].k = x->k - m;
+      }
+    }
+    {
+      /* the sweep from the most kept memory down keeps each label
+       * cheaper than every one allowing at least as much */
+      mp__ctail_t *sorted = mp__ctail_sort(b, sc, nb, runs, nr);
+      double best = HUGE_VAL;
+      size_t w = 0;
+      if ((rc = mp__ctail_room(&c->tl, &captl, ntl + nb)) != 0) goto out;
+      for (i = nb; i-- > 0;)
+        if (sorted[i].v < best) {
+          best = sorted[i].v;
+          c->tl[ntl + w++] = sorted[i];
+        }
+      for (i = 0; i < w / 2; i++) { /* k ascending */
+        mp__ctail_t t = c->tl[ntl + i];
+        c->tl[ntl + i] = c->tl[ntl + w - 1 - i];
+        c->tl[ntl + w - 1 - i] = t;
+      }
+      c->tnum[L - tail0] = w;
+      ntl += w;
+    }
+  }
+  rc = 0;
+out:
+  free(b);
+  free(sc);
+  free(runs);
+  return rc;
+}
+
+/* H(L) raised by the tail bound (L >= tail0), for multiplier lam, H(L) =
+ * h: the largest H' such that every way from L with real kept memory K
+ * costs at least H' - lam (cap - K). Over the k^ a label allows (up to its
+ * k) it costs at least its v, over those past the last label up to what
+ * L can keep at least tvbar, and everywhere at least h - lam (cap - K); so
+ * H' - lam cap is the least, over those ranges, of max(v - lam K at the
+ * range's top, h - lam cap). */
+static double mp__chain_tail_floor(const mp__chain_t *c, size_t L, double lam, double h) {
+  size_t i, o = c->toff[L - c->tail0], nl = c->tnum[L - c->tail0];
+  double c0 = h - lam * (double)c->cap, a = HUGE_VAL, x;
+  if (c->hq[L] > c->cap) return h;
+  for (i = o; i < o + nl; i++) {
+    x = c->tl[i].v - lam * (double)(c->tl[i].k + c->MR[L]);
+    if (x < a) a = x;
+  }
+  x = c->tvbar - lam * (double)(c->cap - c->hq[L]);
+  if (x < a) a = x;
+  if (a < c0) a = c0;
+  return a + lam * (double)c->cap;
+}
+
 /* H(L) for multiplier lam: the least over the ways from L to V of charged
  * time + lam (kept memory added before the last step + the last step's
  * cost). A pair (c, k) at L then needs at least H(L) - lam (cap - k) more
@@ -456,6 +662,7 @@ static double mp__chain_lagrange(mp__chain_t *c, double lam, double *H, uint32_t
     while (tail > head && dq[head] >= e) head++;
     psi = (c->T[L] - c->TR[L]) + lam * (double)c->MR[L];
     if (tail > head && phi[dq[head]] - psi < best) best = phi[dq[head]] - psi;
+    if (c->tail0 > 0 && L >= c->tail0) best = mp__chain_tail_floor(c, L, lam, best);
     H[L] = best;
   }
   return H[0] - lam * (double)c->cap;
@@ -693,6 +900,9 @@ static inline int mp__chain_step_x(mp__chain_t *c, const mp__cpass_t *ps, uint32
   if (c->lam * kd - y.a > ps->cut[0]) return 0;
   for (l = 0; l < MP__CHAIN_NXLAM; l++)
     if (c->xlam[l] * kd - y.a > ps->cut[1 + l]) return 0;
+  if (c->tail0 > 0 && L >= c->tail0 &&
+      c->T[L] - c->TR[L] - y.a + mp__chain_tail_at(c, L, y.k) > ps->R + ps->tol)
+    return 0;
   peak = kx + mp__chain_cost(c, x->state, L);
   y.p = x->p > peak ? x->p : peak;
   y.state = (uint32_t)L;
@@ -1068,8 +1278,8 @@ int mp__chain_solve_ex(const mp_graph_t *g, const mp_plan_options_t *o, double t
   mp__chain_t c;
   mp__chain_shape_t sh;
   uint32_t *qnext = NULL, *dq = NULL, *ends = NULL;
-  double *phi = NULL, lb0, R, step, step0, tol, best_c = HUGE_VAL;
-  size_t ne = 0, n, beam_work = 0;
+  double *phi = NULL, lb0, R, step, step0, tol, best_c = HUGE_VAL, ctg = 0;
+  size_t ne = 0, n, beam_work = 0, tail0 = 0;
   uint64_t budget = o->budget;
   int rc, proven = 0;
 
@@ -1128,6 +1338,7 @@ int mp__chain_solve_ex(const mp_graph_t *g, const mp_plan_options_t *o, double t
       mp__chain_lagrange(&c, c.xlam[it], c.xH[it], dq, phi);
     }
   }
+  if (stats) stats->lb_plain = stats->lb = lb0;
   if ((rc = mp__plan_stop(o, t0, err)) != 0) goto out;
   /* The passes, with a cut that grows until it holds the pass's best. First
    * the beam's (an upper bound: their plan's charged time U), then the
@@ -1150,6 +1361,14 @@ int mp__chain_solve_ex(const mp_graph_t *g, const mp_plan_options_t *o, double t
     if (bi != UINT32_MAX) {
       best_c = bc;
       ne = mp__chain_path(&c, bi, ends, &res->kept_bytes, &res->model_peak);
+      if (sh.chain) {
+        /* the beam plan's cost to finish from its first state in the tail */
+        uint32_t x = bi;
+        tail0 = n > MP__CHAIN_TAIL + 1 ? n - MP__CHAIN_TAIL : 1;
+        for (; x != UINT32_MAX; x = c.pr[x].from)
+          if (c.pr[x].state >= tail0)
+            ctg = bc - (c.T[c.pr[x].state] - c.TR[c.pr[x].state] - c.pr[x].a);
+      }
       break;
     }
     /* far past any plan's charged time plus bound: the beam holds no plan */
@@ -1157,6 +1376,17 @@ int mp__chain_solve_ex(const mp_graph_t *g, const mp_plan_options_t *o, double t
   }
   beam_work = c.work;
   if (stats) stats->beam_charged = best_c;
+  if (tail0 > 0 && n > 1) {
+    double vbar = ctg * MP__CHAIN_TAIL_VBAR + 4 * (best_c - lb0) + 1;
+    if ((rc = mp__chain_tail(&c, tail0, vbar)) != 0) goto nomem;
+    mp__chain_lagrange(&c, c.lam, c.H, dq, phi);
+    for (int it = 0; it < MP__CHAIN_NXLAM; it++) mp__chain_lagrange(&c, c.xlam[it], c.xH[it], dq, phi);
+    if (c.H[0] - c.lam * (double)c.cap > lb0) lb0 = c.H[0] - c.lam * (double)c.cap;
+    if (stats) {
+      stats->lb = lb0;
+      stats->tail_labels = c.toff[0] + c.tnum[0];
+    }
+  }
   c.work = 0;
   c.beam = 0;
   c.limit = sh.chain ? MP__CHAIN_WORK_LIMIT : MP__CHAIN_NEAR_WORK_LIMIT;

@@ -66,6 +66,10 @@ typedef struct {
   double beam_charged; /* the charged time of the beam's plan (HUGE_VAL: none) */
   size_t exact_passes; /* passes that kept every pair within the cut */
   size_t most_pairs;   /* the most pairs a pass held */
+  double lb_plain;     /* the Lagrangian bound on the charged time at {} */
+  double lb;           /* the bound the exact passes start from (the tail
+                          bound's, when it was built; else lb_plain) */
+  size_t tail_labels;  /* labels of the tail bound (0: not built) */
 } mp__chain_stats_t;
 
 /* mp__chain_solve, for the tests: no_skip != 0 steps every far source of

@@ -239,6 +239,63 @@ START_TEST(test_chain_random_lengths) {
 }
 END_TEST
 
+/* The tail bound (dp_chain.c, mp__chain_tail): on random chains of every
+ * shape, one shorter than the tail (it covers every state) and one longer,
+ * at 10%, 20%, ..., 90% of the range, the bound the exact passes start
+ * from is built, never below the plain Lagrangian bound and never above
+ * the exact DP's optimum (the least charged time), and the answer is still
+ * that optimum, proven: a bound above some state's true cost to finish
+ * would cut a pair of some optimal plan at some budget. */
+START_TEST(test_chain_tail_bound) {
+  static const size_t lens[] = {120, 400};
+  int shape, k, checked = 0, raised = 0;
+  size_t li;
+  for (li = 0; li < sizeof(lens) / sizeof(lens[0]); li++)
+    for (shape = 0; shape < MP_GEN_CHAIN_SHAPES; shape++) {
+      mp_graph_t *g = mp_gen_chain_random(lens[li], 5, (mp_gen_chain_shape_t)shape);
+      uint64_t lo, hi;
+      ck_assert_ptr_nonnull(g);
+      tc_range(g, &lo, &hi);
+      for (k = 1; k <= 9; k++) {
+        uint64_t b = lo + (hi - lo) / 10 * (uint64_t)k;
+        mp_dp_options_t d;
+        mp_plan_options_t o;
+        mp_dp_result_t ex, ch;
+        mp__chain_stats_t st;
+        mp_error_t err;
+        double tol;
+        mp_dp_options_init(&d);
+        d.budget = b;
+        ck_assert_int_eq(mp_dp_solve(g, &d, &ex, &err), 0);
+        mp_plan_options_init(&o);
+        o.budget = b;
+        ck_assert_int_eq(mp__chain_solve_ex(g, &o, 0, 0, &st, &ch, &err), 0);
+        ck_assert_int_eq(ch.feasible, ex.feasible);
+        if (ex.feasible) {
+          const char *name = mp_gen_chain_shape_name((mp_gen_chain_shape_t)shape);
+          tol = 1e-9 * (ex.recompute_time + 1);
+          ck_assert_msg(st.tail_labels > 0, "%s n=%zu at %d0%%: no tail bound", name, lens[li], k);
+          ck_assert_msg(st.lb >= st.lb_plain, "%s n=%zu at %d0%%: tail bound %g below %g", name,
+                        lens[li], k, st.lb, st.lb_plain);
+          ck_assert_msg(st.lb <= ex.recompute_time + tol,
+                        "%s n=%zu at %d0%%: bound %g above the optimum %g", name, lens[li], k,
+                        st.lb, ex.recompute_time);
+          ck_assert_msg(ch.exact_used && fabs(ch.recompute_time - ex.recompute_time) <= tol,
+                        "%s n=%zu at %d0%%: prefix DP %g (exact %d), exact DP %g", name, lens[li],
+                        k, ch.recompute_time, ch.exact_used, ex.recompute_time);
+          raised += st.lb > st.lb_plain + tol;
+          checked++;
+        }
+        mp_dp_result_free(&ex);
+        mp_dp_result_free(&ch);
+      }
+      mp_graph_free(g);
+    }
+  ck_assert_int_gt(checked, 60);
+  ck_assert_int_gt(raised, checked / 2);
+}
+END_TEST
+
 /* Transformer-shaped near-chains: valid plans within the budget, the model
  * at or above the exact DP's (the prefixes are some of the lower sets). */
 START_TEST(test_near_chain_valid) {
@@ -468,6 +525,7 @@ Suite *suite_solver_chain(void) {
   tcase_add_test(tc, test_chain_matches_exact);
   tcase_add_test(tc, test_chain_random_shapes);
   tcase_add_test(tc, test_chain_random_lengths);
+  tcase_add_test(tc, test_chain_tail_bound);
   tcase_add_test(tc, test_near_chain_valid);
   tcase_add_test(tc, test_near_chain_beam_skip);
   tcase_add_test(tc, test_chain_bound_jump);
