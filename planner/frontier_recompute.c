@@ -5,7 +5,8 @@
  * memonger and sqrt: their candidate plans (threshold search, which for
  * memonger includes keeping everything) are simulated and Pareto-filtered on
  * (peak, recomputation), so each point is a plan mp_plan() returns at its
- * budget. none: the single no-recompute point. (The DP solvers' frontiers
+ * budget, and the staircase is its answer at every budget (exact). none:
+ * the single no-recompute point. (The DP solvers' frontiers
  * are sampled from their plans: frontier_sampled.c.)
  */
 #include <stdlib.h>
@@ -55,6 +56,7 @@ static int mp__begin(const mp_graph_t *g, const mp_plan_options_t *o, mp_frontie
   int rc;
   out->solver = o->solver;
   out->solver_used = o->solver;
+  out->exact = 1; /* the staircase of every plan the solver can return */
   if ((rc = mp__cand_make(g, o, NULL, &all, err)) != 0) return rc;
   out->peak_no_recompute = all.sim.peak_bytes;
   mp__cand_free(&all);

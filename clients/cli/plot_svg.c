@@ -10,7 +10,7 @@
 #define W 940.0
 #define H 520.0
 #define ML 80.0 /* margins */
-#define MR 230.0
+#define MR 300.0
 #define MT 50.0
 #define MB 60.0
 
@@ -70,7 +70,9 @@ int mp_plot_frontiers_svg(FILE *f, const char *title, const mp_frontier_t *fr, s
   fprintf(f, "<text transform=\"translate(20 %.1f) rotate(-90)\" text-anchor=\"middle\">"
              "recomputation overhead (%%)</text>\n",
           (MT + H - MB) / 2);
-  for (i = 0; i < n; i++) {
+  /* the last frontier first, so that the asked solver's (the first) is
+   * drawn on top where they coincide */
+  for (i = n; i-- > 0;) {
     const char *col = colours[i % 5];
     if (fr[i].n_points == 0) continue;
     fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", col);
