@@ -1187,6 +1187,59 @@ START_TEST(test_frontier_is_plan) {
 }
 END_TEST
 
+/* A frontier whose search is cut short (o.frontier_solves) says so, and
+ * its staircase still bounds every plan: at 25 random budgets plan's
+ * overhead lies between the value of the point that applies there and
+ * that of the next point, and within 1% of the first when exact_reason says
+ * so. ResNet-50 after 40 of the 227 plans its search takes, and after 2. */
+START_TEST(test_frontier_cut_short) {
+  static const size_t solves[] = {40, 2};
+  mp_graph_t *g = mp_test_load_shipped("resnet50");
+  uint64_t seed = 0x51ed2701ULL;
+  size_t sv;
+  for (sv = 0; sv < 2; sv++) {
+    mp_plan_options_t o;
+    mp_frontier_t f;
+    mp_error_t err;
+    int k, within;
+    mp_plan_options_init(&o);
+    o.threads = 1;
+    o.frontier_solves = solves[sv];
+    ck_assert_int_eq(mp_frontier(g, &o, &f, &err), 0);
+    ck_assert(!f.exact);
+    within = strstr(f.exact_reason, "within 1%") != NULL;
+    ck_assert(within || strstr(f.exact_reason, "upper bound") != NULL);
+    for (k = 0; k < 25; k++) {
+      mp_plan_options_t po;
+      mp_plan_result_t r;
+      uint64_t b, lo = f.points[0].budget, hi = f.peak_no_recompute;
+      double base, extra, at_b, next;
+      long at;
+      seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+      b = lo + seed % (hi - lo + 1);
+      mp_plan_options_init(&po);
+      po.threads = 1;
+      po.budget = b;
+      ck_assert_int_eq(mp_plan(g, &po, &r, &err), 0);
+      ck_assert(r.feasible);
+      at = mp_frontier_lookup(&f, b);
+      ck_assert_int_ge(at, 0);
+      base = r.sim.time_forward + r.sim.time_backward;
+      extra = r.sim.time_total - base;
+      if (extra < 0) extra = 0;
+      at_b = f.points[at].extra_time;
+      next = (size_t)at + 1 < f.n_points ? f.points[at + 1].extra_time : at_b;
+      ck_assert_msg(extra <= at_b && extra >= next, "at %llu: plan %.17g, staircase %.17g, next %.17g",
+                    (unsigned long long)b, extra, at_b, next);
+      if (within) ck_assert(extra >= at_b * 0.99 - 1e-9);
+      mp_plan_result_free(&r);
+    }
+    mp_frontier_free(&f);
+  }
+  mp_graph_free(g);
+}
+END_TEST
+
 Suite *suite_consistency(void) {
   Suite *s = suite_create("consistency");
   TCase *tc = tcase_create("one truth");
@@ -1213,6 +1266,7 @@ Suite *suite_consistency(void) {
   tc = tcase_create("frontier");
   tcase_set_timeout(tc, 120);
   tcase_add_loop_test(tc, test_frontier_is_plan, 0, 8);
+  tcase_add_test(tc, test_frontier_cut_short);
   suite_add_tcase(s, tc);
   return s;
 }
