@@ -48,7 +48,8 @@
  * (close to a knapsack, thousands of checkpoints) the Lagrangian bound
  * misses the optimum by what the last few dozen segments cost beyond their
  * relaxation, and every pair along the chain sits within that gap. So
- * after the beam, on a chain, the last MP__CHAIN_TAIL states get an exact
+ * after the beam, on a chain, the last MP__CHAIN_TAIL states (more while
+ * that stays cheap: MP__CHAIN_TAIL_MAX, MP__CHAIN_TAIL_WORK) get an exact
  * cost to finish as a function of the kept memory, up to a cap
  * (mp__chain_tail): the exact passes cut pairs of those states by it, and
  * the Lagrangian bounds of the states before them are raised through it
