@@ -42,9 +42,9 @@
 
 /* The frontier search `memplan frontier` and the daemon ask (plan.h's
  * frontier_solves and frontier_ms): every breakpoint of the shipped graphs
- * within it on one thread of a machine to itself (ResNet-152's 485 take
- * 1,961 plans); frontier_ms is wall-clock time, so a loaded machine can
- * still cut the slowest short. */
+ * within it in CPU time on one thread (ResNet-152's 485 take about 2,040
+ * plans); frontier_ms is wall-clock time, so a loaded machine can still cut
+ * the slowest short. */
 #define MP_FRONTIER_SOLVES 4096
 #define MP_FRONTIER_MS 60000.0
 

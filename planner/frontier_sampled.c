@@ -315,8 +315,10 @@ static uint64_t mp__from_at(const mp__fs_t *s, uint64_t budget) {
  * midpoint instead, so every round narrows every gap it probes. The search
  * is exact whatever the guesses: a gap is closed only by two solved
  * budgets one byte apart. The gaps whose ends differ by more than 1% go
- * first, so that a frontier cut short by o->frontier_solves is within 1% of
- * every plan when that much could be done; so is a search stopped by
+ * first, each with the midpoint below its guess as well, so that a frontier
+ * cut short by o->frontier_solves is within 1% of every plan when that much
+ * could be done (on ResNet-152 after 920 of its 2,020 plans, where the
+ * guesses alone took 1,875 of 1,947); so is a search stopped by
  * o->frontier_ms, which it checks before each round. Sets *complete (every
  * gap closed) and *within (none above 1%). */
 static int mp__refine(mp__fs_t *s, int *complete, int *within, mp_error_t *err) {
@@ -341,17 +343,17 @@ static int mp__refine(mp__fs_t *s, int *complete, int *within, mp_error_t *err) 
     *within = n_wide == 0;
     if (n_open == 0 || used >= s->o->frontier_solves) break;
     if (s->o->frontier_ms > 0 && mp__now_ms() - s->t0 >= s->o->frontier_ms) break;
-    if (cap < 2 * n_open) {
-      uint64_t *nb = realloc(buds, 2 * n_open * sizeof(*buds));
+    if (cap < 3 * n_open) {
+      uint64_t *nb = realloc(buds, 3 * n_open * sizeof(*buds));
       mp_plan_result_t *nr;
       if (nb != NULL) buds = nb;
-      nr = nb ? realloc(res, 2 * n_open * sizeof(*res)) : NULL;
+      nr = nb ? realloc(res, 3 * n_open * sizeof(*res)) : NULL;
       if (nr != NULL) res = nr;
       if (nb == NULL || nr == NULL) {
         rc = mp_error_set(err, MP_ENOMEM, "", "out of memory");
         break;
       }
-      cap = 2 * n_open;
+      cap = 3 * n_open;
     }
     for (i = 0; i + 1 < f->n_points && used + n < s->o->frontier_solves; i++) {
       const mp_frontier_point_t *a = &f->points[i], *b = &f->points[i + 1];
@@ -366,6 +368,11 @@ static int mp__refine(mp__fs_t *s, int *complete, int *within, mp_error_t *err) 
       }
       if (g < b->budget) buds[n++] = g;
       if (g - 1 > a->budget && used + n < s->o->frontier_solves) buds[n++] = g - 1;
+      /* a gap above 1%: its midpoint below the guess too, which splits the
+       * cost between its ends where the guesses walk down one breakpoint
+       * a round (a search cut short then gets within 1% sooner) */
+      if (wide && g - 1 > a->budget + 1 && used + n < s->o->frontier_solves)
+        buds[n++] = a->budget + (g - 1 - a->budget) / 2;
     }
     used += n;
     mp__options(s, 0, &po);
