@@ -73,6 +73,11 @@ typedef struct {
   size_t cap;
   mp__from_t *from; /* one per point, in the order added (sorted by mp__refine) */
   size_t n_from, cap_from;
+  /* mp__refine found a plan that costs more than one at a smaller budget:
+   * extra time hi_cost at budget hi against lo_cost at lo < hi */
+  int rises;
+  uint64_t rise_lo, rise_hi;
+  double rise_lo_cost, rise_hi_cost;
 } mp__fs_t;
 
 /* The options of every solve: the asked solver at `budget`, as a plan
@@ -266,6 +271,12 @@ static int mp__sampled(mp__fs_t *ps, const mp__solver_t *self, const mp_graph_t 
     out->exact = complete;
     if (complete)
       out->exact_reason[0] = '\0';
+    else if (ps->rises)
+      snprintf(out->exact_reason, sizeof(out->exact_reason),
+               "%s's plans cost more at a larger budget (%.6g at %llu B against %.6g at %llu B): "
+               "not every budget's plan is on the staircase",
+               self->name, ps->rise_hi_cost, (unsigned long long)ps->rise_hi, ps->rise_lo_cost,
+               (unsigned long long)ps->rise_lo);
     else if (within)
       snprintf(out->exact_reason, sizeof(out->exact_reason),
                "%s's frontier misses breakpoints its search had no time for: at any budget "
@@ -320,7 +331,11 @@ static uint64_t mp__from_at(const mp__fs_t *s, uint64_t budget) {
  * could be done (on ResNet-152 after 920 of its 2,020 plans, where the
  * guesses alone took 1,875 of 1,947); so is a search stopped by
  * o->frontier_ms, which it checks before each round. Sets *complete (every
- * gap closed) and *within (none above 1%). */
+ * gap closed) and *within (none above 1%). All of this rests on plans never
+ * costing more at a larger budget: where two of the plans solved say
+ * otherwise, the search sets s->rises and is not complete (a staircase can
+ * not hold both, and between two solved budgets of equal cost another may
+ * cost less). */
 static int mp__refine(mp__fs_t *s, int *complete, int *within, mp_error_t *err) {
   uint64_t *buds = NULL;
   mp_plan_result_t *res = NULL;
@@ -339,8 +354,23 @@ static int mp__refine(mp__fs_t *s, int *complete, int *within, mp_error_t *err) 
       n_open++;
       if (!(b->extra_time > 0 && a->extra_time <= 1.01 * b->extra_time)) n_wide++;
     }
-    *complete = n_open == 0;
-    *within = n_wide == 0;
+    {
+      /* the first point that costs more than one at a smaller budget */
+      size_t lo = 0;
+      for (i = 1; i < f->n_points && !s->rises; i++) {
+        if (f->points[i].extra_time > f->points[lo].extra_time) {
+          s->rises = 1;
+          s->rise_lo = f->points[lo].budget;
+          s->rise_lo_cost = f->points[lo].extra_time;
+          s->rise_hi = f->points[i].budget;
+          s->rise_hi_cost = f->points[i].extra_time;
+        } else if (f->points[i].extra_time < f->points[lo].extra_time) {
+          lo = i;
+        }
+      }
+    }
+    *complete = n_open == 0 && !s->rises;
+    *within = n_wide == 0 && !s->rises;
     if (n_open == 0 || used >= s->o->frontier_solves) break;
     if (s->o->frontier_ms > 0 && mp__now_ms() - s->t0 >= s->o->frontier_ms) break;
     if (cap < 3 * n_open) {
