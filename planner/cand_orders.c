@@ -22,6 +22,16 @@
  * budget), so every budget is offered plans of the same families and a
  * larger budget still never costs more.
  *
+ * For the window solver asked by name, two more steps for the budget asked
+ * (docs/algorithms.md, "The window solver by name"): re-centring, the
+ * order of the best plan so far (segment by segment, so that its
+ * boundaries are prefixes and the window holds the lower sets near them),
+ * at most MP__ORD_RECENTRE_MAX times while it improves; then the
+ * recomputation search (mp__cand_lower, cand_refine.c) from the best plan
+ * within the budget, which reaches plans no window of these orders holds.
+ * Both depend on the budget, so a larger budget can get a costlier plan;
+ * the exact solver's fallback, whose plans must not, leaves them out.
+ *
  * The copies' candidates are plans of the copy; the pick translates each,
  * its segments and its schedule step for step, into the graph's own
  * indices and simulates it there (mp__cand_pick, cand.c), so every figure
@@ -280,17 +290,15 @@ static int mp__offer_order(const mp_graph_t *g, const mp_plan_options_t *o, doub
   return rc;
 }
 
-/* Anchors: the fallback's plans at its least model budget and at fixed
- * shares of the way from there to plain backpropagation's peak (`top`),
- * eighths (each at the first rung of the slack walk's ladder at or above). */
-static const unsigned mp__ord_anchor_eighths[] = {0};
+/* Re-centrings at most (window by name): each a window DP with its slack
+ * walk and least plans in one more order. */
+#define MP__ORD_RECENTRE_MAX 4
 
-int mp__offer_orders(const mp_graph_t *g, const mp_plan_options_t *o, double t0, uint64_t top,
+int mp__offer_orders(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
                      mp__cand_pick_t *p, mp_plan_result_t *r, mp_error_t *err) {
   uint32_t *rank = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof(uint32_t));
   mp_schedule_t *before = p->best.schedule;
   mp__ord_key_t key;
-  uint64_t least = 0;
   size_t i;
   int rc;
   if (rank == NULL) return mp_error_set(err, MP_ENOMEM, "", "out of memory");
@@ -298,19 +306,15 @@ int mp__offer_orders(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
     free(rank);
     return mp_error_set(err, rc, "", "cannot order the graph (%s)", mp_err_name(rc));
   }
+  /* the greedy order */
   key.rank = rank;
   key.seg = NULL;
   if ((rc = mp__offer_order(g, o, t0, &key, p, err)) != 0) goto out;
-  for (i = 0; i < sizeof(mp__ord_anchor_eighths) / sizeof(mp__ord_anchor_eighths[0]); i++) {
+  /* the order of the fallback's plan at its least model budget */
+  {
     mp__cand_t a;
     mp_dp_result_t figs;
-    uint64_t at = 0;
-    if (i > 0) {
-      if (least == 0 || least >= top) break;
-      at = mp__rung_ceil(least + (top - least) / 8 * mp__ord_anchor_eighths[i]);
-    }
-    if ((rc = mp__cand_dp_least(g, o, t0, MP__FAMILY_EXACT, at, &a, &figs, err)) != 0) goto out;
-    if (i == 0 && a.schedule != NULL) least = a.sim.peak_bytes;
+    if ((rc = mp__cand_dp_least(g, o, t0, MP__FAMILY_EXACT, 0, &a, &figs, err)) != 0) goto out;
     mp_dp_result_free(&figs);
     if (a.strategy != NULL) {
       key.seg = a.strategy->seg;
@@ -319,6 +323,48 @@ int mp__offer_orders(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
     mp__cand_free(&a);
     if (rc != 0) goto out;
   }
+  /* Re-centring: the order of the best plan so far (the one that fits with
+   * the least recomputation, else the one with the least peak), whose
+   * segment boundaries are then prefixes, so that the window holds every
+   * lower set near them; again while that improves the best plan. */
+  if (o->solver != MP_SOLVER_WINDOW) goto done;
+  for (i = 0; i < MP__ORD_RECENTRE_MAX && p->best.strategy != NULL; i++) {
+    mp_schedule_t *was = p->best.schedule;
+    mp_strategy_t *st = mp_strategy_copy(p->best.strategy);
+    if (st == NULL) {
+      rc = mp_error_set(err, MP_ENOMEM, "", "out of memory");
+      goto out;
+    }
+    key.seg = st->seg;
+    rc = mp__offer_order(g, o, t0, &key, p, err);
+    mp_strategy_free(st);
+    if (rc != 0) goto out;
+    if (p->best.schedule == was) break;
+  }
+  /* The recomputation search (mp__cand_lower) within the budget from the
+   * best plan: moves of single nodes and their closures between segments,
+   * which reach plans whose lower sets no window of these orders holds. */
+  if (p->best.strategy != NULL && mp__cand_fits(o, &p->best.sim) && p->best.sim.time_recompute > 0) {
+    mp__refine_start_t rs;
+    mp__cand_t low;
+    rs.strategy = p->best.strategy;
+    rs.peak = p->best.sim.peak_bytes;
+    rs.recompute = p->best.sim.time_recompute;
+    if (p->best.schedule != before) {
+      r->source = "window-dp-reordered";
+      r->has_model = 0;
+    }
+    before = p->best.schedule;
+    if ((rc = mp__cand_lower(g, o, &rs, o->budget, NULL, &low, err)) != 0) goto out;
+    if (low.schedule != NULL) mp__cand_pick(p, &low);
+    mp__cand_free(&low);
+    if (p->best.schedule != before) {
+      r->source = "window-dp-searched";
+      r->has_model = 0;
+    }
+    goto out;
+  }
+done:
   if (p->best.schedule != before) {
     r->source = "window-dp-reordered";
     r->has_model = 0;

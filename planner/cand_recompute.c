@@ -591,7 +591,7 @@ int mp__cand_portfolio(const mp_graph_t *g, const mp_plan_options_t *o, double t
     /* a window holding part of the lattice: the same DP in other orders
      * (cand_orders.c) */
     if (family == MP__FAMILY_EXACT && dr_part && o->objective == MP_OBJECTIVE_TIME && pf.all_peak > 0 &&
-        (rc = mp__offer_orders(g, o, t0, pf.all_peak, &p, r, err)) != 0)
+        (rc = mp__offer_orders(g, o, t0, &p, r, err)) != 0)
       goto fail;
     /* The climb (cand_climb.c): where the window family answered and its
      * DP plans at the budget, when the best plan so far fits and still

@@ -296,12 +296,17 @@ int mp__offer_dp_family(const mp_graph_t *g, const mp_plan_options_t *o, double 
 /* ---- The window family in other orders (cand_orders.c) ------------------ */
 
 /* After a fallback to a partial window family: the window DP's candidates
- * (mp__offer_dp_family) on g renumbered in two fixed topological orders,
- * the greedy least-live-memory order and the order of the fallback's plan
- * at its least model budget, each translated back to g and offered to p
- * ("window-dp-reordered" in r when one wins). The orders depend on g and o
- * alone, never on o->budget. 0 or an error. */
-int mp__offer_orders(const mp_graph_t *g, const mp_plan_options_t *o, double t0, uint64_t top,
+ * (mp__offer_dp_family) on g renumbered in other topological orders, each
+ * translated back to g and offered to p ("window-dp-reordered" in r when
+ * one wins): the greedy least-live-memory order, the order of the
+ * fallback's plan at its least model budget, then up to
+ * MP__ORD_RECENTRE_MAX times the order of the best plan so far (while that
+ * improves it). Then, when the best plan fits and recomputes, the
+ * recomputation search (mp__cand_lower) from it within o->budget
+ * ("window-dp-searched"). The last two depend on o->budget, so unlike the
+ * exact DP's plans a larger budget can, rarely, get a costlier plan.
+ * 0 or an error. */
+int mp__offer_orders(const mp_graph_t *g, const mp_plan_options_t *o, double t0,
                      mp__cand_pick_t *p, mp_plan_result_t *r, mp_error_t *err);
 /* c (a plan of p->home's renumbered copy) as a plan of p->home, built and
  * simulated there into *out. c is left as it is. */
