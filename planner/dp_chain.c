@@ -95,9 +95,11 @@
 /* The exact passes merge their candidates into the staircase in batches of
  * this many plus a quarter of the staircase (mp__chain_push). */
 #define MP__CHAIN_BATCH 64
-/* The tail bound (mp__chain_tail): over the last MP__CHAIN_TAIL states,
- * and on up to MP__CHAIN_TAIL_MAX while it has merged fewer than
- * MP__CHAIN_TAIL_WORK labels, labels up to MP__CHAIN_TAIL_VBAR times the
+/* The tail bound (mp__chain_tail): over the last MP__CHAIN_TAIL states;
+ * when its bound at {} is still below the beam's plan by more than
+ * MP__CHAIN_TAIL_GAP of itself, built again over up to MP__CHAIN_TAIL_MAX
+ * while it has merged fewer than MP__CHAIN_TAIL_WORK labels. Labels up to
+ * MP__CHAIN_TAIL_VBAR times the
  * beam plan's cost to finish from n - MP__CHAIN_TAIL_MAX (plus a margin).
  * On random 10,000-node chains at 10% of the range the end's extra cost
  * can reach back further than 256 states (heavy-tailed sizes, seed 2: the
@@ -105,6 +107,7 @@
 #define MP__CHAIN_TAIL 256
 #define MP__CHAIN_TAIL_MAX 1024
 #define MP__CHAIN_TAIL_WORK 20000000u
+#define MP__CHAIN_TAIL_GAP 1e-3
 #define MP__CHAIN_TAIL_VBAR 1.5
 /* Chains longer than this get no tail bound: on random 100,000-node chains
  * every solve stops at the pair limit with or without it (the bound is
@@ -1397,8 +1400,20 @@ int mp__chain_solve_ex(const mp_graph_t *g, const mp_plan_options_t *o, double t
   beam_work = c.work;
   if (stats) stats->beam_charged = best_c;
   if (tail0 > 0 && n > 1) {
-    double vbar = ctg * MP__CHAIN_TAIL_VBAR + 4 * (best_c - lb0) + 1;
-    if ((rc = mp__chain_tail(&c, tail0, vbar)) != 0) goto nomem;
+    double vbar = ctg * MP__CHAIN_TAIL_VBAR + 4 * (best_c - lb0) + 1, lbt;
+    size_t first = n > MP__CHAIN_TAIL + 1 ? n - MP__CHAIN_TAIL : 1;
+    if ((rc = mp__chain_tail(&c, first, vbar)) != 0) goto nomem;
+    lbt = mp__chain_lagrange(&c, c.lam, c.H, dq, phi);
+    if (tail0 < first && best_c - lbt > MP__CHAIN_TAIL_GAP * fabs(lbt)) {
+      /* far from the beam's plan still: the tail again, reaching further */
+      free(c.toff);
+      free(c.tnum);
+      free(c.tl);
+      c.toff = c.tnum = NULL;
+      c.tl = NULL;
+      c.tail0 = 0;
+      if ((rc = mp__chain_tail(&c, tail0, vbar)) != 0) goto nomem;
+    }
     mp__chain_lagrange(&c, c.lam, c.H, dq, phi);
     for (int it = 0; it < MP__CHAIN_NXLAM; it++) mp__chain_lagrange(&c, c.xlam[it], c.xH[it], dq, phi);
     if (c.H[0] - c.lam * (double)c.cap > lb0) lb0 = c.H[0] - c.lam * (double)c.cap;
