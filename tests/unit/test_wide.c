@@ -256,7 +256,7 @@ END_TEST
  * exact, with the reason. The names: "window",
  * and "approx" parsed as the reference's approximate DP, named "closures". */
 START_TEST(test_window_solver) {
-  static const uint64_t budgets[] = {246565335u, 400000000u};
+  static const uint64_t budgets[] = {246565335u, 300000000u};
   mp_graph_t *g = mp_tl_layered_dag(150, 2, 30);
   mp_solver_t sv;
   size_t i;
