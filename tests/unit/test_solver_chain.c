@@ -158,7 +158,7 @@ END_TEST
 
 /* The prefix DP is exact on chains of every shape of make bench's random
  * chains (gen_graphs.h: uniform, heavy-tailed, staged and coupled sizes and
- * times), 400 nodes and two seeds each, at 10%, 20%, ..., 90% of the range:
+ * times), 400 nodes and two seeds each, at 10%, 30%, ..., 90% of the range:
  * the exact DP's optimum (over the chain's 401 lower sets; the two sum the
  * same times in different orders), proven (exact).
  * Speed on 10,000 and 100,000 nodes is make bench's (bench_chains.c). */
@@ -170,7 +170,7 @@ START_TEST(test_chain_random_shapes) {
       uint64_t lo, hi;
       ck_assert_ptr_nonnull(g);
       tc_range(g, &lo, &hi);
-      for (k = 1; k <= 9; k++) {
+      for (k = 1; k <= 9; k += 2) {
         uint64_t b = lo + (hi - lo) / 10 * (uint64_t)k;
         mp_dp_result_t ex, ch;
         tc_dps(g, b, &ex, &ch);
@@ -190,7 +190,7 @@ START_TEST(test_chain_random_shapes) {
       }
       mp_graph_free(g);
     }
-  ck_assert_int_gt(checked, 50);
+  ck_assert_int_gt(checked, 35);
 }
 END_TEST
 
@@ -242,7 +242,8 @@ END_TEST
 /* The tail bound (dp_chain.c, mp__chain_tail): on random chains of every
  * shape, two shorter than the tail (it covers every state; 120 nodes at
  * 10%, 20%, ..., 90% of the range, 400 at 10%, 50% and 90%) and one longer
- * (1,100 nodes at 50%), the bound the exact passes start
+ * (1,100 nodes at 50%, the first shape only, to keep the test short), the
+ * bound the exact passes start
  * from is built, never below the plain Lagrangian bound and never above
  * the exact DP's optimum (the least charged time), and the answer is still
  * that optimum, proven: a bound above some state's true cost to finish
@@ -252,7 +253,7 @@ START_TEST(test_chain_tail_bound) {
   int shape, k, checked = 0, raised = 0;
   size_t li;
   for (li = 0; li < sizeof(lens) / sizeof(lens[0]); li++)
-    for (shape = 0; shape < MP_GEN_CHAIN_SHAPES; shape++) {
+    for (shape = 0; shape < (li == 2 ? 1 : MP_GEN_CHAIN_SHAPES); shape++) {
       mp_graph_t *g = mp_gen_chain_random(lens[li], 5, (mp_gen_chain_shape_t)shape);
       uint64_t lo, hi;
       ck_assert_ptr_nonnull(g);
